@@ -1,0 +1,291 @@
+"""The ``specedit`` command line: rewrite, generate, models, undo, bench, serve and the TUI.
+
+Contract: every user-fixable problem (bad file, unknown or corrupt model, file
+too long, hash conflict) ends with one clear line on stderr, exit status 1,
+and the file untouched. The streaming text goes to stderr when it is a
+terminal; the diff (or ``--json`` object) goes to stdout, so pipes get clean
+output. All the work is done by ``app.rewrite`` / ``app.files``, which the TUI
+and the server use too.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import sys
+import time
+
+from rich.console import Console
+
+from ..engine.sampling import SamplingParams
+from ..models.base import ModelError
+from ..models.catalog import CATALOG, DEFAULT_MODEL
+
+log = logging.getLogger("specedit")
+err = Console(stderr=True, highlight=False)
+out = Console(highlight=False, soft_wrap=True)
+
+
+def _k(v: str) -> int | None:
+    if v == "auto":
+        return None
+    k = int(v)
+    if k < 0:
+        raise argparse.ArgumentTypeError("k must be >= 0 or 'auto'")
+    return k
+
+
+def _lines(v: str) -> tuple[int, int]:
+    a, _, b = v.partition(":")
+    try:
+        start, end = int(a), int(b)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError("--lines takes START:END (1-based, inclusive)") from e
+    if start < 1 or end < start:
+        raise argparse.ArgumentTypeError("--lines takes START:END with 1 <= START <= END")
+    return start - 1, end
+
+
+def _add_decoding(p: argparse.ArgumentParser) -> None:
+    g = p.add_argument_group("decoding")
+    g.add_argument("--model", default=DEFAULT_MODEL, help="catalog name or GGUF path")
+    g.add_argument("--draft", choices=["lookup", "none"], default="lookup")
+    g.add_argument("--k", type=_k, default=None, metavar="N|auto", help="draft length")
+    g.add_argument("--temperature", type=float, default=0.0)
+    g.add_argument("--top-p", type=float, default=1.0)
+    g.add_argument("--top-k", type=int, default=0)
+    g.add_argument("--seed", type=int, default=0)
+    g.add_argument("--max-tokens", type=int, default=None)
+    g.add_argument("--exact", action="store_true", help="verify in bit-exact sub-blocks")
+    g.add_argument("--ctx", type=int, default=16384, help="context length in tokens")
+    g.add_argument("--threads", type=int, default=None)
+    g.add_argument("--json", action="store_true", help="print one JSON object")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="specedit", description="Rewrite files with a local model, fast."
+    )
+    p.add_argument("--log-level", default="WARNING")
+    sub = p.add_subparsers(dest="cmd")
+
+    r = sub.add_parser("rewrite", help="rewrite a file and print the diff")
+    r.add_argument("path")
+    r.add_argument("-i", "--instruction", required=True)
+    r.add_argument("--context", nargs="*", default=[], help="context files (draft sources)")
+    r.add_argument("--lines", type=_lines, default=None, help="only lines START:END")
+    r.add_argument("--write", action="store_true", help="apply the result (atomic, backed up)")
+    _add_decoding(r)
+
+    g = sub.add_parser("generate", help="answer a prompt from context files")
+    g.add_argument("--context", nargs="+", required=True)
+    g.add_argument("-p", "--prompt", required=True)
+    _add_decoding(g)
+
+    m = sub.add_parser("models", help="list, pull, locate or verify catalog models")
+    m.add_argument("action", choices=["list", "pull", "path", "verify"])
+    m.add_argument("name", nargs="?")
+
+    u = sub.add_parser("undo", help="restore the previous content of a file")
+    u.add_argument("path")
+
+    b = sub.add_parser("bench", help="benchmark specedit against plain decoding and peers")
+    from ..bench.cli import add_arguments
+
+    add_arguments(b)
+
+    s = sub.add_parser("serve", help="serve editor plugins on a local socket")
+    s.add_argument("--model", default=DEFAULT_MODEL)
+    s.add_argument("--tcp", action="store_true", help="also listen on 127.0.0.1 with a token")
+    s.add_argument("--socket", default=None, help="socket path (default: per-user runtime dir)")
+    s.add_argument("--ctx", type=int, default=16384)
+
+    t = sub.add_parser("tui", help="open the terminal app (also: specedit PATH)")
+    t.add_argument("path", nargs="?")
+    t.add_argument("--model", default=DEFAULT_MODEL)
+    return p
+
+
+def _sampling(a) -> SamplingParams:
+    return SamplingParams(temperature=a.temperature, top_k=a.top_k, top_p=a.top_p, seed=a.seed)
+
+
+def _session(a):
+    from .session import load_session
+
+    return load_session(a.model, n_ctx=a.ctx, threads=a.threads)
+
+
+def _stream(a):
+    if a.json or not sys.stderr.isatty():
+        return None
+    return lambda piece: err.out(piece, style="dim", end="")
+
+
+def cmd_rewrite(a) -> int:
+    from .files import read_source, write_atomic
+    from .rewrite import RewriteOptions, rewrite
+
+    src = read_source(a.path)
+    context = tuple((p, read_source(p).text) for p in a.context)
+    t0 = time.perf_counter()
+    sess = _session(a)
+    t_load = time.perf_counter() - t0
+    opts = RewriteOptions(
+        instruction=a.instruction,
+        draft=a.draft,
+        k=a.k,
+        sampling=_sampling(a),
+        exact=a.exact,
+        max_tokens=a.max_tokens,
+        context=context,
+        region=a.lines,
+    )
+    res = rewrite(sess, src.text, opts, path=a.path, on_text=_stream(a))
+    t_diff = time.perf_counter()
+    stats = res.metrics.snapshot()
+    stats["model"] = sess.describe()
+    stats["timing_s"] = {
+        "model_load": round(t_load, 3),
+        "prefill": stats["prefill_s"],
+        "decode": stats["decode_s"],
+        "diff": round(time.perf_counter() - t_diff, 4),
+        "total": round(time.perf_counter() - t0, 3),
+    }
+    written = None
+    if a.write and res.status == "ok" and res.hunks:
+        written = write_atomic(src, res.new_text)
+    if a.json:
+        obj = res.to_json()
+        obj["stats"] = stats
+        obj["written"] = bool(written)
+        out.out(json.dumps(obj, ensure_ascii=False))
+    else:
+        if _stream(a):
+            err.out("")
+        if res.diff:
+            out.out(res.diff, end="")
+        _summary(stats, res.message, sess)
+        if written:
+            err.print(f"wrote {written.path} (backup {written.backup_path}; undo: specedit undo)")
+    if res.status != "ok":
+        err.print(f"[red]error:[/] {res.message}")
+        return 1
+    return 0
+
+
+def _summary(s: dict, message: str, sess) -> None:
+    line = (
+        f"{s['generated_tokens']} tokens, decode {s['decode_tps']:.1f} tok/s, "
+        f"prefill {s['prefill_tps']:.0f} tok/s, {s['tokens_per_call']:.2f} tokens/call, "
+        f"acceptance {s['acceptance']:.0%}, exact={'yes' if s['exact'] else 'no'}"
+    )
+    err.print(f"[bold]{sess.model_name}[/]: {line}")
+    if s["off_reason"]:
+        err.print(f"speculation off: {s['off_reason']}")
+    if not sess.batch_exact and not s["exact"]:
+        err.print(
+            f"note: batched logits differ on this backend (max |delta| "
+            f"{max(sess.exact_deltas.values()):.2g}); --exact gives bit-exact greedy output"
+        )
+    if message:
+        err.print(message)
+
+
+def cmd_generate(a) -> int:
+    from .files import read_source
+    from .rewrite import RewriteOptions, answer
+
+    context = [(p, read_source(p).text) for p in a.context]
+    sess = _session(a)
+    opts = RewriteOptions(
+        draft=a.draft, k=a.k, sampling=_sampling(a), exact=a.exact, max_tokens=a.max_tokens
+    )
+    stream = None if a.json else (lambda piece: out.out(piece, end=""))
+    text, m = answer(sess, a.prompt, context, opts, on_text=stream)
+    if a.json:
+        out.out(json.dumps({"output": text, "stats": m.snapshot()}, ensure_ascii=False))
+    else:
+        out.out("")
+        _summary(m.snapshot(), "", sess)
+    return 0
+
+
+def cmd_models(a) -> int:
+    from ..models import catalog
+
+    if a.action == "list":
+        for name, e in CATALOG.items():
+            mark = "installed" if catalog.is_installed(name) else "-"
+            default = " (default)" if name == DEFAULT_MODEL else ""
+            out.print(f"{name:22} {e.size_bytes / 1e6:7.0f} MB  {mark:9}  {e.description}{default}")
+        return 0
+    if not a.name:
+        raise ModelError(f"models {a.action} needs a model name: {', '.join(CATALOG)}")
+    if a.action == "pull":
+        with catalog.rich_progress() as progress:
+            path = catalog.pull(a.name, progress)
+        out.out(str(path))
+    elif a.action == "path":
+        out.out(str(catalog.resolve_model(a.name)))
+    else:
+        with catalog.rich_progress() as progress:
+            path = catalog.verify(a.name, progress)
+        out.out(f"{path}: sha256 ok")
+    return 0
+
+
+def cmd_undo(a) -> int:
+    from .files import undo
+
+    restored = undo(a.path)
+    err.print(f"restored {a.path} from {restored}")
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    known = {"rewrite", "generate", "models", "undo", "bench", "serve", "tui", "-h", "--help"}
+    if not argv or (argv[0] not in known and not argv[0].startswith("--")):
+        argv = ["tui", *argv]  # `specedit` and `specedit PATH` open the terminal app
+    a = build_parser().parse_args(argv)
+    logging.basicConfig(
+        level=getattr(logging, str(a.log_level).upper(), logging.WARNING),
+        format="%(levelname)s %(name)s: %(message)s",
+    )
+    from .files import FileError
+
+    try:
+        if a.cmd == "rewrite":
+            return cmd_rewrite(a)
+        if a.cmd == "generate":
+            return cmd_generate(a)
+        if a.cmd == "models":
+            return cmd_models(a)
+        if a.cmd == "undo":
+            return cmd_undo(a)
+        if a.cmd == "bench":
+            from ..bench.cli import run
+
+            return run(a)
+        if a.cmd == "serve":
+            from .server import serve_main
+
+            return serve_main(a)
+        if a.cmd == "tui":
+            from .tui import run_tui
+
+            return run_tui(a)
+    except (FileError, ModelError) as e:
+        err.print(f"[red]error:[/] {e}")
+        return 1
+    except KeyboardInterrupt:
+        err.print("interrupted; nothing was written")
+        return 130
+    build_parser().print_help()
+    return 2
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

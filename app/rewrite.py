@@ -1,0 +1,274 @@
+"""Rewrite a text (or a region of it) with a loaded model: the one path every front end uses.
+
+Contract: ``rewrite(session, text, opts, path=..., on_text=..., cancel=...)``
+builds the prompt (file and context pieces tokenized on their own, so the
+lookup drafter knows their spans), checks that it fits the context, runs the
+engine with prompt lookup (or plainly), streams decoded text to ``on_text``,
+stops at the closing fence, extracts the block and returns a
+``RewriteResult`` with the new full text, hunks, unified diff and the live
+``Metrics`` object. It never touches the file on disk: writing is
+``app.files.write_atomic``'s job. ``answer`` does the same for a question
+grounded in context files (RAG quoting).
+
+Errors a user can fix come out as ``app.files.FileError`` (too long, empty).
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from ..engine.decode import GenConfig, generate
+from ..engine.lookup import LookupDrafter
+from ..engine.metrics import Metrics
+from ..engine.policy import PolicyConfig
+from ..engine.sampling import SamplingParams
+from ..models.base import StreamDecoder
+from .diff import Hunk, compute_hunks, unified_diff
+from .files import FileError
+from .prompt import (
+    CTX_MARK,
+    FILE_MARK,
+    answer_messages,
+    closing_fence_at,
+    extract_block,
+    rewrite_messages,
+)
+from .session import ModelSession
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class RewriteOptions:
+    """What to do and how to decode; one place for the defaults of every front end."""
+
+    instruction: str = ""
+    """The edit to make, in the user's words."""
+    draft: str = "lookup"
+    """'lookup' (prompt lookup from file, context and output) or 'none' (plain decoding)."""
+    k: int | None = None
+    """Draft length; None adapts k to measured cost and acceptance."""
+    sampling: SamplingParams = field(default_factory=SamplingParams)
+    """Temperature (0 = greedy), top-k, top-p, seed."""
+    exact: bool = False
+    """Verify in sub-blocks whose numerics equal 1-token decoding."""
+    max_tokens: int | None = None
+    """Cap on generated tokens; None allows the file's length plus a margin."""
+    context: tuple[tuple[str, str], ...] = ()
+    """(name, text) of context files: shown to the model and used as draft sources."""
+    region: tuple[int, int] | None = None
+    """0-based [start, end) lines to rewrite; the rest stays byte-identical."""
+
+
+@dataclass
+class RewriteResult:
+    original: str
+    new_text: str | None
+    raw: str
+    hunks: list[Hunk]
+    diff: str
+    metrics: Metrics
+    status: str  # ok | cancelled | no_output
+    message: str = ""
+
+    def to_json(self) -> dict:
+        return {
+            "status": self.status,
+            "message": self.message,
+            "output": self.new_text,
+            "diff": self.diff,
+            "hunks": [h.to_json() for h in self.hunks],
+            "stats": self.metrics.snapshot(),
+        }
+
+
+def build_prompt(session: ModelSession, messages, prefix: str, pieces: dict[str, str]):
+    """Render ``messages``, splice tokenized ``pieces`` at their marks; return ids and spans."""
+    target = session.target
+    rendered = target.chat_prompt(messages) + prefix
+    ids: list[int] = []
+    spans: list[tuple[int, int, str]] = []
+    rest = rendered
+    while rest:
+        hits = [(rest.find(mark), mark) for mark in pieces if mark in rest]
+        if not hits:
+            ids += target.tokenize(rest, special=True)
+            break
+        at, mark = min(hits)
+        if at:
+            ids += target.tokenize(rest[:at], special=True)
+        body = pieces[mark]
+        start = len(ids)
+        # the user's text is never parsed for special tokens
+        ids += target.tokenize(body, special=False) if body else []
+        spans.append((start, len(ids), "file" if mark == FILE_MARK else "context"))
+        rest = rest[at + len(mark) :]
+    return ids, spans
+
+
+def _newline_ids(target) -> list[int]:
+    return sorted(
+        {t for s in ("\n", "\n\n", "\n    ", "\n        ") for t in target.tokenize(s)[-1:]}
+    )
+
+
+def _check_fits(session: ModelSession, n_prompt: int, n_out: int, what: str) -> None:
+    n_ctx = session.target.n_ctx
+    if n_prompt + n_out + 8 > n_ctx:
+        fits = max(0, (n_ctx - (n_prompt - n_out) - 8) // 2)
+        raise FileError(
+            f"{what} is {n_out:,} tokens; with the prompt and the rewritten copy that needs "
+            f"{n_prompt + n_out:,} of the {n_ctx:,}-token context, so about {fits:,} tokens "
+            "fit: rewrite a region (--lines) or raise --ctx"
+        )
+
+
+def _run(session, prompt, spans, opts, max_tokens, fence, on_text, cancel, metrics):
+    target = session.target
+    drafter = None
+    if opts.draft != "none":
+        drafter = LookupDrafter(
+            spans=spans, prompt_len=len(prompt), newline_ids=_newline_ids(target)
+        )
+    cfg = GenConfig(
+        max_tokens=max_tokens,
+        sampling=opts.sampling,
+        policy=PolicyConfig(fixed_k=opts.k),
+        speculate=opts.draft != "none",
+        exact_block=session.exact_block if opts.exact else None,
+    )
+    dec = StreamDecoder(target)
+    parts: list[str] = []
+    state = {"scan": 0}
+
+    def on_tokens(toks: list[int]) -> bool:
+        piece = dec.feed(toks)
+        if not piece:
+            return True
+        parts.append(piece)
+        if on_text is not None:
+            on_text(piece)
+        if fence is None:
+            return True
+        text = "".join(parts)
+        at = closing_fence_at(text[max(0, state["scan"] - len(fence) - 2) :], fence)
+        state["scan"] = len(text)
+        return at < 0
+
+    # reuse the KV cache of the longest shared prefix with the previous prompt
+    cached = _shared_prefix(session.prefix, prompt)
+    with session.lock:
+        res = generate(
+            target,
+            prompt,
+            cfg,
+            drafter,
+            on_tokens=on_tokens,
+            cancel=cancel,
+            metrics=metrics,
+            policy=session.policy(cfg.policy),
+            cached_prefix=cached,
+        )
+        session.prefix = list(prompt)
+    parts.append(dec.flush())
+    return "".join(parts), res.metrics
+
+
+def _shared_prefix(a: list[int], b: list[int]) -> int:
+    n = min(len(a), len(b))
+    i = 0
+    while i < n and a[i] == b[i]:
+        i += 1
+    return i
+
+
+def rewrite(
+    session: ModelSession,
+    text: str,
+    opts: RewriteOptions,
+    *,
+    path: str | None = None,
+    on_text: Callable[[str], None] | None = None,
+    cancel: threading.Event | None = None,
+    metrics: Metrics | None = None,
+) -> RewriteResult:
+    """Rewrite ``text`` (or ``opts.region`` of it) as instructed (see module docstring)."""
+    if not opts.instruction.strip():
+        raise FileError("no instruction given")
+    lines = text.splitlines(keepends=True)
+    if opts.region is not None:
+        a, b = opts.region
+        if not (0 <= a < b <= max(len(lines), 1)):
+            raise FileError(f"region {a}:{b} is outside the text's {len(lines)} lines")
+        part = "".join(lines[a:b])
+        full = text
+    else:
+        part, full = text, None
+    messages, prefix = rewrite_messages(part, opts.instruction, path, list(opts.context), full)
+    fence = prefix.split("\n", 1)[0].rstrip("abcdefghijklmnopqrstuvwxyz+-.")
+    pieces = {FILE_MARK: part + ("" if part.endswith("\n") or not part else "\n")}
+    for i, (_, ctext) in enumerate(opts.context):
+        pieces[CTX_MARK.format(i)] = ctext + ("" if ctext.endswith("\n") else "\n")
+    prompt, spans = build_prompt(session, messages, prefix, pieces)
+    n_part = sum(e - s for s, e, lab in spans if lab == "file")
+    _check_fits(session, len(prompt), n_part, path or "the text")
+    room = session.target.n_ctx - len(prompt) - 1
+    max_tokens = min(opts.max_tokens or int(n_part * 1.3) + 128, room)
+    m = metrics or Metrics()
+    raw, m = _run(session, prompt, spans, opts, max_tokens, fence, on_text, cancel, m)
+    if m.stop_reason == "cancelled":
+        return RewriteResult(text, None, raw, [], "", m, "cancelled", "cancelled; nothing changed")
+    body = extract_block(raw, fence, prefilled=True)
+    if body is None:
+        return RewriteResult(
+            text,
+            None,
+            raw,
+            [],
+            "",
+            m,
+            "no_output",
+            "the model returned no usable output; nothing changed",
+        )
+    if part.endswith("\n") and not body.endswith("\n"):
+        body += "\n"
+    if opts.region is not None:
+        a, b = opts.region
+        new_text = "".join(lines[:a]) + body + "".join(lines[b:])
+    else:
+        if not text.endswith("\n") and body.endswith("\n") and not raw.endswith("\n" + fence):
+            body = body[:-1]
+        new_text = body if text.endswith("\n") or not body.endswith("\n") else body[:-1]
+    hunks = compute_hunks(text, new_text)
+    msg = "" if hunks else "no changes"
+    if m.stop_reason in ("max_tokens", "context_full"):
+        msg = f"generation stopped at {m.stop_reason.replace('_', ' ')}; the output may be cut"
+    diff = unified_diff(text, new_text, path or "text")
+    return RewriteResult(text, new_text, raw, hunks, diff, m, "ok", msg)
+
+
+def answer(
+    session: ModelSession,
+    question: str,
+    context: list[tuple[str, str]],
+    opts: RewriteOptions,
+    *,
+    on_text: Callable[[str], None] | None = None,
+    cancel: threading.Event | None = None,
+) -> tuple[str, Metrics]:
+    """Answer ``question`` from ``context`` files, which are the lookup's draft sources."""
+    messages = answer_messages(question, context)
+    pieces = {CTX_MARK.format(i): c for i, (_, c) in enumerate(context)}
+    prompt, spans = build_prompt(session, messages, "", pieces)
+    room = session.target.n_ctx - len(prompt) - 1
+    if room < 16:
+        raise FileError(
+            f"the context files are {len(prompt):,} tokens; the {session.target.n_ctx:,}-token "
+            "context has no room left for an answer"
+        )
+    max_tokens = min(opts.max_tokens or 512, room)
+    text, m = _run(session, prompt, spans, opts, max_tokens, None, on_text, cancel, Metrics())
+    return text, m

@@ -1,0 +1,171 @@
+"""A loaded model ready for speculative rewrites: shared by the CLI, the TUI and the server.
+
+Contract: ``load_session(model, ...)`` resolves a catalog name or GGUF path,
+loads the backend, runs the batch-exactness self-check and calibrates the
+block-cost curve of the adaptive policy. Both results are cached on disk per
+(model file, backend, build, threads), so only the first load pays for them.
+``ModelSession.lock`` serialises generations: one at a time, this is a
+single-user latency tool. ``ModelSession.prefix`` remembers the token ids
+currently in the KV cache so the next prompt that shares a prefix (the same
+file, edited again) skips re-evaluating it.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..engine.policy import AdaptivePolicy, PolicyConfig
+from ..models.base import ModelError
+from ..models.catalog import CATALOG, resolve_model
+from .files import state_dir
+
+log = logging.getLogger(__name__)
+
+# a probe for the self-check: ordinary code, long enough for a 32-token block
+_PROBE = (
+    "def merge_intervals(intervals):\n"
+    "    intervals = sorted(intervals, key=lambda iv: iv[0])\n"
+    "    merged = []\n"
+    "    for start, end in intervals:\n"
+    "        if merged and start <= merged[-1][1]:\n"
+    "            merged[-1][1] = max(merged[-1][1], end)\n"
+    "        else:\n"
+    "            merged.append([start, end])\n"
+    "    return merged\n\n\n"
+    "class Stack:\n"
+    "    def __init__(self):\n"
+    "        self.items = []\n\n"
+    "    def push(self, item):\n"
+    "        self.items.append(item)\n"
+)
+
+
+@dataclass
+class ModelSession:
+    """A target model plus what the engine learned about it at load time."""
+
+    target: object
+    model_name: str
+    model_path: Path
+    exact_block: int
+    exact_deltas: dict[int, float]
+    costs: dict[int, float]
+    load_s: float
+    lock: threading.Lock = field(default_factory=threading.Lock)
+    prefix: list[int] = field(default_factory=list)
+
+    @property
+    def batch_exact(self) -> bool:
+        """True when blocks of every tested size match 1-token evaluation bit for bit."""
+        return all(d == 0.0 for d in self.exact_deltas.values())
+
+    def policy(self, cfg: PolicyConfig) -> AdaptivePolicy:
+        return AdaptivePolicy(cfg, costs=self.costs)
+
+    def describe(self) -> dict:
+        return {
+            "model": self.model_name,
+            "path": str(self.model_path),
+            "backend": getattr(self.target, "backend", "?"),
+            "n_ctx": self.target.n_ctx,
+            "exact_block": self.exact_block,
+            "batch_exact": self.batch_exact,
+            "max_batch_logit_delta": max(self.exact_deltas.values(), default=0.0),
+            "load_s": round(self.load_s, 3),
+        }
+
+
+def _cache_key(path: Path, backend: str, threads: int) -> str:
+    st = path.stat()
+    try:
+        import llama_cpp
+
+        build = llama_cpp.__version__
+    except Exception:  # pragma: no cover
+        build = "?"
+    return f"{path.resolve()}|{st.st_size}|{int(st.st_mtime)}|{backend}|{build}|{threads}"
+
+
+def _load_cache() -> dict:
+    f = state_dir() / "model_checks.json"
+    try:
+        return json.loads(f.read_text())
+    except (OSError, ValueError):
+        return {}
+
+
+def _save_cache(data: dict) -> None:
+    f = state_dir() / "model_checks.json"
+    try:
+        f.parent.mkdir(parents=True, exist_ok=True)
+        tmp = f.with_suffix(".tmp")
+        tmp.write_text(json.dumps(data, indent=1))
+        os.replace(tmp, f)
+    except OSError as e:  # a cache is optional
+        log.warning("could not save model checks: %s", e)
+
+
+def load_session(
+    model: str,
+    *,
+    n_ctx: int = 16384,
+    threads: int | None = None,
+    backend: str = "llama.cpp",
+    recheck: bool = False,
+) -> ModelSession:
+    """Load ``model`` (catalog name or GGUF path) and prepare it for speculative decoding."""
+    from ..engine.decode import check_batch_exactness
+
+    path = resolve_model(model)
+    name = model if model in CATALOG else path.name
+    threads = threads or max(1, os.cpu_count() or 1)
+    t = time.perf_counter()
+    if backend == "llama.cpp":
+        from ..models.llama_cpp_backend import LlamaTarget
+
+        target = LlamaTarget(path, n_ctx=n_ctx, n_threads=threads, name=name)
+    elif backend == "torch":
+        try:
+            from ..models.torch_backend import TorchTarget
+        except ImportError as e:
+            raise ModelError(f"the torch backend needs the 'torch' extra: {e}") from e
+        target = TorchTarget.from_gguf_or_dir(path, n_ctx=n_ctx, name=name)
+    else:
+        raise ModelError(f"unknown backend {backend!r}; use llama.cpp or torch")
+    key = _cache_key(path, backend, threads)
+    cache = _load_cache()
+    entry = None if recheck else cache.get(key)
+    if entry is None:
+        probe = target.tokenize(_PROBE)
+        exact_block, deltas = check_batch_exactness(target, probe)
+        pol = AdaptivePolicy(PolicyConfig())
+        pol.calibrate(target, probe[:64] * 2, 0)
+        entry = {"exact_block": exact_block, "deltas": deltas, "costs": pol._cost}
+        cache[key] = entry
+        _save_cache(cache)
+    deltas = {int(k): float(v) for k, v in entry["deltas"].items()}
+    costs = {int(k): float(v) for k, v in entry["costs"].items()}
+    sess = ModelSession(
+        target=target,
+        model_name=name,
+        model_path=path,
+        exact_block=int(entry["exact_block"]),
+        exact_deltas=deltas,
+        costs=costs,
+        load_s=time.perf_counter() - t,
+    )
+    if not sess.batch_exact:
+        log.warning(
+            "%s: batched evaluation changes logits (max |delta| %.3g); "
+            "exact mode verifies in blocks of %d",
+            name,
+            max(deltas.values()),
+            sess.exact_block,
+        )
+    return sess

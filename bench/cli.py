@@ -1,0 +1,128 @@
+"""``specedit bench``: run the side-by-side benchmark, print the table, save JSON and a plot.
+
+Contract: ``add_arguments(parser)`` declares the options; ``run(args)`` runs
+``bench.run.run_bench``, writes ``<out>/bench-<time>.json`` and
+``<out>/bench-<time>.png`` (tok/s by task kind and mode, matplotlib, when
+installed) and prints one table: medians per task kind, ratios to plain, the
+best peer ratio, greedy equality counts and the fraction of prefill speed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import time
+from pathlib import Path
+
+from rich.console import Console
+from rich.table import Table
+
+log = logging.getLogger(__name__)
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    from .run import ALL_MODES, BenchConfig
+
+    d = BenchConfig()
+    p.add_argument("--model", default=d.model)
+    p.add_argument("--kinds", nargs="+", default=list(d.kinds))
+    p.add_argument("--modes", nargs="+", default=list(d.modes), choices=ALL_MODES)
+    p.add_argument("-n", "--n-per-kind", type=int, default=d.n_per_kind)
+    p.add_argument("-r", "--repeats", type=int, default=d.repeats)
+    p.add_argument("--max-lines", type=int, default=d.max_lines)
+    p.add_argument("--max-tokens", type=int, default=d.max_tokens)
+    p.add_argument("--ctx", type=int, default=d.n_ctx)
+    p.add_argument("--threads", type=int, default=None)
+    p.add_argument("--k", type=int, default=None, help="fixed k (default: adaptive)")
+    p.add_argument("--out", default="bench/results", help="folder for the JSON and PNG")
+
+
+def table(record: dict) -> Table:
+    modes = record["config"]["modes"]
+    t = Table(title=f"specedit bench: {record['model']['model']} (medians)")
+    t.add_column("kind")
+    for m in modes:
+        t.add_column(f"{m} tok/s", justify="right")
+    for m in modes:
+        if m != "plain":
+            t.add_column(f"{m}/plain", justify="right")
+    t.add_column("spec/best peer", justify="right")
+    t.add_column("tok/call", justify="right")
+    t.add_column("accept", justify="right")
+    t.add_column("equal", justify="right")
+    t.add_column("prefill tok/s", justify="right")
+    t.add_column("copy/prefill", justify="right")
+    for kind, row in record["summary"].items():
+        cells = [kind]
+        cells += [f"{row[m]['decode_tps']:.1f}" for m in modes]
+        cells += [_r(row[m]["ratio_to_plain"]) for m in modes if m != "plain"]
+        cells.append(_r(row.get("specedit_vs_best_peer")))
+        s = row.get("specedit", {})
+        cells.append(f"{s.get('tokens_per_call', 0):.2f}")
+        cells.append(f"{s.get('acceptance', 0):.0%}")
+        eq = row.get("exact", s)
+        cells.append(f"{eq.get('greedy_equal', 0)}/{eq.get('tasks', 0)}")
+        cells.append(f"{row['prefill_tps']:.0f}")
+        cells.append(_r(row.get("copy_fraction_of_prefill")))
+        t.add_row(*cells)
+    return t
+
+
+def _r(x) -> str:
+    return "-" if x is None else f"{x:.2f}"
+
+
+def plot(record: dict, path: Path) -> bool:
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        log.warning("matplotlib not installed; no plot")
+        return False
+    modes = record["config"]["modes"]
+    kinds = list(record["summary"])
+    fig, ax = plt.subplots(figsize=(max(6, 1.6 * len(kinds)), 4))
+    w = 0.8 / len(modes)
+    for i, m in enumerate(modes):
+        ys = [record["summary"][k][m]["decode_tps"] for k in kinds]
+        ax.bar([x + i * w for x in range(len(kinds))], ys, w, label=m)
+    ax.set_xticks([x + w * (len(modes) - 1) / 2 for x in range(len(kinds))], kinds)
+    ax.set_ylabel("decode tokens/s (median)")
+    ax.set_title(f"{record['model']['model']}: decode speed by task and mode")
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return True
+
+
+def run(a) -> int:
+    from .run import BenchConfig, run_bench
+
+    cfg = BenchConfig(
+        model=a.model,
+        kinds=tuple(a.kinds),
+        n_per_kind=a.n_per_kind,
+        repeats=a.repeats,
+        modes=tuple(a.modes),
+        max_lines=a.max_lines,
+        max_tokens=a.max_tokens,
+        n_ctx=a.ctx,
+        threads=a.threads,
+        k=a.k,
+    )
+    err = Console(stderr=True)
+    record = run_bench(cfg, progress=lambda msg: err.print(f"[dim]{msg}[/]"))
+    out = Path(a.out)
+    out.mkdir(parents=True, exist_ok=True)
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    jpath = out / f"bench-{stamp}.json"
+    jpath.write_text(json.dumps(record, indent=1))
+    Console().print(table(record))
+    err.print(f"wrote {jpath}")
+    if plot(record, out / f"bench-{stamp}.png"):
+        err.print(f"wrote {out / f'bench-{stamp}.png'}")
+    return 0

@@ -1,0 +1,127 @@
+"""Benchmark tasks: real files and Spec-Bench prompts, turned into chat messages.
+
+Contract: ``load_tasks(kinds, n_per_kind, max_lines)`` returns ``Task`` objects
+whose ``messages``/``prefix``/``pieces`` feed ``app.rewrite.build_prompt`` (the
+same prompt path as the product), plus a ``fence`` for rewrite tasks. Kinds:
+  * ``copy``: identity copy of a real Python standard-library file (truncated
+    to ``max_lines`` lines at a top-level boundary);
+  * ``edit``: an edit instruction on a real standard-library file;
+  * ``summarization``, ``rag``: copy-heavy Spec-Bench categories;
+  * ``writing``, ``roleplay``: free-form Spec-Bench controls.
+Spec-Bench is read from ``../shared/data/spec_bench/question.jsonl`` (or
+``$SPECEDIT_SPEC_BENCH``); missing data just skips those kinds, loudly.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import sysconfig
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..app.prompt import CTX_MARK, FILE_MARK, rewrite_messages
+
+log = logging.getLogger(__name__)
+
+COPY_FILES = ("textwrap.py", "bisect.py", "colorsys.py", "shlex.py", "heapq.py", "fnmatch.py")
+EDITS = (
+    ("textwrap.py", "Rename the function dedent to remove_common_indent everywhere."),
+    ("colorsys.py", "Add type hints to every function signature."),
+    ("fnmatch.py", "Rename the parameter pat to pattern in every function."),
+    ("shlex.py", "Add a one-line docstring to every method of shlex that lacks one."),
+)
+SPEC_KINDS = ("summarization", "rag", "writing", "roleplay", "qa", "math_reasoning")
+
+
+@dataclass
+class Task:
+    kind: str
+    name: str
+    messages: list[dict[str, str]]
+    prefix: str = ""
+    pieces: dict[str, str] = field(default_factory=dict)
+    fence: str | None = None
+    source_text: str = ""
+
+
+def _stdlib() -> Path:
+    return Path(sysconfig.get_paths()["stdlib"])
+
+
+def _truncate(text: str, max_lines: int) -> str:
+    lines = text.splitlines(keepends=True)
+    if len(lines) <= max_lines:
+        return text
+    cut = max_lines
+    # end at a top-level boundary so the excerpt is a well-formed file
+    for i in range(max_lines, max_lines // 2, -1):
+        if lines[i - 1].strip() == "" and i < len(lines) and not lines[i][:1].isspace():
+            cut = i
+            break
+    return "".join(lines[:cut])
+
+
+def _rewrite_task(kind: str, fname: str, instruction: str, max_lines: int) -> Task | None:
+    path = _stdlib() / fname
+    if not path.exists():
+        log.warning("bench: %s not found, skipped", path)
+        return None
+    text = _truncate(path.read_text(encoding="utf-8"), max_lines)
+    messages, prefix = rewrite_messages(text, instruction, fname)
+    fence = prefix.split("\n", 1)[0].rstrip("abcdefghijklmnopqrstuvwxyz+-.")
+    return Task(kind, fname, messages, prefix, {FILE_MARK: text}, fence, text)
+
+
+def spec_bench_path() -> Path:
+    env = os.environ.get("SPECEDIT_SPEC_BENCH")
+    if env:
+        return Path(env)
+    here = Path(__file__).resolve().parent.parent
+    return here.parent / "shared" / "data" / "spec_bench" / "question.jsonl"
+
+
+def _spec_tasks(kind: str, n: int) -> list[Task]:
+    path = spec_bench_path()
+    if not path.exists():
+        log.warning("bench: Spec-Bench data not found at %s; %s skipped", path, kind)
+        return []
+    rows = [json.loads(x) for x in path.read_text().splitlines() if x.strip()]
+    out = []
+    for row in rows:
+        if row["category"] != kind:
+            continue
+        turn = row["turns"][0]
+        out.append(
+            Task(
+                kind,
+                f"{kind}-{row['question_id']}",
+                [{"role": "user", "content": CTX_MARK.format(0)}],
+                pieces={CTX_MARK.format(0): turn},
+                source_text=turn,
+            )
+        )
+        if len(out) >= n:
+            break
+    return out
+
+
+def load_tasks(kinds: list[str], n_per_kind: int = 2, max_lines: int = 60) -> list[Task]:
+    tasks: list[Task] = []
+    for kind in kinds:
+        if kind == "copy":
+            for f in COPY_FILES[:n_per_kind]:
+                t = _rewrite_task(
+                    "copy", f, "Output the file exactly as it is, unchanged.", max_lines
+                )
+                tasks += [t] if t else []
+        elif kind == "edit":
+            for f, instr in EDITS[:n_per_kind]:
+                t = _rewrite_task("edit", f, instr, max_lines)
+                tasks += [t] if t else []
+        elif kind in SPEC_KINDS:
+            tasks += _spec_tasks(kind, n_per_kind)
+        else:
+            raise ValueError(f"unknown task kind {kind!r}")
+    return tasks

@@ -1,0 +1,218 @@
+"""The decode loop: prefill, then {draft -> verify in one target call -> accept -> roll back}.
+
+Contract: ``generate(target, prompt, cfg, drafter=None, ...)`` returns the
+generated token ids (EOS excluded) and the ``Metrics`` of the run. The engine
+knows token ids only: stop strings are the caller's business, through the
+``on_tokens`` callback, which receives each batch of accepted tokens as soon
+as it is accepted and returns False to stop. ``cancel`` (a threading.Event)
+stops the loop between target calls.
+
+One step, with ``pending`` the last accepted token (not yet in the KV cache)::
+
+    block  = [pending, d1 .. dk]            # k from the policy, drafts from the drafter
+    logits = target.eval(block, pos)        # rows 0..k, one forward pass
+    j, new = verify(logits, draft)          # accepted d1..dj, then one recovered/bonus token
+    pos   += 1 + j                          # cache entries past pos are stale; next eval drops them
+
+Plain decoding is the same loop with k = 0, so both paths share every line.
+
+Exact mode: a backend whose batched numerics differ from 1-token evaluation
+(llama.cpp's CPU path past a block size) is evaluated in sub-blocks of at most
+``exact_block`` tokens, found by ``check_batch_exactness`` when the model
+loads; then greedy speculative output equals plain output token for token.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .draft import Draft, Drafter
+from .metrics import Metrics
+from .policy import AdaptivePolicy, PolicyConfig
+from .sampling import SamplingParams
+from .verify import RowVerifier, VerifyResult
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class GenConfig:
+    """Settings of one generation."""
+
+    max_tokens: int = 1024
+    """Stop after this many generated tokens."""
+    sampling: SamplingParams = field(default_factory=SamplingParams)
+    """Temperature, top-k, top-p and seed."""
+    policy: PolicyConfig = field(default_factory=PolicyConfig)
+    """k fixed or adaptive; see engine.policy."""
+    speculate: bool = True
+    """False decodes plainly (the drafter is not consulted)."""
+    exact_block: int | None = None
+    """Exact mode: evaluate blocks in sub-blocks of at most this many tokens."""
+
+
+@dataclass
+class GenResult:
+    tokens: list[int]
+    metrics: Metrics
+
+
+class Cancelled(Exception):
+    pass
+
+
+def prefill(target, prompt: Sequence[int], metrics: Metrics, start: int = 0) -> np.ndarray:
+    """Evaluate ``prompt[start:]`` (``start`` tokens are already cached); last row of logits."""
+    if start >= len(prompt):
+        start = len(prompt) - 1
+    t = time.perf_counter()
+    logits = np.array(target.eval(prompt[start:], start, [len(prompt) - 1 - start])[0])
+    metrics.observe_prefill(len(prompt) - start, time.perf_counter() - t)
+    return logits
+
+
+def generate(
+    target,
+    prompt: Sequence[int],
+    cfg: GenConfig,
+    drafter: Drafter | None = None,
+    *,
+    on_tokens: Callable[[list[int]], bool | None] | None = None,
+    cancel: threading.Event | None = None,
+    metrics: Metrics | None = None,
+    policy: AdaptivePolicy | None = None,
+    cached_prefix: int = 0,
+) -> GenResult:
+    """Generate from ``prompt`` with speculative decoding (see module docstring)."""
+    if not prompt:
+        raise ValueError("empty prompt")
+    m = metrics or Metrics()
+    pol = policy or AdaptivePolicy(cfg.policy)
+    m.exact = cfg.exact_block is not None
+    m.speculation = cfg.speculate and drafter is not None
+    rng = np.random.default_rng(cfg.sampling.seed)
+    ctx: list[int] = list(prompt)
+    out: list[int] = []
+    eos = target.eos_ids
+
+    first_logits = prefill(target, ctx, m, cached_prefix)
+    with m.time("sample"):
+        res = RowVerifier(np.empty(0, np.int64), cfg.sampling, rng=rng).feed(first_logits[None])
+    pos = len(ctx)  # where ``pending`` goes in the cache
+    new = res.tokens
+    t_decode = time.perf_counter()
+    while True:
+        stop = _emit(new, out, ctx, eos, cfg.max_tokens, on_tokens, m)
+        m.decode_s = time.perf_counter() - t_decode
+        if stop:
+            break
+        if cancel is not None and cancel.is_set():
+            m.stop_reason = "cancelled"
+            break
+        if pos + 1 >= target.n_ctx:
+            m.stop_reason = "context_full"
+            break
+        draft, k = _draft(drafter, pol, ctx, cfg, m, room=target.n_ctx - pos - 1)
+        block = [ctx[-1], *(int(t) for t in draft.tokens)]
+        t = time.perf_counter()
+        with m.time("verify"):
+            res = _verify_block(target, block, pos, draft, cfg, rng, m)
+        dt = time.perf_counter() - t
+        m.observe_step(len(draft), res.num_accepted, len(res.tokens), draft.source)
+        pol.observe(len(block), dt, len(draft), res.num_accepted, len(res.tokens))
+        m.k, m.off_reason = pol.k, pol.off_reason
+        pos += 1 + res.num_accepted
+        new = res.tokens
+    m.decode_s = time.perf_counter() - t_decode
+    return GenResult(out, m)
+
+
+def _draft(drafter, pol, ctx, cfg, m, room: int) -> tuple[Draft, int]:
+    if drafter is None or not cfg.speculate:
+        return Draft(), 0
+    with m.time("draft"):
+        # ask for the most the policy could want; the policy trims it
+        probe = drafter.propose(ctx, min(cfg.policy.fixed_k or cfg.policy.k_max, room))
+        k = pol.choose(len(probe) > 0, probe.match_len)
+        k = min(k, len(probe), room)
+        if k <= 0:
+            return Draft(), 0
+        if k < len(probe):
+            probs = probe.probs[:k] if probe.probs is not None else None
+            probe = Draft(probe.tokens[:k], probs, probe.source, probe.match_len)
+    return probe, k
+
+
+def _verify_block(target, block, pos, draft: Draft, cfg, rng, m: Metrics) -> VerifyResult:
+    """Evaluate ``block`` at ``pos`` (in sub-blocks in exact mode) and verify the draft."""
+    rv = RowVerifier(draft.tokens, cfg.sampling, draft.probs, rng=rng)
+    step = cfg.exact_block or len(block)
+    for s in range(0, len(block), step):
+        chunk = block[s : s + step]
+        logits = target.eval(chunk, pos + s, range(len(chunk)))
+        with m.time("sample"):
+            res = rv.feed(logits)
+        if res is not None:
+            return res
+    raise AssertionError("verifier consumed every row without a decision")
+
+
+def _emit(new, out, ctx, eos, max_tokens, on_tokens, m: Metrics) -> bool:
+    """Append accepted tokens; return True when generation must stop."""
+    stop_reason = ""
+    for i, t in enumerate(new):
+        if t in eos:
+            new = new[:i]
+            stop_reason = "eos"
+            break
+    room = max_tokens - len(out)
+    if len(new) >= room:
+        new = new[:room]
+        stop_reason = stop_reason or "max_tokens"
+    out.extend(new)
+    ctx.extend(new)
+    m.generated_tokens = len(out)
+    if new and on_tokens is not None and on_tokens(list(new)) is False:
+        stop_reason = stop_reason or "stop"
+    if stop_reason:
+        m.stop_reason = stop_reason
+    return bool(stop_reason)
+
+
+def check_batch_exactness(
+    target, probe: Sequence[int], sizes: Sequence[int] = (2, 4, 8, 16, 32)
+) -> tuple[int, dict[int, float]]:
+    """Compare k-token block logits with 1-token evaluation on ``probe`` tokens.
+
+    Returns ``(exact_block, deltas)``: the largest block size whose logits equal
+    the 1-token path bit for bit (1 if none does), and max |delta logit| per size.
+    The cache is left empty.
+    """
+    n_max = max(sizes)
+    assert len(probe) >= n_max + 4, "probe too short"
+    base = list(probe[: len(probe) - n_max])
+    tail = list(probe[len(probe) - n_max :])
+    target.rollback(0)
+    target.eval(base, 0, [len(base) - 1])
+    ref = []
+    for i, t in enumerate(tail):
+        ref.append(np.array(target.eval([t], len(base) + i, [0])[0]))
+    ref = np.stack(ref)
+    deltas: dict[int, float] = {}
+    exact, still_exact = 1, True
+    for b in sorted(sizes):
+        got = np.array(target.eval(tail[:b], len(base), range(b)))
+        d = float(np.max(np.abs(got - ref[:b])))
+        deltas[b] = d
+        still_exact = still_exact and d == 0.0
+        if still_exact:
+            exact = b
+    target.rollback(0)
+    log.info("batch exactness: deltas %s -> exact block %d", deltas, exact)
+    return exact, deltas

@@ -1,0 +1,38 @@
+"""The drafter protocol: one method, ``propose(context, k) -> Draft``.
+
+A drafter sees the whole token context (prompt plus every accepted token, the
+last of which the target has not evaluated yet) and proposes up to ``k`` tokens
+that would follow it. A deterministic drafter (prompt lookup) leaves ``probs``
+as ``None`` (treated as probability 1 by the verifier); a model drafter fills
+``probs [len(tokens), V]`` with the distribution it sampled from. An empty draft
+means "no proposal": the decode loop then takes a plain step.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Protocol
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class Draft:
+    """Proposed continuation of the context."""
+
+    tokens: np.ndarray = field(default_factory=lambda: np.empty(0, dtype=np.int64))
+    """Draft token ids ``[n]``."""
+    probs: np.ndarray | None = None
+    """Draft distribution ``[n, V]``, or None for a deterministic drafter."""
+    source: str = ""
+    """Where the draft came from (file, context, output, model): for the stats."""
+    match_len: int = 0
+    """Length of the context suffix the draft was anchored on (0 for a model)."""
+
+    def __len__(self) -> int:
+        return len(self.tokens)
+
+
+class Drafter(Protocol):
+    def propose(self, context: Sequence[int], k: int) -> Draft: ...

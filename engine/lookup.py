@@ -1,0 +1,188 @@
+"""Prompt-lookup drafter with a copy cursor and an n-gram index.
+
+Contract: ``LookupDrafter.propose(context, k)`` returns up to ``k`` tokens copied
+from earlier in ``context`` (the prompt holds the file being rewritten and any
+context files; the output so far is searched too), or an empty draft.
+
+How it drafts:
+  * **Copy cursor.** After a draft from position ``c``, if the tokens accepted
+    since then equal ``context[c : c + delta]``, the cursor advances by
+    ``delta`` and the next draft continues from there with no search. Long
+    copies cost O(k) per step.
+  * **Re-anchoring.** Otherwise (a divergence, or the first call) the drafter
+    looks up the last ``key_len`` tokens in a hash index of n-grams, extends
+    each candidate backwards to measure the match length (capped at
+    ``max_match``), keeps the longest, and breaks ties by distance to the
+    previous cursor. Repeated lines such as ``}`` or ``return x`` then resolve to
+    the occurrence next to where the copy was, not the first or last one.
+  * **Line resync.** When no n-gram matches and the context ends at a line
+    start, the drafter jumps to the start of the source line that follows the
+    most recent matching line, so a copy resumes right after an edited hunk.
+  * The index is updated incrementally as tokens arrive; nothing is rescanned.
+
+Positions are labelled by ``spans`` (e.g. the file's tokens in the prompt are
+"file", context files "context"); positions at or after ``prompt_len`` are
+"output". Labels only feed the statistics.
+"""
+
+from __future__ import annotations
+
+import bisect
+from collections.abc import Sequence
+
+import numpy as np
+
+from .draft import Draft
+
+
+class LookupDrafter:
+    """Deterministic drafter that copies from the context (see module docstring)."""
+
+    def __init__(
+        self,
+        *,
+        spans: Sequence[tuple[int, int, str]] = (),
+        prompt_len: int | None = None,
+        key_len: int = 2,
+        max_match: int = 64,
+        max_candidates: int = 64,
+        newline_ids: Sequence[int] = (),
+    ) -> None:
+        self.spans = sorted(spans)
+        self.prompt_len = prompt_len
+        self.key_len = key_len
+        self.max_match = max_match
+        self.max_candidates = max_candidates
+        self.newline_ids = frozenset(newline_ids)
+        self.reset()
+
+    def reset(self) -> None:
+        self._buf = np.zeros(1024, dtype=np.int64)
+        self._n = 0
+        self._index: dict[tuple[int, ...], list[int]] = {}
+        self._line_starts: list[int] = []  # positions that follow a newline token
+        self._cursor: int | None = None
+        self._cursor_ctx = 0  # context length when the cursor was last valid
+        self._last_good: int | None = None  # cursor of the last copy that matched
+        self.last_match_len = 0
+
+    # ---- index -------------------------------------------------------------
+    def _sync(self, context: Sequence[int]) -> None:
+        n = len(context)
+        if n < self._n:  # a new, shorter context: start over
+            self.reset()
+        if n == self._n:
+            return
+        if n > len(self._buf):
+            cap = max(n, 2 * len(self._buf))
+            self._buf = np.concatenate([self._buf, np.zeros(cap - len(self._buf), np.int64)])
+        new = np.asarray(context[self._n : n], dtype=np.int64)
+        self._buf[self._n : n] = new
+        kl = self.key_len
+        buf = self._buf
+        for i in range(max(self._n, kl), n):
+            # key = the kl tokens before position i; value = i (the token that follows)
+            key = tuple(int(t) for t in buf[i - kl : i])
+            self._index.setdefault(key, []).append(i)
+        if self.newline_ids:
+            for i in range(max(self._n, 1), n):
+                if int(buf[i - 1]) in self.newline_ids:
+                    self._line_starts.append(i)
+        self._n = n
+
+    def label(self, pos: int) -> str:
+        if self.prompt_len is not None and pos >= self.prompt_len:
+            return "output"
+        i = bisect.bisect_right(self.spans, (pos, float("inf"), "")) - 1
+        if i >= 0 and self.spans[i][0] <= pos < self.spans[i][1]:
+            return self.spans[i][2]
+        return "prompt" if self.prompt_len is not None else "context"
+
+    # ---- drafting ------------------------------------------------------------
+    def propose(self, context: Sequence[int], k: int) -> Draft:
+        self._sync(context)
+        n = self._n
+        if k <= 0 or n <= self.key_len:
+            return Draft()
+        cur = self._follow_cursor(n)
+        if cur is None:
+            cur = self._anchor(n)
+        if cur is not None:
+            self._last_good = cur
+        else:
+            cur = self._line_resync(n)
+        if cur is None or cur >= n:
+            self._cursor = None
+            self.last_match_len = 0
+            return Draft()
+        self._cursor, self._cursor_ctx = cur, n
+        end = min(cur + k, n)
+        return Draft(
+            tokens=self._buf[cur:end].copy(),
+            source=self.label(cur),
+            match_len=self.last_match_len,
+        )
+
+    def _follow_cursor(self, n: int) -> int | None:
+        c = self._cursor
+        if c is None:
+            return None
+        delta = n - self._cursor_ctx
+        if delta <= 0 or c + delta > n:
+            return None
+        if np.array_equal(self._buf[c : c + delta], self._buf[self._cursor_ctx : n]):
+            self.last_match_len += delta
+            return c + delta
+        return None
+
+    def _match_len(self, p: int, n: int) -> int:
+        """Length of the common suffix of context[:p] and context[:n]."""
+        m = min(self.max_match, p)
+        a = self._buf[p - m : p][::-1]
+        b = self._buf[n - m : n][::-1]
+        diff = np.flatnonzero(a != b)
+        return int(diff[0]) if diff.size else m
+
+    def _anchor(self, n: int) -> int | None:
+        key = tuple(int(t) for t in self._buf[n - self.key_len : n])
+        cands = self._index.get(key)
+        if not cands:
+            return None
+        # candidates nearest the previous cursor first (positions are sorted)
+        ref = self._cursor if self._cursor is not None else n
+        j = bisect.bisect_left(cands, ref)
+        lo, hi = j - 1, j
+        best, best_len, best_dist, seen = None, 0, 0, 0
+        while seen < self.max_candidates and (lo >= 0 or hi < len(cands)):
+            pick_lo = hi >= len(cands) or (lo >= 0 and ref - cands[lo] <= cands[hi] - ref)
+            if pick_lo:
+                p = cands[lo]
+                lo -= 1
+            else:
+                p = cands[hi]
+                hi += 1
+            seen += 1
+            if p >= n:  # the key at the very end has no continuation yet
+                continue
+            ln = self._match_len(p, n)
+            dist = abs(p - ref)
+            if ln > best_len or (ln == best_len and best is not None and dist < best_dist):
+                best, best_len, best_dist = p, ln, dist
+        self.last_match_len = best_len
+        return best
+
+    def _line_resync(self, n: int) -> int | None:
+        """At a line start with no n-gram match, continue at the next source line."""
+        if not self.newline_ids or self._last_good is None:
+            return None
+        if int(self._buf[n - 1]) not in self.newline_ids:
+            return None
+        # the first line start after the old cursor: the line after the edited one
+        j = bisect.bisect_right(self._line_starts, self._last_good)
+        if j >= len(self._line_starts):
+            return None
+        p = self._line_starts[j]
+        if p >= (self.prompt_len or n):
+            return None
+        self.last_match_len = 0
+        return p

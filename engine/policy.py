@@ -1,0 +1,179 @@
+"""Adaptive speculation policy: pick k from measured cost and predicted acceptance.
+
+Contract: ``policy.choose(draft_available, match_len) -> k`` before each step and
+``policy.observe(block, seconds, drafted, accepted)`` after it. ``k == 0`` means
+a plain step (no draft is verified).
+
+Model:
+  * cost ``t(b)`` of one target call over a block of ``b`` tokens, in seconds,
+    kept per power-of-two bucket as an exponential moving average of measured
+    calls (seeded by ``calibrate`` or by a linear prior);
+  * per-token acceptance ``alpha``: a drafter whose tokens are each accepted
+    with probability alpha yields ``E(k) = (1 - alpha^(k+1)) / (1 - alpha)``
+    tokens per call. alpha is estimated from recent steps as
+    accepted / (accepted + rejections), shrunk toward a prior, and raised for
+    long anchored matches (a long verbatim match predicts a long copy);
+  * choice: ``argmax_k E(k) / t(k + 1)`` over the candidate ks, where ``k = 0``
+    is plain decoding with ``E = 1``. On a CPU where a 2-token block costs twice
+    a 1-token one this turns speculation off for low acceptance; on a GPU with
+    a flat cost curve it picks large k by itself.
+  * Guard: when the recent speculative steps' measured throughput falls below
+    the plain throughput, speculation switches off (``off_reason`` says why)
+    and is probed again every ``probe_every`` steps.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import deque
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class PolicyConfig:
+    """Tuning of the adaptive policy; one place for its defaults."""
+
+    fixed_k: int | None = None
+    """A fixed draft length; None chooses k adaptively."""
+    k_max: int = 64
+    """Largest k the policy may choose."""
+    alpha_prior: float = 0.6
+    """Acceptance assumed before anything is measured."""
+    window: int = 32
+    """How many recent steps the acceptance estimate looks at."""
+    probe_every: int = 16
+    """While speculation is off, try a short draft this often (in steps)."""
+
+
+_KS = (0, 1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64)
+
+
+class AdaptivePolicy:
+    def __init__(self, cfg: PolicyConfig | None = None, costs: dict[int, float] | None = None):
+        self.cfg = cfg or PolicyConfig()
+        self._cost: dict[int, float] = dict(costs or {})
+        self._steps: deque[tuple[int, int]] = deque(maxlen=self.cfg.window)
+        self._spec: deque[tuple[float, int]] = deque(maxlen=self.cfg.window)
+        self._plain: deque[tuple[float, int]] = deque(maxlen=self.cfg.window)
+        self.off_reason = ""
+        self._since_probe = 0
+        self.k = self.cfg.fixed_k if self.cfg.fixed_k is not None else 0
+
+    # ---- cost model ------------------------------------------------------------
+    @staticmethod
+    def _bucket(b: int) -> int:
+        return 1 << max(0, math.ceil(math.log2(max(b, 1))))
+
+    @staticmethod
+    def _prior(b: int) -> float:
+        return 1.0 + 0.15 * (b - 1)  # optimistic prior shape: measured calls correct it
+
+    def cost(self, b: int) -> float:
+        """Estimated seconds for a block of ``b`` tokens (interpolated between buckets)."""
+        if not self._cost:
+            return self._prior(b)
+        if b in self._cost:
+            return self._cost[b]
+        known = sorted(self._cost)
+        lo = max((x for x in known if x <= b), default=None)
+        hi = min((x for x in known if x >= b), default=None)
+        if lo is None or hi is None:  # outside the measured range: scale by the prior
+            ref = lo if lo is not None else hi
+            return self._cost[ref] * self._prior(b) / self._prior(ref)
+        w = (b - lo) / (hi - lo)
+        return self._cost[lo] * (1 - w) + self._cost[hi] * w
+
+    def record_cost(self, b: int, seconds: float) -> None:
+        key = b if b in (1, 2, 3) else self._bucket(b)
+        scale = key / b if key != b else 1.0
+        old = self._cost.get(key)
+        val = seconds * scale
+        self._cost[key] = val if old is None else 0.8 * old + 0.2 * val
+
+    # ---- acceptance --------------------------------------------------------------
+    def alpha(self, match_len: int = 0) -> float:
+        acc = sum(a for _, a in self._steps)
+        rej = sum(1 for d, a in self._steps if a < d)
+        prior_w = 4.0
+        a = (acc + self.cfg.alpha_prior * prior_w) / (acc + rej + prior_w)
+        if match_len >= 8:  # a long verbatim match predicts a long copy
+            a = max(a, 1.0 - 1.0 / (match_len + 1))
+        return min(a, 0.995)
+
+    @staticmethod
+    def expected_tokens(alpha: float, k: int) -> float:
+        if alpha >= 1.0:
+            return k + 1.0
+        return (1.0 - alpha ** (k + 1)) / (1.0 - alpha)
+
+    def choose(self, draft_available: bool, match_len: int = 0) -> int:
+        if not draft_available:
+            return 0
+        if self.cfg.fixed_k is not None:
+            self.k = self.cfg.fixed_k
+            return self.k
+        if self.off_reason:
+            self._since_probe += 1
+            if self._since_probe < self.cfg.probe_every:
+                return 0
+            self._since_probe = 0
+        a = self.alpha(match_len)
+        best_k, best = 0, 1.0 / self.cost(1)
+        for k in _KS[1:]:
+            if k > self.cfg.k_max:
+                break
+            rate = self.expected_tokens(a, k) / self.cost(k + 1)
+            if rate > best:
+                best_k, best = k, rate
+        if self.off_reason and best_k == 0:
+            best_k = 2  # a probe: a short draft to refresh the estimate
+        self.k = best_k
+        return best_k
+
+    def calibrate(self, target, tokens, pos: int, sizes=(1, 2, 4, 8, 16, 32, 64)) -> None:
+        """Measure t(b) on ``target`` by evaluating ``tokens[:b]`` at ``pos`` (then rolled back)."""
+        import time
+
+        for b in sizes:
+            if b > len(tokens) or pos + b >= target.n_ctx:
+                break
+            best = float("inf")
+            for _ in range(2):
+                t = time.perf_counter()
+                target.eval(tokens[:b], pos, range(b))
+                best = min(best, time.perf_counter() - t)
+            self._cost[b] = best
+        target.rollback(pos)
+
+    def observe(self, block: int, seconds: float, drafted: int, accepted: int, emitted: int):
+        """Book one target call over ``block`` tokens that took ``seconds``."""
+        self.record_cost(block, seconds)
+        if drafted:
+            self._steps.append((drafted, accepted))
+            self._spec.append((seconds, emitted))
+        else:
+            self._plain.append((seconds, emitted))
+        if self.cfg.fixed_k is not None:
+            return
+        self._update_guard()
+
+    def _update_guard(self) -> None:
+        if len(self._spec) < 8 or len(self._plain) < 4:
+            if self.off_reason and len(self._spec) >= 4:
+                self._maybe_on()
+            return
+        spec_rate = sum(n for _, n in self._spec) / sum(t for t, _ in self._spec)
+        plain_rate = sum(n for _, n in self._plain) / sum(t for t, _ in self._plain)
+        if not self.off_reason and spec_rate < plain_rate:
+            self.off_reason = (
+                f"speculative steps ran {spec_rate:.1f} tok/s < plain {plain_rate:.1f} tok/s"
+            )
+        elif self.off_reason:
+            self._maybe_on(spec_rate, plain_rate)
+
+    def _maybe_on(self, spec_rate: float = 0.0, plain_rate: float = 0.0) -> None:
+        recent = list(self._steps)[-4:]
+        if recent and all(a == d for d, a in recent):
+            self.off_reason = ""
+        elif spec_rate and spec_rate > 1.2 * plain_rate:
+            self.off_reason = ""

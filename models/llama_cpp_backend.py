@@ -1,0 +1,166 @@
+"""llama.cpp target backend through llama-cpp-python's low-level API.
+
+Contract: ``LlamaTarget`` implements ``models.base.TargetModel``.
+  * ``eval`` fills one ``llama_batch`` with per-token logits flags set only for
+    the requested offsets, removes stale cache entries at ``>= pos`` with
+    ``llama_memory_seq_rm`` and calls ``llama_decode``. Logits are read from
+    ``llama_get_logits`` as a numpy *view* ``[len(want), V]`` (no copy), valid
+    until the next call. ``logits_all`` is never used.
+  * ``rollback(pos)`` removes cache entries at ``>= pos``.
+  * Metadata comes from ``models.gguf_meta`` before llama.cpp is touched, so a
+    missing, truncated or non-GGUF file fails with a clear ``ModelError``.
+  * The chat template is the GGUF's own, rendered with jinja2.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import logging
+import os
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+
+from .base import ModelError
+from .gguf_meta import read_metadata
+
+log = logging.getLogger(__name__)
+
+
+def _quiet_llama_logs() -> None:
+    import llama_cpp
+
+    @llama_cpp.llama_log_callback
+    def _cb(level, text, user_data):  # pragma: no cover - C callback
+        return None
+
+    _quiet_llama_logs.cb = _cb  # keep a reference alive
+    llama_cpp.llama_log_set(_cb, ctypes.c_void_p(0))
+
+
+class LlamaTarget:
+    """A GGUF model on llama.cpp, evaluated block by block for speculative decoding."""
+
+    backend = "llama.cpp"
+
+    def __init__(
+        self,
+        path: str | Path,
+        *,
+        n_ctx: int = 16384,
+        n_threads: int | None = None,
+        n_batch: int = 512,
+        name: str | None = None,
+    ) -> None:
+        self.info = read_metadata(Path(path))
+        import llama_cpp
+
+        self._lc = llama_cpp
+        # _quiet_llama_logs()
+        self.path = Path(path)
+        self.name = name or self.info.name or self.path.stem
+        threads = n_threads or max(1, os.cpu_count() or 1)
+        ctx_len = min(n_ctx, self.info.context_length or n_ctx)
+        try:
+            self._llama = llama_cpp.Llama(
+                model_path=str(self.path),
+                n_ctx=ctx_len,
+                n_batch=n_batch,
+                n_ubatch=n_batch,
+                n_threads=threads,
+                n_threads_batch=threads,
+                logits_all=False,
+                verbose=False,
+            )
+        except Exception as e:  # llama.cpp raises ValueError with little detail
+            raise ModelError(f"llama.cpp could not load {self.path}: {e}") from e
+        self._ctx = self._llama.ctx
+        self._model = self._llama.model
+        self.n_ctx = self._llama.n_ctx()
+        self.n_vocab = self._llama.n_vocab()
+        self.n_batch = n_batch
+        self.eos_ids = frozenset(
+            int(t)
+            for t in (*self.info.eos_ids, self._llama.token_eos())
+            if t is not None and t >= 0
+        )
+        self._batch = llama_cpp.llama_batch_init(n_batch, 0, 1)
+        self._mem = llama_cpp.llama_get_memory(self._ctx)
+        self.n_past = 0
+        self.add_bos = bool(
+            self._llama.metadata.get("tokenizer.ggml.add_bos_token", "false") == "true"
+        )
+        log.info(
+            "loaded %s: ctx %d, vocab %d, threads %d", self.name, self.n_ctx, self.n_vocab, threads
+        )
+
+    def close(self) -> None:
+        if getattr(self, "_batch", None) is not None:
+            self._lc.llama_batch_free(self._batch)
+            self._batch = None
+        if getattr(self, "_llama", None) is not None:
+            self._llama.close()
+            self._llama = None
+
+    def __del__(self) -> None:  # pragma: no cover
+        try:
+            self.close()
+        except Exception:
+            pass
+
+    # ---- TargetModel ------------------------------------------------------------
+    def rollback(self, pos: int) -> None:
+        self._lc.llama_memory_seq_rm(self._mem, 0, pos, -1)
+        self.n_past = min(self.n_past, pos)
+
+    def eval(self, tokens: Sequence[int], pos: int, want: Sequence[int]) -> np.ndarray:
+        n = len(tokens)
+        if n == 0:
+            raise ValueError("eval of an empty block")
+        if pos + n > self.n_ctx:
+            raise ModelError(f"context full: {pos + n} > {self.n_ctx} tokens")
+        want = list(want)
+        if pos < self.n_past:
+            self.rollback(pos)
+        b = self._batch
+        rows = None
+        # long inputs (prefill) go through in n_batch pieces; logits only where asked
+        for s in range(0, n, self.n_batch):
+            chunk = tokens[s : s + self.n_batch]
+            wanted = [w - s for w in want if s <= w < s + len(chunk)]
+            flags = set(wanted)
+            b.n_tokens = len(chunk)
+            for i, t in enumerate(chunk):
+                b.token[i] = int(t)
+                b.pos[i] = pos + s + i
+                b.n_seq_id[i] = 1
+                b.seq_id[i][0] = 0
+                b.logits[i] = i in flags
+            rc = self._lc.llama_decode(self._ctx, b)
+            if rc != 0:
+                raise ModelError(f"llama_decode failed with status {rc} at position {pos + s}")
+            self.n_past = pos + s + len(chunk)
+            if wanted:
+                ptr = self._lc.llama_get_logits(self._ctx)
+                view = np.ctypeslib.as_array(ptr, shape=(len(wanted), self.n_vocab))
+                rows = view if rows is None else np.concatenate([rows, view])
+        if rows is None:
+            return np.empty((0, self.n_vocab), dtype=np.float32)
+        return rows
+
+    def tokenize(self, text: str, special: bool = False, add_bos: bool = False) -> list[int]:
+        return self._llama.tokenize(text.encode("utf-8"), add_bos=add_bos, special=special)
+
+    def detokenize(self, tokens: Sequence[int]) -> bytes:
+        return self._llama.detokenize(list(tokens))
+
+    def chat_prompt(self, messages: list[dict[str, str]]) -> str:
+        from .chat import render_chat
+
+        bos = (
+            self.detokenize([self._llama.token_bos()]).decode(errors="ignore")
+            if self.add_bos
+            else ""
+        )
+        return render_chat(self.info.chat_template, messages, bos)

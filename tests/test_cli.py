@@ -1,0 +1,169 @@
+"""The ``specedit`` command line: bad inputs fail clearly, real rewrites write safely."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from specedit.app.cli import main
+
+SAMPLE = Path(__file__).resolve().parent.parent / "app" / "samples" / "inventory.py"
+
+
+@pytest.fixture(autouse=True)
+def _state(tmp_path, monkeypatch):
+    monkeypatch.setenv("SPECEDIT_STATE_DIR", str(tmp_path / "state"))
+
+
+def _err(capsys) -> str:
+    return " ".join(capsys.readouterr().err.split())
+
+
+def test_missing_path(capsys, tmp_path):
+    assert main(["rewrite", str(tmp_path / "nope.py"), "-i", "x"]) == 1
+    assert "nope.py" in _err(capsys)
+
+
+def test_binary_file_untouched(capsys, tmp_path):
+    f = tmp_path / "blob.bin"
+    f.write_bytes(b"\x7fELF\x00\x01\x02")
+    assert main(["rewrite", str(f), "-i", "x", "--write"]) == 1
+    assert "binary" in _err(capsys)
+    assert f.read_bytes() == b"\x7fELF\x00\x01\x02"
+
+
+def test_non_utf8_file_untouched(capsys, tmp_path):
+    f = tmp_path / "latin1.txt"
+    f.write_bytes("café\n".encode("latin-1"))
+    assert main(["rewrite", str(f), "-i", "x", "--write"]) == 1
+    assert "UTF-8" in _err(capsys)
+    assert f.read_bytes() == "café\n".encode("latin-1")
+
+
+def test_unknown_model(capsys, tmp_path):
+    f = tmp_path / "a.py"
+    f.write_text("x = 1\n")
+    assert main(["rewrite", str(f), "-i", "x", "--model", "gpt-9"]) == 1
+    msg = _err(capsys)
+    assert "gpt-9" in msg and "qwen2.5-coder-0.5b" in msg
+
+
+def test_corrupt_model_file(capsys, tmp_path):
+    f = tmp_path / "a.py"
+    f.write_text("x = 1\n")
+    bad = tmp_path / "bad.gguf"
+    bad.write_bytes(b"not a gguf at all" * 10)
+    assert main(["rewrite", str(f), "-i", "x", "--model", str(bad)]) == 1
+    assert "bad.gguf" in _err(capsys)
+
+
+def test_models_list(capsys):
+    assert main(["models", "list"]) == 0
+    text = capsys.readouterr().out
+    for name in ("smollm2-135m", "qwen2.5-coder-0.5b", "qwen2.5-coder-1.5b"):
+        assert name in text
+
+
+@pytest.mark.model
+def test_too_long_for_context(capsys, tmp_path, qwen05_path):
+    f = tmp_path / "big.py"
+    f.write_text("".join(f"value_{i} = {i} * {i}\n" for i in range(1500)))
+    before = f.read_bytes()
+    rc = main(["rewrite", str(f), "-i", "x", "--model", str(qwen05_path), "--ctx", "2048"])
+    assert rc == 1
+    msg = _err(capsys)
+    assert "tokens" in msg and "2,048" in msg and "fit" in msg
+    assert f.read_bytes() == before
+
+
+@pytest.mark.model
+def test_rewrite_json_write_and_undo(tmp_path, qwen05_path):
+    f = tmp_path / "inventory.py"
+    original = SAMPLE.read_text().replace("\n", "\r\n")  # CRLF must survive the rewrite
+    f.write_bytes(original.encode())
+    os.chmod(f, 0o640)
+    env = {**os.environ, "SPECEDIT_STATE_DIR": str(tmp_path / "state")}
+    cmd = [sys.executable, "-m", "specedit.app.cli", "rewrite", str(f), "--model", str(qwen05_path)]
+    r = subprocess.run(
+        [
+            *cmd,
+            "-i",
+            "Rename the method low_stock to items_below.",
+            "--json",
+            "--write",
+            "--ctx",
+            "4096",
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=600,
+    )
+    assert r.returncode == 0, r.stderr
+    obj = json.loads(r.stdout)
+    assert obj["written"] is True
+    stats = obj["stats"]
+    for key in (
+        "generated_tokens",
+        "prompt_tokens",
+        "target_calls",
+        "drafted_tokens",
+        "accepted_tokens",
+        "acceptance",
+        "tokens_per_call",
+        "acceptance_by_position",
+        "prefill_tps",
+        "decode_tps",
+        "time_split_s",
+        "exact",
+        "timing_s",
+    ):
+        assert key in stats, key
+    assert stats["tokens_per_call"] > 1.5
+    new = f.read_bytes().decode()
+    assert "def items_below(" in new and "\r\n" in new and "\n" not in new.replace("\r\n", "")
+    assert oct(f.stat().st_mode & 0o777) == oct(0o640)
+    assert obj["diff"].count("\n-") >= 1
+    u = subprocess.run(
+        [sys.executable, "-m", "specedit.app.cli", "undo", str(f)],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
+    assert u.returncode == 0, u.stderr
+    assert f.read_bytes().decode() == original
+
+
+@pytest.mark.model
+def test_generate_quotes_context(tmp_path, qwen05_path, capsys):
+    doc = tmp_path / "notes.md"
+    doc.write_text(
+        "The build uses CMake 3.28. Releases are cut every second Tuesday. "
+        "The on-call rotation changes on Mondays at 09:00 UTC.\n"
+    )
+    rc = main(
+        [
+            "generate",
+            "--context",
+            str(doc),
+            "-p",
+            "When does the on-call rotation change? Quote the sentence.",
+            "--model",
+            str(qwen05_path),
+            "--ctx",
+            "2048",
+            "--json",
+            "--max-tokens",
+            "40",
+        ]
+    )
+    assert rc == 0
+    obj = json.loads(capsys.readouterr().out)
+    assert "Monday" in obj["output"]
+    assert obj["stats"]["generated_tokens"] > 0

@@ -1,0 +1,126 @@
+"""The llama.cpp backend and the engine on the real 0.5B catalog model."""
+
+from __future__ import annotations
+
+import sysconfig
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from specedit.app.rewrite import RewriteOptions, build_prompt, rewrite
+from specedit.engine.decode import GenConfig, generate
+from specedit.engine.lookup import LookupDrafter
+from specedit.engine.policy import PolicyConfig
+from specedit.engine.sampling import SamplingParams
+from specedit.models.base import StreamDecoder, TargetModel
+
+pytestmark = pytest.mark.model
+STDLIB = Path(sysconfig.get_paths()["stdlib"])
+
+
+def _head(name: str, lines: int) -> str:
+    return "".join((STDLIB / name).read_text().splitlines(keepends=True)[:lines])
+
+
+def test_backend_implements_protocol_and_returns_only_wanted_rows(qwen05):
+    t = qwen05.target
+    assert isinstance(t, TargetModel)
+    ids = t.tokenize("def add(a, b):\n    return a + b\n")
+    full = t.eval(ids, 0, range(len(ids)))
+    assert full.shape == (len(ids), t.n_vocab)
+    last = np.array(full[-1])
+    t.rollback(0)
+    one = t.eval(ids, 0, [len(ids) - 1])
+    assert one.shape == (1, t.n_vocab)
+    assert np.allclose(one[0], last, atol=1e-3)
+    # rollback then re-evaluating the tail reproduces the logits of the full pass
+    t.rollback(len(ids) - 3)
+    again = t.eval(ids[-3:], len(ids) - 3, [2])
+    assert np.allclose(again[0], last, atol=1e-3)
+    assert not again.flags.owndata  # a view into llama.cpp's logits buffer, not a copy
+    t.rollback(0)
+
+
+def test_stream_decoder_never_splits_utf8(qwen05):
+    t = qwen05.target
+    text = "naïve café 日本語 😀 done"
+    ids = t.tokenize(text)
+    dec = StreamDecoder(t)
+    pieces = [dec.feed([i]) for i in ids] + [dec.flush()]
+    assert "".join(pieces) == text
+    assert all("\ufffd" not in p for p in pieces)
+
+
+def test_exactness_self_check_ran(qwen05):
+    assert qwen05.exact_block >= 1
+    assert set(qwen05.exact_deltas) == {2, 4, 8, 16, 32}
+    if qwen05.batch_exact:
+        assert qwen05.exact_block == 32
+
+
+@pytest.mark.parametrize("name", ["textwrap.py", "bisect.py", "colorsys.py"])
+def test_greedy_speculative_equals_plain_exact_mode(qwen05, name):
+    text = _head(name, 40)
+    opts = RewriteOptions(instruction="Output the file exactly as it is.", exact=True)
+    spec = rewrite(qwen05, text, opts, path=name)
+    plain = rewrite(qwen05, text, RewriteOptions(opts.instruction, draft="none"), path=name)
+    assert spec.raw == plain.raw
+    s = spec.metrics.snapshot()
+    assert s["exact"] and s["generated_tokens"] > 100
+    assert s["tokens_per_call"] > 2.0, s  # copying: many tokens per target call
+    assert plain.metrics.snapshot()["tokens_per_call"] == 1.0
+    assert spec.new_text == text  # the 0.5B model copies faithfully
+
+
+def test_edit_changes_only_the_asked_lines(qwen05):
+    text = _head("colorsys.py", 60)
+    opts = RewriteOptions(instruction="Rename the function rgb_to_yiq to rgb_to_yiq_space.")
+    res = rewrite(qwen05, text, opts, path="colorsys.py")
+    assert res.status == "ok"
+    assert "def rgb_to_yiq_space(" in res.new_text
+    assert 1 <= len(res.hunks) <= 3
+    assert res.diff.startswith("--- a/colorsys.py")
+
+
+def test_sampling_run_is_seeded(qwen05):
+    t = qwen05.target
+    prompt = t.tokenize("Once upon a time")
+    sp = SamplingParams(temperature=0.9, top_p=0.95, seed=3)
+    a = generate(t, prompt, GenConfig(max_tokens=24, sampling=sp), LookupDrafter())
+    b = generate(t, prompt, GenConfig(max_tokens=24, sampling=sp), LookupDrafter())
+    assert a.tokens == b.tokens and len(a.tokens) == 24
+
+
+def test_region_rewrite_keeps_the_rest_byte_identical(qwen05):
+    text = _head("bisect.py", 40)
+    lines = text.splitlines(keepends=True)
+    opts = RewriteOptions(instruction="Output this part exactly as it is.", region=(2, 12))
+    res = rewrite(qwen05, text, opts, path="bisect.py")
+    assert res.status == "ok"
+    new_lines = res.new_text.splitlines(keepends=True)
+    assert new_lines[:2] == lines[:2]
+    assert new_lines[-(len(lines) - 12) :] == lines[12:]
+
+
+def test_prompt_spans_label_the_file(qwen05):
+    msgs = [{"role": "user", "content": "Look: \x00SPECEDIT_FILE\x00 ok"}]
+    ids, spans = build_prompt(qwen05, msgs, "", {"\x00SPECEDIT_FILE\x00": "x = 1\n"})
+    ((s, e, label),) = spans
+    assert label == "file"
+    assert qwen05.target.detokenize(ids[s:e]).decode() == "x = 1\n"
+
+
+def test_fixed_k_and_plain_share_the_loop(qwen05):
+    t = qwen05.target
+    text = _head("heapq.py", 20)
+    prompt = t.tokenize(text + text[:200])
+    plain = generate(t, prompt, GenConfig(max_tokens=40, speculate=False))
+    spec = generate(
+        t,
+        prompt,
+        GenConfig(max_tokens=40, policy=PolicyConfig(fixed_k=4), exact_block=qwen05.exact_block),
+        LookupDrafter(prompt_len=len(prompt)),
+    )
+    assert spec.tokens == plain.tokens
+    assert spec.metrics.target_calls < plain.metrics.target_calls
