@@ -1,0 +1,229 @@
+"""Tree-sitter helpers shared by the TUI and the socket server.
+
+Contract:
+
+* :func:`language_for_path` maps a file name to a tree-sitter language name (the same names
+  Textual's ``TextArea`` uses: ``"python"``, ``"rust"``, …) when a grammar for it is
+  installed, else ``None``.
+* :func:`enclosing_node_range` returns the 0-based ``[start, end)`` line range of the
+  smallest function / class / definition node that contains lines ``[start_line,
+  end_line)`` (an empty range means the single line ``start_line``, i.e. a cursor). A
+  Python definition's decorators are included. With no such node, an unknown language or
+  unparsable input it returns the given range itself (an empty one widened to one line),
+  clamped to the text.
+* :func:`count_errors` counts ``ERROR`` plus ``MISSING`` nodes (0 for unknown languages);
+  :func:`syntax_warning` compares an original and a rewrite with it and returns a one-line
+  warning when the rewrite has more of them.
+
+Parsers are created per call, so every function is safe to call from any thread.
+"""
+
+from __future__ import annotations
+
+import importlib
+import logging
+from functools import cache
+from pathlib import PurePath
+
+log = logging.getLogger(__name__)
+
+__all__ = [
+    "count_errors",
+    "enclosing_node_range",
+    "language_for_path",
+    "syntax_warning",
+]
+
+# language name -> (module, function returning the grammar's language pointer)
+_GRAMMARS: dict[str, tuple[str, str]] = {
+    "bash": ("tree_sitter_bash", "language"),
+    "css": ("tree_sitter_css", "language"),
+    "go": ("tree_sitter_go", "language"),
+    "html": ("tree_sitter_html", "language"),
+    "java": ("tree_sitter_java", "language"),
+    "javascript": ("tree_sitter_javascript", "language"),
+    "json": ("tree_sitter_json", "language"),
+    "markdown": ("tree_sitter_markdown", "language"),
+    "python": ("tree_sitter_python", "language"),
+    "rust": ("tree_sitter_rust", "language"),
+    "sql": ("tree_sitter_sql", "language"),
+    "toml": ("tree_sitter_toml", "language"),
+    "xml": ("tree_sitter_xml", "language_xml"),
+    "yaml": ("tree_sitter_yaml", "language"),
+}
+
+_SUFFIXES: dict[str, str] = {
+    ".py": "python",
+    ".pyi": "python",
+    ".pyw": "python",
+    ".js": "javascript",
+    ".mjs": "javascript",
+    ".cjs": "javascript",
+    ".jsx": "javascript",
+    ".rs": "rust",
+    ".go": "go",
+    ".java": "java",
+    ".sh": "bash",
+    ".bash": "bash",
+    ".json": "json",
+    ".toml": "toml",
+    ".yaml": "yaml",
+    ".yml": "yaml",
+    ".css": "css",
+    ".html": "html",
+    ".htm": "html",
+    ".md": "markdown",
+    ".markdown": "markdown",
+    ".sql": "sql",
+    ".xml": "xml",
+}
+
+_NAMES: dict[str, str] = {".bashrc": "bash", ".profile": "bash", "pipfile": "toml"}
+
+# node types that count as a "definition" for region mode, per language
+_DEFINITIONS: dict[str, frozenset[str]] = {
+    "python": frozenset({"function_definition", "class_definition", "decorated_definition"}),
+    "javascript": frozenset(
+        {
+            "function_declaration",
+            "generator_function_declaration",
+            "class_declaration",
+            "method_definition",
+        }
+    ),
+    "rust": frozenset(
+        {"function_item", "impl_item", "struct_item", "enum_item", "trait_item", "mod_item"}
+    ),
+    "go": frozenset({"function_declaration", "method_declaration", "type_declaration"}),
+    "java": frozenset(
+        {
+            "method_declaration",
+            "constructor_declaration",
+            "class_declaration",
+            "interface_declaration",
+            "enum_declaration",
+            "record_declaration",
+        }
+    ),
+    "bash": frozenset({"function_definition"}),
+    "css": frozenset({"rule_set", "media_statement"}),
+    "json": frozenset({"pair"}),
+    "toml": frozenset({"table", "table_array_element"}),
+    "yaml": frozenset({"block_mapping_pair"}),
+    "html": frozenset({"element"}),
+    "markdown": frozenset({"section"}),
+    "xml": frozenset({"element"}),
+    "sql": frozenset({"statement"}),
+}
+
+
+@cache
+def _language(lang: str):  # -> tree_sitter.Language | None
+    spec = _GRAMMARS.get(lang)
+    if spec is None:
+        return None
+    try:
+        import tree_sitter
+
+        module = importlib.import_module(spec[0])
+        return tree_sitter.Language(getattr(module, spec[1])())
+    except (ImportError, AttributeError, ValueError, TypeError) as exc:
+        log.info("no tree-sitter grammar for %s: %s", lang, exc)
+        return None
+
+
+def _parse(text: str, lang: str | None):  # -> tree_sitter.Tree | None
+    language = _language(lang) if lang else None
+    if language is None:
+        return None
+    import tree_sitter
+
+    return tree_sitter.Parser(language).parse(text.encode("utf-8"))
+
+
+def language_for_path(path: str | None) -> str | None:
+    """The tree-sitter language name for ``path``, or None if unknown or not installed."""
+    if not path:
+        return None
+    p = PurePath(path)
+    lang = _NAMES.get(p.name.lower()) or _SUFFIXES.get(p.suffix.lower())
+    if lang is None or _language(lang) is None:
+        return None
+    return lang
+
+
+def _line_count(text: str) -> int:
+    return text.count("\n") + (0 if text.endswith("\n") or not text else 1)
+
+
+def enclosing_node_range(
+    text: str, lang: str | None, start_line: int, end_line: int
+) -> tuple[int, int]:
+    """0-based ``[start, end)`` lines of the smallest definition containing the given lines.
+
+    Falls back to the given range (at least one line, clamped to the text) when the language
+    is unknown or no definition node contains it.
+    """
+    n_lines = max(_line_count(text), 1)
+    start = min(max(start_line, 0), n_lines - 1)
+    end = min(max(end_line, start + 1), n_lines)
+    fallback = (start, end)
+    tree = _parse(text, lang)
+    kinds = _DEFINITIONS.get(lang or "", frozenset())
+    if tree is None or not kinds:
+        return fallback
+    last = end - 1  # last line of the range, inclusive
+    node = tree.root_node
+    best = None
+    # descend towards the range: each step picks the child that spans every line of it
+    while True:
+        child = next(
+            (c for c in node.named_children if c.start_point.row <= start and _last_row(c) >= last),
+            None,
+        )
+        if child is None:
+            break
+        node = child
+        if node.type in kinds:
+            best = node
+    if best is None:
+        return fallback
+    parent = best.parent
+    if parent is not None and parent.type == "decorated_definition":
+        best = parent
+    return best.start_point.row, _last_row(best) + 1
+
+
+def _last_row(node) -> int:
+    """The last line a node occupies (a node ending at column 0 ends on the line before)."""
+    row, col = node.end_point.row, node.end_point.column
+    return row - 1 if col == 0 and row > node.start_point.row else row
+
+
+def count_errors(text: str, lang: str | None) -> int:
+    """Number of ``ERROR`` and ``MISSING`` nodes in ``text``'s parse tree (0 if unknown)."""
+    tree = _parse(text, lang)
+    if tree is None or not tree.root_node.has_error:
+        return 0
+    count = 0
+    stack = [tree.root_node]
+    while stack:
+        node = stack.pop()
+        if node.is_error or node.is_missing:
+            count += 1
+        if node.has_error:  # only subtrees with errors can contain more
+            stack.extend(node.children)
+    return count
+
+
+def syntax_warning(original: str, new: str, lang: str | None) -> str | None:
+    """A one-line warning when ``new`` parses with more errors than ``original``, else None."""
+    if lang is None:
+        return None
+    before, after = count_errors(original, lang), count_errors(new, lang)
+    if after <= before:
+        return None
+    return (
+        f"the result has {after} {lang} syntax error node(s) (ERROR/MISSING); "
+        f"the original had {before}"
+    )
