@@ -100,6 +100,11 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--tcp", action="store_true", help="also listen on 127.0.0.1 with a token")
     s.add_argument("--socket", default=None, help="socket path (default: per-user runtime dir)")
     s.add_argument("--ctx", type=int, default=16384)
+    s.add_argument("--threads", type=int, default=None)
+    s.add_argument("--log-file", default=None, help="default: <state dir>/logs/server.log")
+    s.add_argument(
+        "--log-level", dest="serve_log_level", default=None, help="log file level (INFO)"
+    )
 
     t = sub.add_parser("tui", help="open the terminal app (also: specedit PATH)")
     t.add_argument("path", nargs="?")

@@ -1,0 +1,286 @@
+"""JSON-RPC 2.0 over LSP framing on asyncio streams: the wire layer of ``specedit serve``.
+
+Contract:
+
+* A frame is ``Content-Length: N\\r\\n`` (other headers such as ``Content-Type`` allowed and
+  ignored, names case-insensitive) ``\\r\\n`` and N bytes of UTF-8 JSON. The header block is
+  at most :data:`MAX_HEADER_BYTES`; N at most :data:`MAX_CONTENT_LENGTH` (16 MiB).
+* :class:`Connection` reads frames until EOF and answers every request it is given:
+  bad input never raises out of :meth:`Connection.run` and never affects other connections.
+
+  - a header block without a valid ``Content-Length`` -> error -32700 (id null); the block is
+    discarded and reading goes on with the next frame;
+  - invalid UTF-8 or JSON -> -32700; JSON that is not a request, notification or batch ->
+    -32600; an unknown method -> -32601; handlers raise :class:`RpcError` (e.g. -32602);
+    any other exception in a handler -> -32603, logged with its traceback;
+  - a ``Content-Length`` over the limit, a header block over its limit, or a stream that ends
+    mid-frame -> an error reply where one can still be sent, then the connection is closed,
+    because re-synchronising would mean reading an attacker-chosen number of bytes.
+* Requests of one connection are handled in order (handlers are quick: long work is queued
+  elsewhere and reported with notifications). Batches (JSON arrays) are supported.
+* :meth:`Connection.notify` never blocks: when a client stops reading, *droppable*
+  notifications (progress, previews) are skipped once :data:`SOFT_BUFFER` bytes wait, and the
+  connection is closed once :data:`HARD_BUFFER` bytes wait.
+
+Why not pygls: its JSON-RPC protocol object is bound to one server instance and one client
+(stdio, TCP or WebSocket), while this server multiplexes many clients of a Unix socket onto
+one model, and its reader has no cap on ``Content-Length``. The framing here is small and
+strict instead; the message vocabulary (error codes) comes from ``lsprotocol``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from lsprotocol.types import ErrorCodes, LSPErrorCodes
+
+__all__ = [
+    "CONTENT_MODIFIED",
+    "INTERNAL_ERROR",
+    "INVALID_PARAMS",
+    "INVALID_REQUEST",
+    "MAX_CONTENT_LENGTH",
+    "METHOD_NOT_FOUND",
+    "PARSE_ERROR",
+    "REQUEST_CANCELLED",
+    "REQUEST_FAILED",
+    "SERVER_NOT_INITIALIZED",
+    "Connection",
+    "RpcError",
+    "encode_frame",
+]
+
+log = logging.getLogger(__name__)
+
+MAX_CONTENT_LENGTH = 16 * 1024 * 1024
+MAX_HEADER_BYTES = 8192
+SOFT_BUFFER = 1 << 20
+HARD_BUFFER = 64 << 20
+
+PARSE_ERROR = int(ErrorCodes.ParseError)  # -32700
+INVALID_REQUEST = int(ErrorCodes.InvalidRequest)  # -32600
+METHOD_NOT_FOUND = int(ErrorCodes.MethodNotFound)  # -32601
+INVALID_PARAMS = int(ErrorCodes.InvalidParams)  # -32602
+INTERNAL_ERROR = int(ErrorCodes.InternalError)  # -32603
+SERVER_NOT_INITIALIZED = int(ErrorCodes.ServerNotInitialized)  # -32002
+REQUEST_CANCELLED = int(LSPErrorCodes.RequestCancelled)  # -32800
+CONTENT_MODIFIED = int(LSPErrorCodes.ContentModified)  # -32801
+REQUEST_FAILED = int(LSPErrorCodes.RequestFailed)  # -32803
+
+Handler = Callable[["Connection", Any], Awaitable[Any]]
+
+
+class RpcError(Exception):
+    """An error to send back as a JSON-RPC error object."""
+
+    def __init__(self, code: int, message: str, data: Any = None) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+        self.data = data
+
+    def to_json(self) -> dict[str, Any]:
+        err: dict[str, Any] = {"code": self.code, "message": self.message}
+        if self.data is not None:
+            err["data"] = self.data
+        return err
+
+
+class _FrameError(Exception):
+    def __init__(self, error: RpcError | None, fatal: bool) -> None:
+        super().__init__(error.message if error else "end of stream")
+        self.error = error
+        self.fatal = fatal
+
+
+def encode_frame(obj: Any) -> bytes:
+    """One LSP-framed JSON message."""
+    body = json.dumps(obj, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+    return b"Content-Length: %d\r\n\r\n" % len(body) + body
+
+
+def _content_length(block: bytes) -> int:
+    length: int | None = None
+    for raw in block.split(b"\r\n"):
+        if not raw:
+            continue
+        name, sep, value = raw.partition(b":")
+        if not sep:
+            raise _FrameError(RpcError(PARSE_ERROR, "malformed header line"), fatal=False)
+        if name.strip().lower() == b"content-length":
+            value = value.strip()
+            if length is not None or not value.isdigit() or len(value) > 12:
+                raise _FrameError(RpcError(PARSE_ERROR, "bad Content-Length header"), fatal=False)
+            length = int(value)
+    if length is None:
+        raise _FrameError(RpcError(PARSE_ERROR, "missing Content-Length header"), fatal=False)
+    if length > MAX_CONTENT_LENGTH:
+        msg = f"Content-Length {length} is over the {MAX_CONTENT_LENGTH}-byte limit"
+        raise _FrameError(RpcError(INVALID_REQUEST, msg), fatal=True)
+    return length
+
+
+async def _read_frame(reader: asyncio.StreamReader) -> bytes:
+    try:
+        block = await reader.readuntil(b"\r\n\r\n")
+    except asyncio.IncompleteReadError as e:
+        if not e.partial.strip():
+            raise _FrameError(None, fatal=True) from None
+        raise _FrameError(RpcError(PARSE_ERROR, "stream ended inside a header"), True) from None
+    except asyncio.LimitOverrunError:
+        msg = f"header block over {MAX_HEADER_BYTES} bytes"
+        raise _FrameError(RpcError(PARSE_ERROR, msg), fatal=True) from None
+    if len(block) > MAX_HEADER_BYTES:
+        msg = f"header block over {MAX_HEADER_BYTES} bytes"
+        raise _FrameError(RpcError(PARSE_ERROR, msg), fatal=True)
+    n = _content_length(block[:-4])
+    try:
+        return await reader.readexactly(n)
+    except asyncio.IncompleteReadError:
+        raise _FrameError(None, fatal=True) from None
+
+
+class Connection:
+    """One client: reads frames, dispatches to ``handlers``, writes replies and notifications."""
+
+    def __init__(
+        self,
+        reader: asyncio.StreamReader,
+        writer: asyncio.StreamWriter,
+        handlers: dict[str, Handler],
+        name: str,
+    ) -> None:
+        self.reader = reader
+        self.writer = writer
+        self.handlers = handlers
+        self.name = name
+        self.closed = False
+        self.authorized = True
+        self.state: dict[str, Any] = {}
+        self.dropped = 0
+
+    # ------------------------------------------------------------------ writing
+    def _write(self, obj: Any, droppable: bool = False) -> None:
+        if self.closed or self.writer.is_closing():
+            return
+        waiting = self.writer.transport.get_write_buffer_size()
+        if waiting > HARD_BUFFER:
+            log.warning("%s: %d bytes unread by the client; closing", self.name, waiting)
+            self.close()
+            return
+        if droppable and waiting > SOFT_BUFFER:
+            self.dropped += 1
+            return
+        try:
+            self.writer.write(encode_frame(obj))
+        except (OSError, RuntimeError) as e:
+            log.info("%s: write failed: %s", self.name, e)
+            self.close()
+
+    def notify(self, method: str, params: Any, *, droppable: bool = False) -> None:
+        """Send a notification (never blocks; see module docstring for back-pressure)."""
+        self._write({"jsonrpc": "2.0", "method": method, "params": params}, droppable)
+
+    def close(self) -> None:
+        if not self.closed:
+            self.closed = True
+            try:
+                self.writer.close()
+            except (OSError, RuntimeError):  # pragma: no cover - already gone
+                pass
+
+    # ------------------------------------------------------------------ reading
+    async def run(self) -> None:
+        """Serve until the client closes the stream or sends something unrecoverable."""
+        try:
+            while not self.closed:
+                try:
+                    body = await _read_frame(self.reader)
+                except _FrameError as e:
+                    if e.error is not None:
+                        log.info("%s: %s", self.name, e.error.message)
+                        self._write(_error_reply(None, e.error))
+                    if e.fatal:
+                        break
+                    continue
+                reply = await self._handle_body(body)
+                if reply is not None:
+                    self._write(reply)
+                    await self._drain()
+        except (ConnectionError, OSError) as e:
+            log.info("%s: connection lost: %s", self.name, e)
+        finally:
+            if not self.closed:
+                try:
+                    await asyncio.wait_for(self._drain(), 1.0)
+                except (TimeoutError, ConnectionError, OSError):
+                    pass
+            self.close()
+
+    async def _drain(self) -> None:
+        if self.closed:
+            return
+        try:
+            await self.writer.drain()
+        except (ConnectionError, OSError):
+            self.close()
+
+    async def _handle_body(self, body: bytes) -> Any:
+        try:
+            msg = json.loads(body.decode("utf-8"))
+        except (UnicodeDecodeError, ValueError, RecursionError) as e:
+            return _error_reply(None, RpcError(PARSE_ERROR, f"invalid JSON: {e}"))
+        if isinstance(msg, list):
+            if not msg:
+                return _error_reply(None, RpcError(INVALID_REQUEST, "empty batch"))
+            replies = [r for r in [await self._handle_one(m) for m in msg] if r is not None]
+            return replies or None
+        return await self._handle_one(msg)
+
+    async def _handle_one(self, msg: Any) -> dict[str, Any] | None:
+        if not isinstance(msg, dict):
+            return _error_reply(None, RpcError(INVALID_REQUEST, "a message must be an object"))
+        mid = msg.get("id")
+        has_id = "id" in msg
+        if has_id and (isinstance(mid, bool) or not isinstance(mid, int | str | None)):
+            return _error_reply(None, RpcError(INVALID_REQUEST, "id must be a number or string"))
+        if msg.get("jsonrpc") != "2.0":
+            return _error_reply(mid, RpcError(INVALID_REQUEST, 'jsonrpc must be "2.0"'))
+        method = msg.get("method")
+        if method is None and ("result" in msg or "error" in msg):
+            return None  # a response: this server sends no requests, so nothing waits for it
+        if not isinstance(method, str):
+            return _error_reply(mid, RpcError(INVALID_REQUEST, "method must be a string"))
+        params = msg.get("params")
+        if "params" in msg and not isinstance(params, dict | list):
+            return _error_reply(mid, RpcError(INVALID_REQUEST, "params must be object or array"))
+        handler = self.handlers.get(method)
+        try:
+            if handler is None:
+                if not has_id:  # unknown notifications ($/setTrace, ...) are ignored
+                    return None
+                raise RpcError(METHOD_NOT_FOUND, f"unknown method {method!r}")
+            if has_id:
+                self.state["request_id"] = mid
+            result = await handler(self, params)
+        except RpcError as e:
+            if has_id:
+                return _error_reply(mid, e)
+            log.info("%s: notification %s failed: %s", self.name, method, e.message)
+            return None
+        except Exception as e:  # a bug: report it, keep serving
+            log.exception("%s: %s failed", self.name, method)
+            if has_id:
+                return _error_reply(mid, RpcError(INTERNAL_ERROR, f"internal error: {e}"))
+            return None
+        if not has_id:
+            return None
+        return {"jsonrpc": "2.0", "id": mid, "result": result}
+
+
+def _error_reply(mid: Any, err: RpcError) -> dict[str, Any]:
+    return {"jsonrpc": "2.0", "id": mid, "error": err.to_json()}

@@ -1,0 +1,409 @@
+"""``specedit serve``: one loaded model, served to editor plugins over a local socket.
+
+Contract (the wire protocol is documented in ``docs/protocol.md``):
+
+* :class:`Server` listens on a Unix socket (directory 0700, socket 0600, peers of another
+  uid refused via ``SO_PEERCRED``) and, with ``tcp=True``, on 127.0.0.1 only, where a
+  connection must send the discovery file's random token in ``initialize`` before anything
+  else. The discovery file ``{socket, pid, protocolVersion, model[, tcp]}`` is written
+  (0600) once the server listens and removed when it stops; a live server on the same path
+  makes :meth:`Server.start` raise :class:`AlreadyRunning`, a stale one is cleaned up.
+* Methods: ``initialize``, ``rewrite/start`` (returns ``{sessionId}`` at once),
+  ``rewrite/cancel``, ``$/cancelRequest`` (cancels the session its request started),
+  ``rewrite/apply`` (atomic write with backup; -32801 when the file changed), ``shutdown``
+  then ``exit`` (stops the server; ``exit`` alone just closes that connection).
+  Notifications ``rewrite/progress``, ``rewrite/preview`` and ``rewrite/done`` come from
+  ``app.server_jobs``; a client that disconnects has its sessions cancelled.
+* :func:`serve_main` is the CLI entry: it logs to ``<state>/logs/server.log`` (rotated),
+  claims the socket before loading the model (so a second server is refused at once), then
+  serves until SIGINT/SIGTERM or ``shutdown``+``exit``. :class:`ServerThread` runs a server
+  over a preloaded session in a background thread (tests, embedding).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hmac
+import logging
+import logging.handlers
+import os
+import secrets
+import signal
+import sys
+import threading
+from pathlib import Path
+from typing import Any
+
+from .files import ConflictError, FileError, read_source, state_dir, write_atomic
+from .rpc import (
+    CONTENT_MODIFIED,
+    INVALID_PARAMS,
+    INVALID_REQUEST,
+    MAX_HEADER_BYTES,
+    REQUEST_FAILED,
+    SERVER_NOT_INITIALIZED,
+    Connection,
+    RpcError,
+)
+from .server_jobs import Job, Scheduler
+from .server_params import parse_apply, parse_start, session_id
+from .server_paths import (
+    AlreadyRunning,
+    ServerSetupError,
+    claim,
+    default_socket_path,
+    discovery_path,
+    peer_uid,
+    write_discovery,
+)
+from .session import ModelSession
+
+log = logging.getLogger(__name__)
+
+PROTOCOL_VERSION = 1
+SERVER_VERSION = "0.1.0"
+
+__all__ = ["PROTOCOL_VERSION", "AlreadyRunning", "Server", "ServerThread", "serve_main"]
+
+
+class Server:
+    """The socket server over one :class:`ModelSession` (see module docstring)."""
+
+    def __init__(
+        self,
+        session: ModelSession,
+        socket_path: Path | None = None,
+        *,
+        tcp: bool = False,
+        lock_fd: int | None = None,
+    ) -> None:
+        self.session = session
+        self.socket_path = Path(socket_path) if socket_path else default_socket_path()
+        self.discovery = discovery_path(self.socket_path)
+        self.tcp = tcp
+        self.token = secrets.token_urlsafe(32) if tcp else None
+        self.tcp_port: int | None = None
+        self.scheduler = Scheduler(session)
+        self.connections: set[Connection] = set()
+        self.stopped = asyncio.Event()
+        self._servers: list[asyncio.base_events.Server] = []
+        self._lock_fd = lock_fd
+        self._shutdown_requested = False
+        self._tasks: set[asyncio.Task[None]] = set()
+        self.handlers = {
+            "initialize": self._initialize,
+            "rewrite/start": self._start,
+            "rewrite/cancel": self._cancel,
+            "$/cancelRequest": self._cancel_request,
+            "rewrite/apply": self._apply,
+            "shutdown": self._shutdown,
+            "exit": self._exit,
+        }
+
+    # ------------------------------------------------------------------ lifecycle
+    async def start(self) -> None:
+        if self._lock_fd is None:
+            self._lock_fd = claim(self.socket_path)
+        try:
+            srv = await asyncio.start_unix_server(
+                self._on_unix, path=os.fspath(self.socket_path), limit=MAX_HEADER_BYTES
+            )
+            os.chmod(self.socket_path, 0o600)
+            self._servers.append(srv)
+            info: dict[str, Any] = {
+                "socket": os.fspath(self.socket_path),
+                "pid": os.getpid(),
+                "protocolVersion": PROTOCOL_VERSION,
+                "model": self.session.model_name,
+            }
+            if self.tcp:
+                tsrv = await asyncio.start_server(
+                    self._on_tcp, host="127.0.0.1", port=0, limit=MAX_HEADER_BYTES
+                )
+                self._servers.append(tsrv)
+                self.tcp_port = tsrv.sockets[0].getsockname()[1]
+                info["tcp"] = {"host": "127.0.0.1", "port": self.tcp_port, "token": self.token}
+            write_discovery(self.discovery, info)
+        except BaseException:
+            await self._release()
+            raise
+        self.scheduler.start()
+        log.info("listening on %s (tcp port %s)", self.socket_path, self.tcp_port)
+
+    async def close(self) -> None:
+        if self.stopped.is_set():
+            return
+        for srv in self._servers:
+            srv.close()
+        for conn in list(self.connections):
+            conn.close()
+        await self.scheduler.close()
+        await self._release()
+        self.stopped.set()
+        log.info("server stopped")
+
+    async def _release(self) -> None:
+        for path in (self.discovery, self.socket_path):
+            with contextlib.suppress(FileNotFoundError):
+                path.unlink()
+        if self._lock_fd is not None:
+            os.close(self._lock_fd)
+            self._lock_fd = None
+
+    # ------------------------------------------------------------------ connections
+    async def _on_unix(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        uid = peer_uid(writer.get_extra_info("socket"))
+        if uid != os.getuid():
+            log.warning("refused a connection from uid %s", uid)
+            writer.close()
+            return
+        await self._serve(Connection(reader, writer, self.handlers, "unix"), authorized=True)
+
+    async def _on_tcp(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        peer = writer.get_extra_info("peername")
+        await self._serve(Connection(reader, writer, self.handlers, f"tcp {peer}"), False)
+
+    async def _serve(self, conn: Connection, authorized: bool) -> None:
+        conn.authorized = authorized
+        self.connections.add(conn)
+        log.debug("%s: connected (%d open)", conn.name, len(self.connections))
+        try:
+            await conn.run()
+        finally:
+            self.connections.discard(conn)
+            n = self.scheduler.cancel_owner(conn)
+            log.debug("%s: gone; cancelled %d sessions", conn.name, n)
+
+    def _check_auth(self, conn: Connection) -> None:
+        if not conn.authorized:
+            raise RpcError(SERVER_NOT_INITIALIZED, "send initialize with the token first")
+
+    # ------------------------------------------------------------------ methods
+    async def _initialize(self, conn: Connection, params: Any) -> dict[str, Any]:
+        params = params if isinstance(params, dict) else {}
+        if not conn.authorized:
+            token = params.get("token")
+            if not isinstance(token, str) or not hmac.compare_digest(token, self.token or ""):
+                conn.close()
+                raise RpcError(INVALID_PARAMS, "wrong or missing token")
+            conn.authorized = True
+        for key in ("client", "version"):
+            if key in params and not isinstance(params[key], str):
+                raise RpcError(INVALID_PARAMS, f"{key} must be a string")
+        conn.state["client"] = params.get("client", "?")
+        log.info(
+            "%s: initialize from %s %s", conn.name, conn.state["client"], params.get("version")
+        )
+        desc = self.session.describe()
+        return {
+            "server": "specedit",
+            "version": SERVER_VERSION,
+            "protocolVersion": PROTOCOL_VERSION,
+            "model": self.session.model_name,
+            "backend": desc.get("backend"),
+            "nCtx": desc.get("n_ctx"),
+            "batchExact": desc.get("batch_exact"),
+        }
+
+    async def _start(self, conn: Connection, params: Any) -> dict[str, Any]:
+        self._check_auth(conn)
+        if self._shutdown_requested:
+            raise RpcError(INVALID_REQUEST, "the server is shutting down")
+        p = parse_start(params)
+        job = Job(
+            owner=conn,
+            text=p.text,
+            opts=p.opts,
+            path=p.path,
+            base_sha256=p.base_sha256,
+            request_id=conn.state.get("request_id"),
+        )
+        conn.state.setdefault("by_request", {})[job.request_id] = job.id
+        position = self.scheduler.submit(job)
+        return {"sessionId": job.id, "queuePosition": position, "range": p.range_json}
+
+    async def _cancel(self, conn: Connection, params: Any) -> dict[str, Any]:
+        self._check_auth(conn)
+        sid = session_id(params)
+        if self.scheduler.get(sid) is None:
+            raise RpcError(INVALID_PARAMS, f"unknown session {sid!r}")
+        return {"cancelled": self.scheduler.cancel(sid)}
+
+    async def _cancel_request(self, conn: Connection, params: Any) -> None:
+        if not isinstance(params, dict) or not isinstance(params.get("id"), int | str):
+            raise RpcError(INVALID_PARAMS, "$/cancelRequest needs {id}")
+        sid = conn.state.get("by_request", {}).get(params["id"])
+        if sid is not None:
+            self.scheduler.cancel(sid)
+
+    async def _apply(self, conn: Connection, params: Any) -> dict[str, Any]:
+        self._check_auth(conn)
+        p = parse_apply(params)
+        job = self.scheduler.get(p.session_id)
+        if job is None:
+            raise RpcError(INVALID_PARAMS, f"unknown session {p.session_id!r}")
+        if job.state != "done" or job.result is None or job.result.new_text is None:
+            raise RpcError(REQUEST_FAILED, f"session {job.id} has no finished rewrite to apply")
+        return await asyncio.to_thread(_apply_job, job, p.path, p.hunk_ids)
+
+    async def _shutdown(self, conn: Connection, params: Any) -> None:
+        self._check_auth(conn)
+        self._shutdown_requested = True
+        conn.state["shutdown"] = True
+        for job in list(self.scheduler.queue):
+            self.scheduler.cancel(job.id)
+        if self.scheduler.running is not None:
+            self.scheduler.running.cancel.set()
+        return None
+
+    async def _exit(self, conn: Connection, params: Any) -> None:
+        if conn.state.get("shutdown"):
+            task = asyncio.get_running_loop().create_task(self.close())
+            self._tasks.add(task)
+            task.add_done_callback(self._tasks.discard)
+        conn.close()
+
+
+def _apply_job(job: Job, path: str, hunk_ids: list[int] | None) -> dict[str, Any]:
+    """Write the job's accepted hunks to ``path`` (atomic, backed up, sha-checked)."""
+    from .diff import apply_hunks
+
+    assert job.result is not None
+    hunks = job.result.hunks
+    if hunk_ids is not None:
+        known = {h.id for h in hunks}
+        unknown = sorted(set(hunk_ids) - known)
+        if unknown:
+            raise RpcError(INVALID_PARAMS, f"unknown hunk ids {unknown}")
+        hunks = [h for h in hunks if h.id in set(hunk_ids)]
+    try:
+        src = read_source(path)
+        expected = job.base_sha256 or _sha_of_text(job.text)
+        if src.sha256 != expected:
+            raise ConflictError(f"{path} changed since the rewrite started (sha256 mismatch)")
+        new_text = apply_hunks(job.text, hunks)
+        res = write_atomic(src, new_text)
+    except ConflictError as e:
+        raise RpcError(CONTENT_MODIFIED, str(e)) from None
+    except FileError as e:
+        raise RpcError(REQUEST_FAILED, str(e)) from None
+    except ValueError as e:
+        raise RpcError(REQUEST_FAILED, f"cannot apply the hunks: {e}") from None
+    return {
+        "path": os.fspath(res.path),
+        "backup": os.fspath(res.backup_path) if res.backup_path else None,
+        "sha256": res.sha256,
+        "appliedHunks": [h.id for h in hunks],
+    }
+
+
+def _sha_of_text(text: str) -> str:
+    import hashlib
+
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+class ServerThread:
+    """Run a :class:`Server` over a preloaded session in a daemon thread."""
+
+    def __init__(self, session: ModelSession, socket_path: Path, *, tcp: bool = False) -> None:
+        self.session = session
+        self.socket_path = Path(socket_path)
+        self.tcp = tcp
+        self.server: Server | None = None
+        self.loop: asyncio.AbstractEventLoop | None = None
+        self._ready = threading.Event()
+        self._error: BaseException | None = None
+        self._thread = threading.Thread(target=self._main, name="specedit-server", daemon=True)
+
+    def start(self, timeout: float = 30.0) -> ServerThread:
+        self._thread.start()
+        if not self._ready.wait(timeout):
+            raise TimeoutError("the server did not start")
+        if self._error is not None:
+            raise self._error
+        return self
+
+    def _main(self) -> None:
+        async def run() -> None:
+            self.loop = asyncio.get_running_loop()
+            self.server = Server(self.session, self.socket_path, tcp=self.tcp)
+            try:
+                await self.server.start()
+            except BaseException as e:
+                self._error = e
+                self._ready.set()
+                return
+            self._ready.set()
+            await self.server.stopped.wait()
+
+        asyncio.run(run())
+
+    def stop(self, timeout: float = 30.0) -> None:
+        if self.loop is not None and self.server is not None and self._thread.is_alive():
+            fut = asyncio.run_coroutine_threadsafe(self.server.close(), self.loop)
+            with contextlib.suppress(Exception):
+                fut.result(timeout)
+        self._thread.join(timeout)
+
+    def __enter__(self) -> ServerThread:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+
+def _setup_logging(level: str, log_file: str | None) -> Path:
+    path = Path(log_file) if log_file else state_dir() / "logs" / "server.log"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    handler = logging.handlers.RotatingFileHandler(
+        path, maxBytes=5_000_000, backupCount=3, encoding="utf-8"
+    )
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    lvl = getattr(logging, level.upper(), None)
+    if not isinstance(lvl, int):
+        raise ServerSetupError(f"unknown log level {level!r}")
+    handler.setLevel(lvl)
+    root = logging.getLogger("specedit")
+    root.addHandler(handler)
+    root.setLevel(min(lvl, root.getEffectiveLevel()))
+    return path
+
+
+def serve_main(args: Any) -> int:
+    """The ``specedit serve`` command (see module docstring)."""
+    from .session import load_session
+
+    level = getattr(args, "serve_log_level", None) or "INFO"
+    try:
+        log_path = _setup_logging(level, getattr(args, "log_file", None))
+        sock = Path(args.socket).expanduser().absolute() if args.socket else default_socket_path()
+        lock_fd = claim(sock)  # refuse early, before the model load
+    except ServerSetupError as e:
+        raise FileError(str(e)) from None
+    log.info("loading %s (log: %s)", args.model, log_path)
+    try:
+        session = load_session(args.model, n_ctx=args.ctx, threads=getattr(args, "threads", None))
+    except BaseException:
+        os.close(lock_fd)
+        raise
+
+    async def main() -> None:
+        server = Server(session, sock, tcp=bool(args.tcp), lock_fd=lock_fd)
+        try:
+            await server.start()
+        except ServerSetupError as e:
+            raise FileError(str(e)) from None
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(sig, lambda: loop.create_task(server.close()))
+        sys.stderr.write(f"specedit serve: {session.model_name} on {sock} (pid {os.getpid()})\n")
+        sys.stderr.flush()
+        await server.stopped.wait()
+
+    try:
+        asyncio.run(main())
+    finally:
+        session.target.close()
+    return 0

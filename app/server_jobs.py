@@ -1,0 +1,307 @@
+"""The rewrite queue of ``specedit serve``: one generation at a time, in order, cancellable.
+
+Contract:
+
+* :meth:`Scheduler.submit` queues a :class:`Job` and returns at once with its 1-based queue
+  position (0 when it starts right away). Jobs run strictly first in, first out, one at a
+  time, in a single worker thread (``app.rewrite.rewrite``); the asyncio loop never blocks
+  on the model.
+* While a job waits, its owner gets ``rewrite/progress`` with ``state: "queued"`` and its
+  ``queuePosition`` whenever that changes. While it runs, a ticker sends ``rewrite/progress``
+  (``state: "running"``) at most every :data:`TICK_S` seconds, read from the job's own
+  ``Metrics`` (the single source of figures), and ``rewrite/preview`` whenever a new complete
+  line of output arrived (``app.diff.preview_hunks``, in full-text line numbers).
+* Every job ends with exactly one ``rewrite/done`` (``ok`` | ``cancelled`` | ``error``).
+  :meth:`Scheduler.cancel` works on queued and running jobs (a running one stops at its next
+  decode step); :meth:`Scheduler.cancel_owner` cancels all jobs of a vanished client.
+* Finished jobs are kept (the newest :data:`KEEP_FINISHED`) for ``rewrite/apply``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import logging
+import secrets
+import threading
+import time
+from collections import OrderedDict, deque
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..engine.metrics import Metrics
+from .diff import preview_hunks, split_lines
+from .files import FileError
+from .prompt import closing_fence_at, fence_for
+from .rewrite import RewriteOptions, RewriteResult, rewrite
+from .rpc import Connection
+from .session import ModelSession
+
+log = logging.getLogger(__name__)
+
+TICK_S = 0.1
+KEEP_FINISHED = 64
+_ids = itertools.count(1)
+
+
+@dataclass
+class Job:
+    """One rewrite request and everything the server knows about it."""
+
+    owner: Connection
+    text: str
+    opts: RewriteOptions
+    path: str | None = None
+    base_sha256: str | None = None
+    request_id: Any = None
+    id: str = field(default_factory=lambda: f"s{next(_ids)}-{secrets.token_hex(4)}")
+    state: str = "queued"  # queued | running | done
+    cancel: threading.Event = field(default_factory=threading.Event)
+    metrics: Metrics = field(default_factory=Metrics)
+    pieces: list[str] = field(default_factory=list)
+    result: RewriteResult | None = None
+    done: dict[str, Any] | None = None
+    created: float = field(default_factory=time.perf_counter)
+    started: float | None = None
+    preview_seq: int = 0
+    _preview_len: int = 0
+
+    def elapsed_ms(self) -> int:
+        return int((time.perf_counter() - self.created) * 1000)
+
+
+def _partial_body(raw: str, fence: str) -> str:
+    """The complete lines of the block body streamed so far (opening fence repeat removed)."""
+    if raw.lstrip(" \t").startswith(fence):
+        nl = raw.find("\n")
+        raw = raw[nl + 1 :] if nl >= 0 else ""
+    end = closing_fence_at(raw, fence)
+    if end >= 0:
+        raw = raw[:end]
+    return raw[: raw.rfind("\n") + 1]
+
+
+def _validation(job: Job, new_text: str | None) -> dict[str, Any] | None:
+    """Syntax errors before and after, from tree-sitter (``app.syntax``); None if unknown."""
+    from . import syntax
+
+    lang = syntax.language_for_path(job.path) if job.path else None
+    if lang is None or new_text is None:
+        return None
+    before = syntax.count_errors(job.text, lang)
+    after = syntax.count_errors(new_text, lang)
+    return {"language": lang, "errorsBefore": before, "errorsAfter": after, "ok": after <= before}
+
+
+class Scheduler:
+    """FIFO queue of jobs over one :class:`ModelSession` (see module docstring)."""
+
+    def __init__(self, session: ModelSession) -> None:
+        self.session = session
+        self.queue: deque[Job] = deque()
+        self.running: Job | None = None
+        self.jobs: OrderedDict[str, Job] = OrderedDict()
+        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="specedit-gen")
+        self._wake = asyncio.Event()
+        self._task: asyncio.Task[None] | None = None
+        self.completed = 0
+
+    def start(self) -> None:
+        self._task = asyncio.get_running_loop().create_task(self._loop(), name="scheduler")
+
+    async def close(self) -> None:
+        for job in list(self.queue):
+            self.cancel(job.id)
+        if self.running is not None:
+            self.running.cancel.set()
+        if self._task is not None:
+            self._task.cancel()
+            try:
+                await self._task
+            except asyncio.CancelledError:
+                pass
+        self._pool.shutdown(wait=True)
+
+    # ------------------------------------------------------------------ public
+    def submit(self, job: Job) -> int:
+        self.jobs[job.id] = job
+        self.queue.append(job)
+        self._wake.set()
+        position = len(self.queue) if self.running is not None else 0
+        if position:
+            self._progress(job, position)
+        return position
+
+    def get(self, job_id: str) -> Job | None:
+        return self.jobs.get(job_id)
+
+    def cancel(self, job_id: str) -> bool:
+        """Cancel a queued or running job; False if unknown or already finished."""
+        job = self.jobs.get(job_id)
+        if job is None or job.state == "done":
+            return False
+        job.cancel.set()
+        if job.state == "queued":
+            try:
+                self.queue.remove(job)
+            except ValueError:  # pragma: no cover - picked up meanwhile
+                return True
+            self._finish(job, "cancelled", message="cancelled while queued")
+            self._queue_changed()
+        return True
+
+    def cancel_owner(self, owner: Connection) -> int:
+        ids = [j.id for j in self.jobs.values() if j.owner is owner and j.state != "done"]
+        return sum(self.cancel(i) for i in ids)
+
+    def queue_position(self, job: Job) -> int:
+        try:
+            return self.queue.index(job) + 1
+        except ValueError:
+            return 0
+
+    # ------------------------------------------------------------------ internals
+    def _progress(self, job: Job, position: int = 0) -> None:
+        m = job.metrics
+        try:
+            tps = m.recent_tps() if job.state == "running" else 0.0
+        except RuntimeError:  # the deque changed under us; next tick will do
+            tps = m.decode_tps
+        job.owner.notify(
+            "rewrite/progress",
+            {
+                "sessionId": job.id,
+                "state": job.state,
+                "queuePosition": position,
+                "generatedTokens": m.generated_tokens,
+                "tokPerSec": round(tps, 2),
+                "acceptance": round(m.acceptance, 4),
+                "tokensPerStep": round(m.tokens_per_call, 3),
+                "elapsedMs": job.elapsed_ms(),
+            },
+            droppable=True,
+        )
+
+    def _queue_changed(self) -> None:
+        for i, job in enumerate(self.queue, start=1):
+            self._progress(job, i)
+
+    def _preview(self, job: Job, region_text: str, offset: int, fence: str) -> None:
+        body = _partial_body("".join(job.pieces), fence)
+        if len(body) == job._preview_len:
+            return
+        job._preview_len = len(body)
+        hunks = []
+        for h in preview_hunks(region_text, body):
+            d = h.to_json()
+            d["startLine"] += offset
+            d["endLine"] += offset
+            hunks.append(d)
+        job.preview_seq += 1
+        job.owner.notify(
+            "rewrite/preview",
+            {"sessionId": job.id, "seq": job.preview_seq, "hunks": hunks},
+            droppable=True,
+        )
+
+    def _finish(self, job: Job, status: str, *, message: str = "", **extra: Any) -> None:
+        job.state = "done"
+        job.done = {
+            "sessionId": job.id,
+            "status": status,
+            "message": message,
+            "output": extra.get("output"),
+            "hunks": extra.get("hunks", []),
+            "validation": extra.get("validation"),
+            "stats": job.metrics.snapshot(),
+        }
+        job.done["stats"]["elapsedMs"] = job.elapsed_ms()
+        job.owner.notify("rewrite/done", job.done)
+        self.completed += 1
+        while len(self.jobs) > KEEP_FINISHED + len(self.queue) + 1:
+            oldest = next(iter(self.jobs))
+            if self.jobs[oldest].state != "done":
+                break
+            del self.jobs[oldest]
+        log.info("session %s: %s %s", job.id, status, message)
+
+    async def _loop(self) -> None:
+        while True:
+            while not self.queue:
+                self._wake.clear()
+                await self._wake.wait()
+            job = self.queue.popleft()
+            self._queue_changed()
+            if job.owner.closed:
+                job.cancel.set()
+            self.running = job
+            try:
+                await self._run(job)
+            except Exception as e:  # never lose the queue to one bad job
+                log.exception("session %s failed", job.id)
+                if job.state != "done":
+                    self._finish(job, "error", message=f"internal error: {e}")
+            finally:
+                self.running = None
+
+    def _work(self, job: Job) -> tuple[RewriteResult, dict[str, Any] | None]:
+        res = rewrite(
+            self.session,
+            job.text,
+            job.opts,
+            path=job.path,
+            on_text=job.pieces.append,
+            cancel=job.cancel,
+            metrics=job.metrics,
+        )
+        validation = _validation(job, res.new_text) if res.status == "ok" else None
+        return res, validation
+
+    async def _run(self, job: Job) -> None:
+        if job.cancel.is_set():
+            self._finish(job, "cancelled", message="cancelled before it started")
+            return
+        job.state = "running"
+        job.started = time.perf_counter()
+        log.info(
+            "session %s: running (%d chars, region %s)", job.id, len(job.text), job.opts.region
+        )
+        lines = split_lines(job.text)
+        if job.opts.region is not None:
+            a, b = job.opts.region
+            region_text, offset = "".join(lines[a:b]), a
+            fence = fence_for(region_text + job.text)
+        else:
+            region_text, offset, fence = job.text, 0, fence_for(job.text)
+        fut = asyncio.get_running_loop().run_in_executor(self._pool, self._work, job)
+        self._progress(job)
+        while True:
+            done, _ = await asyncio.wait({fut}, timeout=TICK_S)
+            if done:
+                break
+            self._progress(job)
+            try:
+                self._preview(job, region_text, offset, fence)
+            except Exception:  # a preview is a nicety; the final diff is what counts
+                log.exception("preview failed")
+        try:
+            res, validation = fut.result()
+        except FileError as e:
+            self._finish(job, "error", message=str(e))
+            return
+        job.result = res
+        self._progress(job)
+        if res.status == "cancelled":
+            self._finish(job, "cancelled", message=res.message)
+        elif res.status != "ok":
+            self._finish(job, "error", message=res.message)
+        else:
+            self._finish(
+                job,
+                "ok",
+                message=res.message,
+                output=res.new_text,
+                hunks=[h.to_json() for h in res.hunks],
+                validation=validation,
+            )

@@ -1,0 +1,171 @@
+"""Validation of ``specedit serve`` request params: wrong params become JSON-RPC -32602.
+
+Contract: :func:`parse_start` and :func:`parse_apply` take the raw ``params`` of
+``rewrite/start`` / ``rewrite/apply`` and return typed values, or raise
+:class:`~specedit.app.rpc.RpcError` with code -32602 and a message naming the field.
+Ranges are 0-based ``[startLine, endLine)`` over lines split on ``"\\n"`` (as hunks are).
+With ``options.expand == "node"`` the range grows to the enclosing tree-sitter node
+(``app.syntax``) when the language is known from ``options.language`` or ``path``.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from ..engine.sampling import SamplingParams
+from .diff import split_lines
+from .rewrite import RewriteOptions
+from .rpc import INVALID_PARAMS, RpcError
+
+MAX_INSTRUCTION = 20_000
+_SHA = re.compile(r"[0-9a-f]{64}")
+
+
+def _bad(msg: str) -> RpcError:
+    return RpcError(INVALID_PARAMS, msg)
+
+
+def _obj(params: Any, what: str) -> dict[str, Any]:
+    if not isinstance(params, dict):
+        raise _bad(f"{what} takes an object of named params")
+    return params
+
+
+def _int(v: Any, name: str, lo: int, hi: int = 1 << 31) -> int:
+    if isinstance(v, bool) or not isinstance(v, int) or not lo <= v <= hi:
+        raise _bad(f"{name} must be an integer in [{lo}, {hi}]")
+    return v
+
+
+def _num(v: Any, name: str, lo: float, hi: float) -> float:
+    if isinstance(v, bool) or not isinstance(v, int | float) or not math.isfinite(v):
+        raise _bad(f"{name} must be a number")
+    if not lo <= v <= hi:
+        raise _bad(f"{name} must be in [{lo}, {hi}]")
+    return float(v)
+
+
+def _opt_str(p: dict[str, Any], key: str) -> str | None:
+    v = p.get(key)
+    if v is not None and not isinstance(v, str):
+        raise _bad(f"{key} must be a string")
+    return v
+
+
+def session_id(params: Any) -> str:
+    p = _obj(params, "this method")
+    sid = p.get("sessionId")
+    if not isinstance(sid, str) or not sid:
+        raise _bad("sessionId must be a non-empty string")
+    return sid
+
+
+@dataclass(frozen=True)
+class StartParams:
+    text: str
+    path: str | None
+    base_sha256: str | None
+    opts: RewriteOptions
+    range_json: dict[str, int] | None
+
+
+def _options(raw: Any) -> tuple[dict[str, Any], str | None, str | None]:
+    """Keyword arguments for RewriteOptions, the expand mode and the language override."""
+    if raw is None:
+        raw = {}
+    if not isinstance(raw, dict):
+        raise _bad("options must be an object")
+    kw: dict[str, Any] = {}
+    if raw.get("k") is not None:
+        kw["k"] = _int(raw["k"], "options.k", 0, 64)
+    if raw.get("maxTokens") is not None:
+        kw["max_tokens"] = _int(raw["maxTokens"], "options.maxTokens", 1, 1 << 20)
+    draft = raw.get("draft", "lookup")
+    if draft not in ("lookup", "none"):
+        raise _bad('options.draft must be "lookup" or "none"')
+    kw["draft"] = draft
+    exact = raw.get("exact", False)
+    if not isinstance(exact, bool):
+        raise _bad("options.exact must be a boolean")
+    kw["exact"] = exact
+    temperature = _num(raw.get("temperature", 0.0), "options.temperature", 0.0, 10.0)
+    top_p = _num(raw.get("topP", 1.0), "options.topP", 1e-6, 1.0)
+    top_k = _int(raw.get("topK", 0), "options.topK", 0, 1 << 20)
+    seed = _int(raw.get("seed", 0), "options.seed", 0, (1 << 63) - 1)
+    kw["sampling"] = SamplingParams(temperature=temperature, top_k=top_k, top_p=top_p, seed=seed)
+    expand = raw.get("expand")
+    if expand not in (None, "none", "node"):
+        raise _bad('options.expand must be "node" or "none"')
+    lang = _opt_str(raw, "language")
+    return kw, expand, lang
+
+
+def parse_start(params: Any) -> StartParams:
+    p = _obj(params, "rewrite/start")
+    text = p.get("text")
+    if not isinstance(text, str):
+        raise _bad("text (the buffer's content) must be a string")
+    instruction = p.get("instruction")
+    if not isinstance(instruction, str) or not instruction.strip():
+        raise _bad("instruction must be a non-empty string")
+    if len(instruction) > MAX_INSTRUCTION:
+        raise _bad(f"instruction is over {MAX_INSTRUCTION} characters")
+    path = _opt_str(p, "path")
+    if path is not None and ("\x00" in path or not path):
+        raise _bad("path must be a non-empty string without NUL")
+    sha = _opt_str(p, "baseSha256")
+    if sha is not None and not _SHA.fullmatch(sha):
+        raise _bad("baseSha256 must be 64 lowercase hex digits")
+    kw, expand, lang = _options(p.get("options"))
+    region = None
+    rng = p.get("range")
+    if rng is not None:
+        if not isinstance(rng, dict):
+            raise _bad("range must be {startLine, endLine}")
+        n = max(len(split_lines(text)), 1)
+        a = _int(rng.get("startLine"), "range.startLine", 0, n - 1)
+        b = _int(rng.get("endLine"), "range.endLine", a + 1, n)
+        if expand == "node":
+            a, b = _expand(text, path, lang, a, b)
+        region = (a, b)
+    if not text.strip():
+        raise _bad("text is empty; there is nothing to rewrite")
+    opts = RewriteOptions(instruction=instruction, region=region, **kw)
+    range_json = {"startLine": region[0], "endLine": region[1]} if region else None
+    return StartParams(text, path, sha, opts, range_json)
+
+
+def _expand(text: str, path: str | None, lang: str | None, a: int, b: int) -> tuple[int, int]:
+    from . import syntax
+
+    lang = lang or (syntax.language_for_path(path) if path else None)
+    if not lang:
+        return a, b
+    na, nb = syntax.enclosing_node_range(text, lang, a, b)
+    n = max(len(split_lines(text)), 1)
+    na, nb = max(0, min(na, a)), min(n, max(nb, b))
+    return na, nb
+
+
+@dataclass(frozen=True)
+class ApplyParams:
+    session_id: str
+    path: str
+    hunk_ids: list[int] | None
+
+
+def parse_apply(params: Any) -> ApplyParams:
+    p = _obj(params, "rewrite/apply")
+    sid = session_id(p)
+    path = p.get("path")
+    if not isinstance(path, str) or not path or "\x00" in path:
+        raise _bad("path must be a non-empty string")
+    ids = p.get("hunkIds")
+    if ids is not None:
+        if not isinstance(ids, list):
+            raise _bad("hunkIds must be an array of integers")
+        ids = [_int(i, "hunkIds[]", 0) for i in ids]
+    return ApplyParams(sid, path, ids)
