@@ -1,9 +1,10 @@
 """A loaded model ready for speculative rewrites: shared by the CLI, the TUI and the server.
 
 Contract: ``load_session(model, ...)`` resolves a catalog name or GGUF path,
-loads the backend, runs the batch-exactness self-check and calibrates the
-block-cost curve of the adaptive policy. Both results are cached on disk per
-(model file, backend, build, threads), so only the first load pays for them.
+loads the backend, runs the batch-exactness self-check (cached on disk per
+model file, backend, build and thread count, so only the first load pays for
+it) and calibrates the block-cost curve of the adaptive policy (measured at
+every load: it depends on the machine's current load; calls keep refining it).
 ``ModelSession.lock`` serialises generations: one at a time, this is a
 single-user latency tool. ``ModelSession.prefix`` remembers the token ids
 currently in the KV cache so the next prompt that shares a prefix (the same
@@ -144,13 +145,14 @@ def load_session(
     if entry is None:
         probe = target.tokenize(_PROBE)
         exact_block, deltas = check_batch_exactness(target, probe)
-        pol = AdaptivePolicy(PolicyConfig())
-        pol.calibrate(target, probe[:64] * 2, 0)
-        entry = {"exact_block": exact_block, "deltas": deltas, "costs": pol._cost}
+        entry = {"exact_block": exact_block, "deltas": deltas}
         cache[key] = entry
         _save_cache(cache)
     deltas = {int(k): float(v) for k, v in entry["deltas"].items()}
-    costs = {int(k): float(v) for k, v in entry["costs"].items()}
+    # block costs depend on the machine's load right now: measured at every load, not cached
+    pol = AdaptivePolicy(PolicyConfig())
+    pol.calibrate(target, (target.tokenize(_PROBE) * 4)[:64], 0, sizes=(1, 4, 16, 64))
+    costs = dict(pol._cost)
     sess = ModelSession(
         target=target,
         model_name=name,

@@ -216,3 +216,39 @@ def check_batch_exactness(
     target.rollback(0)
     log.info("batch exactness: deltas %s -> exact block %d", deltas, exact)
     return exact, deltas
+
+
+def stream(target, prompt: Sequence[int], cfg: GenConfig, drafter: Drafter | None = None, **kw):
+    """Iterator form of ``generate``: yields each batch of accepted tokens as it is accepted.
+
+    The loop runs in a worker thread; closing the iterator early cancels it. The
+    final ``GenResult`` is the iterator's return value (``StopIteration.value``).
+    """
+    import queue
+
+    q: queue.Queue = queue.Queue()
+    cancel = kw.pop("cancel", None) or threading.Event()
+    done = object()
+    box: dict = {}
+
+    def work():
+        try:
+            box["result"] = generate(
+                target, prompt, cfg, drafter, on_tokens=q.put, cancel=cancel, **kw
+            )
+        except BaseException as e:  # re-raised in the consumer
+            box["error"] = e
+        finally:
+            q.put(done)
+
+    th = threading.Thread(target=work, name="specedit-generate", daemon=True)
+    th.start()
+    try:
+        while (item := q.get()) is not done:
+            yield item
+    finally:
+        cancel.set()
+        th.join()
+    if "error" in box:
+        raise box["error"]
+    return box["result"]

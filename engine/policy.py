@@ -137,12 +137,9 @@ class AdaptivePolicy:
         for b in sizes:
             if b > len(tokens) or pos + b >= target.n_ctx:
                 break
-            best = float("inf")
-            for _ in range(2):
-                t = time.perf_counter()
-                target.eval(tokens[:b], pos, range(b))
-                best = min(best, time.perf_counter() - t)
-            self._cost[b] = best
+            t = time.perf_counter()
+            target.eval(tokens[:b], pos, range(b))
+            self._cost[b] = time.perf_counter() - t
         target.rollback(pos)
 
     def observe(self, block: int, seconds: float, drafted: int, accepted: int, emitted: int):

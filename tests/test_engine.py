@@ -199,3 +199,19 @@ def test_model_draft_probabilities_are_used():
     d = Draft(np.array([1, 2, 3]), q)
     res = verify(logits, d.tokens, params, d.probs, rng)
     assert res.num_accepted == 3 and len(res.tokens) == 4
+
+
+def test_stream_iterator_yields_what_generate_returns():
+    from specedit.engine.decode import stream
+
+    prompt = _prompt(6)
+    cfg = GenConfig(max_tokens=50, policy=PolicyConfig(fixed_k=8))
+    ref = generate(ToyModel(), prompt, cfg, LookupDrafter()).tokens
+    it = stream(ToyModel(), prompt, cfg, LookupDrafter())
+    got: list[int] = []
+    try:
+        while True:
+            got.extend(next(it))
+    except StopIteration as stop:
+        assert stop.value.tokens == ref
+    assert got == ref

@@ -1,0 +1,280 @@
+"""Verification kernel benchmark: fused Triton kernel vs a vectorised torch baseline, on CUDA.
+
+``run(vocab=151936, n=16, ...)`` times one verification of an ``n``-token draft (µs per call,
+median over repetitions, CUDA events) for greedy, plain sampling (lookup and probabilistic
+drafts) and top-k + top-p, with the kernel in explicit-randomness and in-kernel Philox mode,
+the kernel's column slices swept, and reports ratios plus whether kernel and baseline agree on
+the same uniforms and noise. ``compile_check`` compiles every kernel variant for a CUDA target
+without a GPU. CLI: ``python -m specedit.bench.kernel_bench [--compile-only] [--out FILE]``;
+it writes one JSON record to stdout.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import statistics
+import sys
+import time
+
+import torch
+
+from ..engine.sampling import SamplingParams
+
+log = logging.getLogger(__name__)
+
+SPLITS = (1, 2, 4, 8, 16)  # column slices per row swept for each case
+CASES = {
+    "greedy": (SamplingParams(), False),
+    "sample-lookup": (SamplingParams(temperature=0.8), False),
+    "sample-probs": (SamplingParams(temperature=0.8), True),
+    "top-k-top-p-probs": (SamplingParams(temperature=0.7, top_k=50, top_p=0.9), True),
+}
+
+
+def verify_torch(
+    logits: torch.Tensor,  # [n+1, V]
+    draft: torch.Tensor,  # [n]
+    params: SamplingParams,
+    draft_probs: torch.Tensor | None = None,  # [n, V]
+    uniforms: torch.Tensor | None = None,  # [n]
+    noise: torch.Tensor | None = None,  # [n+1, V]
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """The reference rules in batched torch ops (fp32), no host sync: (num_accepted, tokens).
+
+    ``tokens [n+1]`` is padded with -1 after the recovered or bonus token, like the kernel's.
+    """
+    n, v = draft.shape[0], logits.shape[1]
+    rows = torch.arange(n + 1, device=logits.device)
+    if params.greedy:
+        extra = logits.argmax(-1)  # [n+1]
+        accept = extra[:n] == draft
+    else:
+        x = logits.float() / max(params.temperature, 1e-6)
+        if 0 < params.top_k < v:
+            kth = x.topk(params.top_k, dim=-1).values[:, -1:]
+            x = x.masked_fill(x < kth, float("-inf"))
+        p = x.softmax(-1)
+        if params.top_p < 1.0:
+            sp, order = p.sort(dim=-1, descending=True, stable=True)
+            drop = (sp.cumsum(-1) - sp) >= params.top_p
+            p = p.scatter(-1, order, sp.masked_fill(drop, 0.0))
+            p = p / p.sum(-1, keepdim=True)
+        px = p[:n].gather(1, draft[:, None])[:, 0]
+        if draft_probs is None:
+            qx = torch.ones_like(px)
+            residual = p.clone()
+            residual[:n].scatter_(1, draft[:, None], 0.0)
+        else:
+            qx = draft_probs.float().gather(1, draft[:, None])[:, 0]
+            residual = torch.cat([(p[:n] - draft_probs.float()).clamp_min(0.0), p[n:]])
+        ratio = torch.where(qx > 0, px / qx.clamp_min(1e-30), torch.zeros_like(px))
+        accept = (qx > 0) & (uniforms < ratio.clamp(max=1.0))
+        empty = residual.sum(-1, keepdim=True) <= 0
+        residual = torch.where(empty, p, residual)
+        extra = (residual / noise).argmax(-1)
+    rejected = torch.cat([~accept, accept.new_ones(1)])
+    j = rejected.int().argmax()  # first rejection; row n always "rejects"
+    padded = torch.cat([draft, draft.new_zeros(1)])
+    tokens = torch.where(rows < j, padded, torch.where(rows == j, extra[j], -1))
+    return j, tokens
+
+
+def _time_us(fn, reps: int, device: torch.device) -> tuple[float, float]:
+    """(median µs of single calls, mean µs per call of ``reps`` back-to-back calls).
+
+    On CUDA each single call is bracketed by events (launch overhead included); on the CPU
+    (interpreter smoke runs) wall-clock time is used.
+    """
+    cuda = device.type == "cuda"
+    for _ in range(2):
+        fn()
+    sync = torch.cuda.synchronize if cuda else (lambda: None)
+    sync()
+    singles = []
+    for _ in range(reps):
+        if cuda:
+            start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            start.record()
+            fn()
+            end.record()
+            end.synchronize()
+            singles.append(start.elapsed_time(end) * 1000.0)
+        else:
+            t0 = time.perf_counter()
+            fn()
+            singles.append((time.perf_counter() - t0) * 1e6)
+    sync()
+    t0 = time.perf_counter()
+    for _ in range(reps):
+        fn()
+    sync()
+    return statistics.median(singles), (time.perf_counter() - t0) * 1e6 / reps
+
+
+def run(
+    vocab: int = 151936,
+    n: int = 16,
+    dtype: str = "bf16",
+    reps: int = 50,
+    device: str = "cuda",
+    cases: tuple[str, ...] = tuple(CASES),
+    splits: tuple[int, ...] = SPLITS,
+) -> dict:
+    """Time ``cases`` of ``CASES``; returns the JSON record (``device="cpu"``: smoke runs)."""
+    from ..kernels.verify_launcher import PhiloxStream, verify_triton_async
+
+    dev = torch.device(device)
+    if dev.type == "cuda" and not torch.cuda.is_available():
+        raise RuntimeError("the kernel benchmark needs a CUDA device")
+    dt = {"fp32": torch.float32, "fp16": torch.float16, "bf16": torch.bfloat16}[dtype]
+    g = torch.Generator(device=dev).manual_seed(0)
+    logits = (torch.randn(n + 1, vocab, device=dev, generator=g) * 3).to(dt)
+    draft = logits[:n].float().argmax(-1)
+    draft[n // 2 :] = torch.randint(0, vocab, (n - n // 2,), device=dev, generator=g)
+    q = torch.softmax(torch.randn(n, vocab, device=dev, generator=g) * 3, -1)
+    u = torch.rand(n, device=dev, generator=g)
+    e = torch.empty(n + 1, vocab, device=dev).exponential_(generator=g)
+    stream = PhiloxStream(seed=0)
+    results = []
+    for name in cases:
+        params, probs = CASES[name]
+        qq = q if probs else None
+        log.info("case %s", name)
+
+        def baseline(p=params, qq=qq):
+            return verify_torch(logits, draft, p, qq, u, e)
+
+        def kernel(p=params, qq=qq, splits=None):
+            return verify_triton_async(logits, draft, p, qq, uniforms=u, noise=e, splits=splits)
+
+        def seeded(p=params, qq=qq):
+            off = stream.take(n, vocab)
+            return verify_triton_async(logits, draft, p, qq, seed=stream.seed, offset=off)
+
+        (j_ref, t_ref), (j_k, t_k) = baseline(), kernel()
+        torch_us, torch_piped = _time_us(baseline, reps, dev)
+        triton_us, triton_piped = _time_us(kernel, reps, dev)
+        by_splits = {s: _time_us(lambda s=s: kernel(splits=s), reps, dev)[0] for s in splits}
+        results.append(
+            {
+                "case": name,
+                "torch_us": round(torch_us, 1),
+                "triton_us": round(triton_us, 1),
+                "speedup": round(torch_us / triton_us, 2),
+                "torch_us_pipelined": round(torch_piped, 1),
+                "triton_us_pipelined": round(triton_piped, 1),
+                "triton_seeded_us": round(_time_us(seeded, reps, dev)[0], 1),
+                "triton_us_by_splits": {str(k): round(t, 1) for k, t in by_splits.items()},
+                "agree": bool(int(j_ref) == int(j_k[0]) and torch.equal(t_ref, t_k)),
+            }
+        )
+    return {
+        "bench": "verify_kernel",
+        "device": torch.cuda.get_device_name(dev) if dev.type == "cuda" else "cpu",
+        "vocab": vocab,
+        "n": n,
+        "dtype": dtype,
+        "reps": reps,
+        "torch": torch.__version__,
+        "results": results,
+        "median_speedup": statistics.median(r["speedup"] for r in results),
+    }
+
+
+def compile_check(arch: int = 90, quick: bool = False) -> dict:
+    """Compile every flag combination of the kernel for ``sm_{arch}``; needs no GPU.
+
+    ``quick`` compiles three variants: greedy, plain Philox sampling, every flag on.
+
+    Run it in a process where TRITON_INTERPRET is unset (the interpreter replaces the kernel).
+    """
+    import itertools
+
+    import triton
+    from triton.backends.compiler import GPUTarget
+    from triton.compiler import ASTSource
+
+    from ..kernels.verify_kernel import verify_kernel
+
+    names = verify_kernel.arg_names
+    ptrs = {
+        "logits_ptr": "*bf16",
+        "draft_ptr": "*i64",
+        "draft_probs_ptr": "*fp32",
+        "uniforms_ptr": "*fp32",
+        "noise_ptr": "*fp32",
+        "accept_ptr": "*i32",
+        "cand_score_ptr": "*fp32",
+        "cand_col_ptr": "*i32",
+        "counter_ptr": "*i32",
+        "num_accepted_ptr": "*i32",
+        "tokens_ptr": "*i64",
+    }
+    floats = {"temperature", "top_p_hi", "top_p_lo"}
+    flags = ["GREEDY", "USE_TOP_K", "USE_TOP_P", "HAS_DRAFT_PROBS", "EXPLICIT_RANDOMS"]
+    signature = {}
+    for a in names:
+        if a in ptrs:
+            signature[a] = ptrs[a]
+        elif a in floats:
+            signature[a] = "fp32"
+        elif a in flags or a in ("MAX_SPLITS", "BLOCK", "RADIX_BLOCK", "ROWS"):
+            signature[a] = "constexpr"
+        else:
+            signature[a] = "i64" if a in ("seed", "offset") else "i32"
+    aligned = ["V", "stride_l", "stride_q", "stride_e", *ptrs]
+    attrs = {(names.index(a),): [["tt.divisibility", 16]] for a in aligned}
+    quick_set = {(True, False, False, False, False), (False,) * 5, (False,) + (True,) * 4}
+    compiled = []
+    for values in itertools.product([False, True], repeat=len(flags)):
+        combo = dict(zip(flags, values, strict=True))
+        if combo["GREEDY"] and any(values[1:]):
+            continue  # the launcher turns every other flag off when greedy
+        if quick and values not in quick_set:
+            continue
+        consts = dict(combo, MAX_SPLITS=8, BLOCK=2048, RADIX_BLOCK=512, ROWS=32)
+        src = ASTSource(
+            fn=verify_kernel,
+            signature=signature,
+            attrs=attrs,
+            constexprs={(names.index(k),): v for k, v in consts.items()},
+        )
+        t0 = time.perf_counter()
+        kernel = triton.compile(src, target=GPUTarget("cuda", arch, 32), options={"num_warps": 8})
+        compiled.append(
+            {
+                "flags": combo,
+                "seconds": round(time.perf_counter() - t0, 2),
+                "shared_bytes": kernel.metadata.shared,
+            }
+        )
+    return {"bench": "verify_kernel_compile", "arch": arch, "variants": compiled}
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--vocab", type=int, default=151936)
+    ap.add_argument("-n", type=int, default=16, help="draft length")
+    ap.add_argument("--dtype", choices=["fp32", "fp16", "bf16"], default="bf16")
+    ap.add_argument("--reps", type=int, default=50)
+    ap.add_argument("--compile-only", action="store_true", help="compile for sm_90, no GPU")
+    ap.add_argument("--quick", action="store_true", help="with --compile-only: 3 variants")
+    ap.add_argument("--out", help="also write the JSON record here")
+    args = ap.parse_args(argv)
+    logging.basicConfig(level=logging.INFO, stream=sys.stderr)
+    if args.compile_only:
+        record = compile_check(quick=args.quick)
+    else:
+        record = run(args.vocab, args.n, args.dtype, args.reps)
+    text = json.dumps(record, indent=1)
+    sys.stdout.write(text + "\n")
+    if args.out:
+        with open(args.out, "w") as f:
+            f.write(text + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

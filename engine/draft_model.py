@@ -1,0 +1,253 @@
+"""Draft-model proposer: a second, smaller model proposes tokens with their probabilities.
+
+Contract: ``ModelDrafter(draft, sampling, target=..., policy=...)`` implements the
+``Drafter`` protocol over any ``TargetModel`` backend (llama.cpp or torch).
+
+  * At construction ``check_vocab(draft, target)`` raises ``ModelError`` naming
+    both models when their vocabularies differ (size, tokenization of a probe
+    text, or the bytes of sampled token ids).
+  * ``propose(context, k)`` drafts up to ``k`` tokens autoregressively. Under
+    greedy sampling each token is the draft's argmax and ``probs`` is None;
+    otherwise token i is drawn from ``q_i = sampling.probs(row_i, params)``
+    (the same temperature / top-k / top-p transform the verifier applies to
+    the target), and ``probs`` holds the q_i rows, so the verifier's
+    min(1, p/q) test with the norm(max(p - q, 0)) residual is exact.
+    ``Draft.source`` is ``"model"``. Drafting stops early at an EOS token.
+  * KV cache sync: the drafter remembers which tokens sit in the draft's cache.
+    On each call it finds the common prefix of that with the new context (the
+    accepted part of its last draft is in it), rolls the cache back there, and
+    evaluates the missing tokens (the recovered/bonus token, or a stretch
+    another proposer drafted) in one block. Nothing is recomputed.
+  * Adaptive k: with ``policy`` (the decode loop's ``AdaptivePolicy``, whose
+    cost curve t(b) is measured in seconds) the drafter picks
+    ``k = argmax E(alpha, k) / (t(k + 1) + draft_cost(k))``, where alpha is its
+    own running per-token acceptance, inferred from the contexts it is shown,
+    and ``draft_cost`` is measured. k = 0 (no draft: a plain step) wins when
+    drafting would lose to plain decoding; a 2-token probe refreshes alpha
+    every ``probe_every`` such steps. A fixed k in the policy is obeyed.
+    Without a policy it drafts ``k_default`` tokens.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections import deque
+from collections.abc import Sequence
+
+import numpy as np
+
+from ..models.base import ModelError
+from .draft import Draft
+from .policy import AdaptivePolicy
+from .sampling import SamplingParams, exp_noise, probs, sample
+
+log = logging.getLogger(__name__)
+
+_VOCAB_PROBE = "def f(x):\n    return {'héllo': x}  # 日本語 ✓\n\tclass A: pass\n"
+
+
+def check_vocab(draft, target) -> None:
+    """Raise ``ModelError`` unless ``draft`` shares ``target``'s vocabulary."""
+    dn, tn = getattr(draft, "name", "draft"), getattr(target, "name", "target")
+    if draft.n_vocab != target.n_vocab:
+        raise ModelError(
+            f"draft model {dn} has a vocabulary of {draft.n_vocab} tokens but the target "
+            f"{tn} has {target.n_vocab}: a draft model must share the target's tokenizer"
+        )
+    if draft.tokenize(_VOCAB_PROBE) != target.tokenize(_VOCAB_PROBE):
+        raise ModelError(
+            f"draft model {dn} and target {tn} both have {draft.n_vocab} tokens but "
+            "tokenize text differently: a draft model must share the target's tokenizer"
+        )
+    ids = [int(i) for i in np.linspace(0, draft.n_vocab - 1, 97).astype(np.int64)]
+    for i in ids:
+        if draft.detokenize([i]) != target.detokenize([i]):
+            raise ModelError(
+                f"draft model {dn} and target {tn} disagree on token {i} "
+                f"({draft.detokenize([i])!r} vs {target.detokenize([i])!r}): "
+                "a draft model must share the target's tokenizer"
+            )
+
+
+def common_prefix(a: Sequence[int], b: Sequence[int]) -> int:
+    """Length of the common prefix of two token sequences."""
+    n = min(len(a), len(b))
+    if n == 0:
+        return 0
+    x = np.asarray(a[:n], dtype=np.int64)
+    y = np.asarray(b[:n], dtype=np.int64)
+    diff = np.flatnonzero(x != y)
+    return int(diff[0]) if diff.size else n
+
+
+class AcceptanceTracker:
+    """Running per-token acceptance of one proposer, inferred from the next context.
+
+    ``proposed(n, tokens)`` records a draft made for a context of length ``n``;
+    ``observe(context)`` then counts how many of those tokens the context
+    continued with (the accepted ones; a recovered token that equals the draft
+    by chance counts too, a small optimistic bias).
+    """
+
+    def __init__(self, prior: float = 0.5, window: int = 32, prior_weight: float = 4.0) -> None:
+        self.prior, self.prior_weight = prior, prior_weight
+        self.steps: deque[tuple[int, int]] = deque(maxlen=window)
+        self._last: tuple[int, np.ndarray] | None = None
+        self.drafted = 0
+        self.accepted = 0
+
+    def proposed(self, n: int, tokens: np.ndarray) -> None:
+        self._last = (n, np.asarray(tokens, dtype=np.int64)) if len(tokens) else None
+
+    def observe(self, context: Sequence[int]) -> None:
+        if self._last is None:
+            return
+        n, toks = self._last
+        self._last = None
+        if len(context) <= n:  # a different or cut context: nothing to learn
+            return
+        j = common_prefix(toks, context[n : n + len(toks)])
+        self.steps.append((len(toks), j))
+        self.drafted += len(toks)
+        self.accepted += j
+
+    def alpha(self) -> float:
+        acc = sum(a for _, a in self.steps)
+        rej = sum(1 for d, a in self.steps if a < d)
+        w = self.prior_weight
+        return min((acc + self.prior * w) / (acc + rej + w), 0.995)
+
+
+class ModelDrafter:
+    """Drafts with a smaller model that shares the target's vocabulary (see module docstring)."""
+
+    source = "model"
+
+    def __init__(
+        self,
+        draft,
+        sampling: SamplingParams,
+        *,
+        target=None,
+        policy: AdaptivePolicy | None = None,
+        k_max: int = 8,
+        k_default: int = 4,
+        probe_every: int = 16,
+        seed: int | None = None,
+    ) -> None:
+        if target is not None:
+            check_vocab(draft, target)
+        self.draft = draft
+        self.params = sampling
+        self.policy = policy
+        self.k_max, self.k_default, self.probe_every = k_max, k_default, probe_every
+        # its own stream: the verifier's rng sequence must not depend on the drafter
+        self.rng = np.random.default_rng(seed if seed is not None else sampling.seed + 0x5EED)
+        self.tracker = AcceptanceTracker()
+        self.cached: list[int] = []  # token ids in the draft's KV cache
+        self.step_s: float | None = None  # seconds per 1-token draft eval (EMA)
+        self.sync_s: float | None = None  # seconds per catch-up eval (EMA)
+        self._idle = 0
+        self.off_reason = ""
+        draft.rollback(0)
+
+    # ---- cost model ------------------------------------------------------------------
+    def _target_cost(self, b: int) -> float:
+        return self.policy.cost(b) if self.policy is not None else 1.0 + 0.15 * (b - 1)
+
+    def draft_cost(self, k: int) -> float:
+        """Estimated seconds to draft ``k`` tokens: one catch-up eval, then k - 1 steps."""
+        if self.step_s is None or k <= 0:
+            return 0.0
+        return (self.sync_s or self.step_s) + (k - 1) * self.step_s
+
+    def plan(self, k_cap: int) -> tuple[int, float]:
+        """(k, expected tokens per second of such a step); k = 0 means do not draft."""
+        k_cap = min(k_cap, self.k_max)
+        if k_cap <= 0:
+            return 0, 0.0
+        a = self.tracker.alpha()
+        if self.policy is None:
+            k = min(self.k_default, k_cap)
+            return k, AdaptivePolicy.expected_tokens(a, k) / self._target_cost(k + 1)
+        if self.policy.cfg.fixed_k is not None:
+            k = min(self.policy.cfg.fixed_k, k_cap)
+            return k, AdaptivePolicy.expected_tokens(a, k) / self._target_cost(k + 1)
+        plain = 1.0 / self._target_cost(1)
+        best_k, best = 0, plain
+        for k in range(1, k_cap + 1):
+            rate = AdaptivePolicy.expected_tokens(a, k) / (
+                self._target_cost(k + 1) + self.draft_cost(k)
+            )
+            if rate > best:
+                best_k, best = k, rate
+        # the decode loop's guard has turned speculation off: draft only for its probes
+        pol_off = bool(self.policy.off_reason)
+        pol_probe = getattr(self.policy, "_since_probe", 0) + 1 >= self.policy.cfg.probe_every
+        if best_k and (not pol_off or pol_probe):
+            self.off_reason = ""
+            return best_k, best
+        self._idle += 1
+        if self._idle >= self.probe_every and (not pol_off or pol_probe):
+            self._idle = 0
+            k = min(2, k_cap)
+            return k, AdaptivePolicy.expected_tokens(a, k) / (
+                self._target_cost(k + 1) + self.draft_cost(k)
+            )
+        self.off_reason = f"draft model: expected gain below plain (alpha {a:.2f})"
+        return 0, plain
+
+    # ---- drafting ------------------------------------------------------------------
+    def propose(self, context: Sequence[int], k: int) -> Draft:
+        self.tracker.observe(context)
+        room = self.draft.n_ctx - len(context) - 1
+        k, _ = self.plan(min(k, room))
+        return self.draft_tokens(context, k)
+
+    def draft_tokens(self, context: Sequence[int], k: int) -> Draft:
+        """Draft exactly up to ``k`` tokens after ``context`` (no planning)."""
+        n = len(context)
+        if k <= 0 or n == 0 or n + k >= self.draft.n_ctx:
+            return Draft()
+        # sync the cache: keep the common prefix, evaluate the rest (at least one token)
+        p = min(common_prefix(self.cached, context), n - 1)
+        t = time.perf_counter()
+        row = self.draft.eval(context[p:], p, [n - 1 - p])[0]
+        self.sync_s = _ema(self.sync_s, time.perf_counter() - t)
+        self.cached = list(context)
+        tokens: list[int] = []
+        qs: list[np.ndarray] = []
+        eos = self.draft.eos_ids
+        greedy = self.params.greedy
+        for i in range(k):
+            if greedy:
+                x = int(np.argmax(row))
+            else:
+                q = probs(row, self.params)
+                x = sample(q, exp_noise(self.rng, len(q)))
+                qs.append(q)
+            tokens.append(x)
+            if i == k - 1 or x in eos:
+                break
+            t = time.perf_counter()
+            row = self.draft.eval([x], n + i, [0])[0]
+            self.step_s = _ema(self.step_s, time.perf_counter() - t)
+            self.cached.append(x)
+        if self.step_s is None:  # a 1-token draft: the catch-up eval is the best estimate
+            self.step_s = self.sync_s
+        toks = np.asarray(tokens, dtype=np.int64)
+        self.tracker.proposed(n, toks)
+        return Draft(toks, None if greedy else np.stack(qs), self.source, 0)
+
+    def prefill(self, prompt: Sequence[int]) -> None:
+        """Evaluate ``prompt`` on the draft ahead of decoding (optional; saves a catch-up)."""
+        if len(prompt) > 1:
+            p = common_prefix(self.cached, prompt)
+            if p < len(prompt) - 1:
+                self.draft.eval(prompt[p:-1], p, [])
+            self.cached = list(prompt[:-1])
+
+
+def _ema(old: float | None, new: float, w: float = 0.2) -> float:
+    return new if old is None else (1 - w) * old + w * new

@@ -1,0 +1,243 @@
+"""Launcher for the fused Triton verification kernel, and a torch adapter of the reference.
+
+``verify_triton(logits, draft, params, ...)`` is ``specedit.engine.verify.verify`` on torch
+tensors, computed on the tensors' device by one launch of ``verify_kernel``:
+
+    p_i = softmax(top_p(top_k(logits[i] / T)))
+    num_accepted = first i < n where not (q_i(x_i) > 0 and u_i < min(1, p_i(x_i) / q_i(x_i))),
+                   else n                                        (q = one-hot without draft_probs)
+    tokens = draft[:j] + [argmax(norm(max(p_j - q_j, 0)) / E_j)]  (j = num_accepted; q_n = 0)
+
+and greedy (``params.greedy``): j = first i with argmax(logits[i]) != x_i, token = that argmax.
+Randomness is either explicit (``uniforms [n]`` U[0,1) and ``noise [n+1, V]`` Exp(1), the same
+arrays the reference takes, so both give identical results) or Philox in the kernel from
+``(seed, offset)``; one call consumes ``philox_counters(n, V)`` counters from ``offset`` on, and
+``PhiloxStream`` advances it for you. ``verify_triton_async`` returns device tensors without a
+host sync. Importing this module needs torch and triton; ``specedit.kernels`` itself does not.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+import triton
+
+from ..engine.sampling import SamplingParams
+from ..engine.verify import verify
+from .verify_kernel import verify_kernel
+
+log = logging.getLogger(__name__)
+
+_FLOATS = (torch.float32, torch.float16, torch.bfloat16)
+_counters: dict[tuple[str, int], torch.Tensor] = {}
+
+
+def philox_counters(n: int, vocab: int) -> int:
+    """Philox counters one call with ``n`` drafts over a vocabulary of ``vocab`` consumes."""
+    return (n + 1) * (triton.cdiv(vocab, 4) + 1)
+
+
+@dataclass
+class PhiloxStream:
+    """A seed and the next unused counter; ``take`` reserves the counters of one call."""
+
+    seed: int
+    """Philox key."""
+    offset: int = 0
+    """First counter not yet used."""
+
+    def take(self, n: int, vocab: int) -> int:
+        offset = self.offset
+        self.offset += philox_counters(n, vocab)
+        return offset
+
+
+def _interpreting() -> bool:
+    return type(verify_kernel).__name__ == "InterpretedFunction"
+
+
+def _arrival_counter(device: torch.device) -> torch.Tensor:
+    """Zeroed int32 counter per (device, stream); the kernel's last program resets it."""
+    stream = torch.cuda.current_stream(device).cuda_stream if device.type == "cuda" else 0
+    key = (str(device), stream)
+    if key not in _counters:
+        _counters[key] = torch.zeros(1, dtype=torch.int32, device=device)
+    return _counters[key]
+
+
+def _default_splits(n: int, vocab: int, block: int, params: SamplingParams, device) -> int:
+    """Column slices per row: fill the SMs when slices are cheap (greedy), fewer otherwise."""
+    if device.type != "cuda":
+        return 1
+    sms = torch.cuda.get_device_properties(device).multi_processor_count
+    if params.greedy:
+        want = math.ceil(sms / (n + 1))
+    elif 0 < params.top_k < vocab or params.top_p < 1.0:
+        want = 2  # the radix passes are repeated by every slice: keep the L2 traffic down
+    else:
+        want = 4
+    return max(1, min(want, 64, triton.cdiv(vocab, block)))
+
+
+def verify_triton_async(
+    logits: torch.Tensor,
+    draft: torch.Tensor,
+    params: SamplingParams,
+    draft_probs: torch.Tensor | None = None,
+    *,
+    seed: int | None = None,
+    offset: int = 0,
+    uniforms: torch.Tensor | None = None,
+    noise: torch.Tensor | None = None,
+    splits: int | None = None,
+    block: int | None = None,
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """Launch the kernel; returns ``num_accepted [1] int32`` and ``tokens [n+1] int64``.
+
+    ``tokens`` holds the accepted drafts, the recovered or bonus token, then -1. Nothing is
+    synchronised, so the call can be captured in a CUDA graph (call it once before capturing
+    so the arrival counter exists; a captured graph replays the same seed and offset).
+    ``seed`` defaults to ``params.seed``; ``splits`` (column slices per row) to a heuristic;
+    ``block`` (columns per step, a power of two >= 16) to 2048 on CUDA.
+    """
+    assert logits.dim() == 2 and logits.dtype in _FLOATS, (logits.shape, logits.dtype)
+    assert logits.stride(1) == 1, "logits must be contiguous along the vocabulary"
+    assert draft.dim() == 1 and draft.dtype in (torch.int32, torch.int64), draft.dtype
+    assert draft.is_contiguous() and draft.device == logits.device
+    n, vocab = draft.shape[0], logits.shape[1]
+    assert logits.shape[0] == n + 1, f"logits {tuple(logits.shape)} need n+1 = {n + 1} rows"
+    device = logits.device
+    if device.type != "cuda" and not _interpreting():
+        raise RuntimeError("CPU tensors need TRITON_INTERPRET=1 set before triton is imported")
+    if draft_probs is not None:
+        assert draft_probs.shape == (n, vocab) and draft_probs.dtype in _FLOATS
+        assert draft_probs.stride(1) == 1 and draft_probs.device == device
+    explicit = uniforms is not None or noise is not None
+    if explicit and not params.greedy:
+        assert uniforms is not None and noise is not None, "give both uniforms and noise"
+        assert uniforms.shape == (n,) and uniforms.dtype == torch.float32
+        assert uniforms.is_contiguous() and uniforms.device == device
+        assert noise.shape == (n + 1, vocab) and noise.dtype == torch.float32
+        assert noise.stride(1) == 1 and noise.device == device
+    seed = params.seed if seed is None else seed
+    assert 0 <= offset < 2**62, offset
+
+    interp = device.type != "cuda"
+    pow2 = triton.next_power_of_2(max(vocab, 16))
+    if block is None:
+        block = min(pow2, 8192 if interp else 2048)
+    assert block >= 16 and block & (block - 1) == 0, block
+    radix_block = min(block, 8192 if interp else 512)
+    if splits is None:
+        splits = _default_splits(n, vocab, block, params, device)
+    splits = max(1, min(splits, triton.cdiv(vocab, block)))
+    split_blocks = triton.cdiv(triton.cdiv(vocab, splits), block)
+    splits = triton.cdiv(vocab, split_blocks * block)  # no empty slice
+
+    use_top_k = not params.greedy and 0 < params.top_k < vocab
+    use_top_p = not params.greedy and params.top_p < 1.0
+    top_p_hi = float(np.float32(params.top_p))
+    accept = torch.empty(n + 1, dtype=torch.int32, device=device)
+    cand_score = torch.empty((n + 1, splits, 3), dtype=torch.float32, device=device)
+    cand_col = torch.empty((n + 1, splits, 2), dtype=torch.int32, device=device)
+    num_accepted = torch.empty(1, dtype=torch.int32, device=device)
+    tokens = torch.empty(n + 1, dtype=torch.int64, device=device)
+    dummy = logits  # never read when the matching flag is off
+    log.debug("verify_kernel n=%d V=%d splits=%d block=%d %s", n, vocab, splits, block, params)
+    verify_kernel[(n + 1, splits)](
+        logits,
+        draft,
+        draft_probs if draft_probs is not None else dummy,
+        uniforms if explicit and not params.greedy else dummy,
+        noise if explicit and not params.greedy else dummy,
+        accept,
+        cand_score,
+        cand_col,
+        _arrival_counter(device),
+        num_accepted,
+        tokens,
+        n,
+        vocab,
+        logits.stride(0),
+        draft_probs.stride(0) if draft_probs is not None else 0,
+        noise.stride(0) if explicit and not params.greedy else 0,
+        max(params.temperature, 1e-6),
+        params.top_k,
+        top_p_hi,
+        params.top_p - top_p_hi,
+        seed & (2**63 - 1),
+        offset,
+        split_blocks,
+        GREEDY=params.greedy,
+        USE_TOP_K=use_top_k,
+        USE_TOP_P=use_top_p,
+        HAS_DRAFT_PROBS=draft_probs is not None and not params.greedy,
+        EXPLICIT_RANDOMS=explicit and not params.greedy,
+        MAX_SPLITS=triton.next_power_of_2(splits),
+        BLOCK=block,
+        RADIX_BLOCK=radix_block,
+        ROWS=min(64, triton.next_power_of_2(n + 1)),
+        num_warps=8,
+    )
+    return num_accepted, tokens
+
+
+def verify_triton(
+    logits: torch.Tensor,
+    draft: torch.Tensor,
+    params: SamplingParams,
+    draft_probs: torch.Tensor | None = None,
+    *,
+    seed: int | None = None,
+    offset: int = 0,
+    uniforms: torch.Tensor | None = None,
+    noise: torch.Tensor | None = None,
+    splits: int | None = None,
+    block: int | None = None,
+) -> tuple[int, torch.Tensor]:
+    """``verify_triton_async`` then one sync: ``(num_accepted, tokens[:num_accepted + 1])``."""
+    num_accepted, tokens = verify_triton_async(
+        logits,
+        draft,
+        params,
+        draft_probs,
+        seed=seed,
+        offset=offset,
+        uniforms=uniforms,
+        noise=noise,
+        splits=splits,
+        block=block,
+    )
+    j = int(num_accepted.item())
+    return j, tokens[: j + 1]
+
+
+def verify_reference(
+    logits: torch.Tensor,
+    draft: torch.Tensor,
+    params: SamplingParams,
+    draft_probs: torch.Tensor | None = None,
+    *,
+    uniforms: torch.Tensor | None = None,
+    noise: torch.Tensor | None = None,
+    rng: np.random.Generator | None = None,
+) -> tuple[int, torch.Tensor]:
+    """The numpy reference on torch tensors (copied to the CPU as float32 / float64)."""
+
+    def host(t: torch.Tensor | None) -> np.ndarray | None:
+        return None if t is None else t.detach().float().cpu().numpy()
+
+    res = verify(
+        host(logits),
+        draft.detach().cpu().numpy(),
+        params,
+        host(draft_probs),
+        rng,
+        uniforms=host(uniforms),
+        noise=host(noise),
+    )
+    return res.num_accepted, torch.tensor(res.tokens, dtype=torch.int64)
