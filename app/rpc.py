@@ -162,6 +162,7 @@ class Connection:
         self.authorized = True
         self.state: dict[str, Any] = {}
         self.dropped = 0
+        """Notifications skipped because the client was not reading."""
 
     # ------------------------------------------------------------------ writing
     def _write(self, obj: Any, droppable: bool = False) -> None:
@@ -211,6 +212,8 @@ class Connection:
                 if reply is not None:
                     self._write(reply)
                     await self._drain()
+                if self.state.get("close_after_reply"):
+                    break
         except (ConnectionError, OSError) as e:
             log.info("%s: connection lost: %s", self.name, e)
         finally:

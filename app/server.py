@@ -185,7 +185,7 @@ class Server:
         if not conn.authorized:
             token = params.get("token")
             if not isinstance(token, str) or not hmac.compare_digest(token, self.token or ""):
-                conn.close()
+                conn.state["close_after_reply"] = True
                 raise RpcError(INVALID_PARAMS, "wrong or missing token")
             conn.authorized = True
         for key in ("client", "version"):
