@@ -1,0 +1,208 @@
+"""Draft-model proposer and the combined proposer: exactness, cache sync, vocab check.
+
+Toy numpy models and tiny random torch models keep these fast; two real checks use the
+catalog models on llama.cpp (0.5B drafting for itself; a 135M draft with another vocabulary).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from toy import ToyModel
+
+from specedit.engine.combined import CombinedDrafter
+from specedit.engine.decode import GenConfig, generate
+from specedit.engine.draft_model import ModelDrafter, check_vocab, common_prefix
+from specedit.engine.lookup import LookupDrafter
+from specedit.engine.policy import AdaptivePolicy, PolicyConfig
+from specedit.engine.sampling import SamplingParams
+from specedit.models.base import ModelError
+
+
+def _named(model, name):
+    model.name = name
+    return model
+
+
+PROMPT = [int(x) for x in np.random.default_rng(3).integers(0, 64, 40)] * 2
+
+
+def test_vocab_mismatch_names_both_models():
+    with pytest.raises(ModelError, match=r"draft model small .*64 tokens.*target big has 80"):
+        check_vocab(_named(ToyModel(64), "small"), _named(ToyModel(80), "big"))
+    with pytest.raises(ModelError, match="small"):
+        ModelDrafter(_named(ToyModel(64), "small"), SamplingParams(), target=ToyModel(80))
+
+
+def test_same_model_drafts_are_all_accepted_and_greedy_equals_plain():
+    target = ToyModel(64, seed=1)
+    plain = generate(target, PROMPT, GenConfig(max_tokens=50, speculate=False))
+    drafter = ModelDrafter(ToyModel(64, seed=1), SamplingParams(), target=target)
+    target.rollback(0)
+    cfg = GenConfig(max_tokens=50, policy=PolicyConfig(fixed_k=4))
+    spec = generate(target, PROMPT, cfg, drafter)
+    assert spec.tokens == plain.tokens
+    m = spec.metrics
+    assert m.drafted_tokens > 0 and m.acceptance == 1.0
+    assert set(m.snapshot()["acceptance_by_source"]) == {"model"}
+    assert m.target_calls < plain.metrics.target_calls
+
+
+def test_other_draft_model_keeps_greedy_output():
+    target = ToyModel(64, seed=1)
+    plain = generate(target, PROMPT, GenConfig(max_tokens=50, speculate=False))
+    drafter = ModelDrafter(ToyModel(64, seed=2, copy_bonus=3.0), SamplingParams())
+    target.rollback(0)
+    spec = generate(target, PROMPT, GenConfig(max_tokens=50), drafter, policy=AdaptivePolicy())
+    assert spec.tokens == plain.tokens
+    assert spec.metrics.acceptance < 1.0
+
+
+def test_cache_follows_the_accepted_prefix():
+    draft = ToyModel(64, seed=2)
+    d = ModelDrafter(draft, SamplingParams())
+    ctx = PROMPT[:30]
+    p1 = d.propose(ctx, 4)
+    assert len(p1) == 4 and p1.probs is None and p1.source == "model"
+    assert draft.toks == ctx + [int(t) for t in p1.tokens[:3]]  # the last draft is not evaluated
+    assert draft.calls == [30, 1, 1, 1]
+    # the target kept one draft token and recovered another: the draft rolls back, then
+    # evaluates only the recovered token
+    recovered = (int(p1.tokens[1]) + 1) % 64
+    ctx2 = ctx + [int(p1.tokens[0]), recovered]
+    p2 = d.propose(ctx2, 3)
+    assert draft.calls[4] == 1 and draft.toks[: len(ctx2)] == ctx2
+    assert d.tracker.steps[-1] == (4, 1)
+    # another proposer advanced the context by many tokens: one catch-up block
+    ctx3 = ctx2 + [int(p2.tokens[0])] + PROMPT[33:45]
+    d.propose(ctx3, 2)
+    assert draft.calls[7] == 12 and draft.toks[: len(ctx3)] == ctx3
+    # a new, unrelated prompt: starts over from the common prefix (none)
+    d.propose([9, 9, 9], 2)
+    assert draft.toks[:3] == [9, 9, 9]
+
+
+def test_sampled_drafts_carry_q_and_runs_are_reproducible():
+    sp = SamplingParams(temperature=0.8, top_p=0.95, seed=7)
+
+    def run(seed):
+        target = ToyModel(64, seed=1)
+        s = SamplingParams(temperature=0.8, top_p=0.95, seed=seed)
+        drafter = ModelDrafter(ToyModel(64, seed=2), s)
+        cfg = GenConfig(max_tokens=40, sampling=s, policy=PolicyConfig(fixed_k=3))
+        return generate(target, PROMPT, cfg, drafter)
+
+    d = ModelDrafter(ToyModel(64, seed=2), sp).propose(PROMPT, 3)
+    assert d.probs.shape == (3, 64)
+    np.testing.assert_allclose(d.probs.sum(axis=1), 1.0)
+    assert all(d.probs[i, t] > 0 for i, t in enumerate(d.tokens))
+    a, b, c = run(7), run(7), run(8)
+    assert a.tokens == b.tokens and len(a.tokens) == 40
+    assert a.metrics.drafted_tokens > 0 and 0 < a.metrics.acceptance <= 1
+    assert c.tokens != a.tokens
+
+
+def test_adaptive_k_turns_off_a_useless_draft_model():
+    target = ToyModel(64, seed=1)
+    # a memory-bound target: a 9-token block costs 1.5 one-token steps
+    pol = AdaptivePolicy(PolicyConfig(), costs={1: 0.01, 2: 0.011, 4: 0.012, 8: 0.015})
+    d = ModelDrafter(ToyModel(64, seed=5), SamplingParams(), policy=pol)
+    d.step_s = d.sync_s = 0.01  # as expensive as the target, and always wrong
+    for _ in range(8):
+        d.tracker.steps.append((4, 0))
+    assert d.plan(8)[0] == 0 and d.off_reason
+    d.tracker.steps.clear()
+    for _ in range(8):
+        d.tracker.steps.append((4, 4))
+    d.step_s = d.sync_s = 0.0005  # cheap and accurate: draft long
+    assert d.plan(8)[0] >= 4
+    generate(target, PROMPT, GenConfig(max_tokens=10), d, policy=pol)  # runs end to end
+
+
+def test_combined_uses_lookup_on_copies_and_the_model_elsewhere():
+    target = ToyModel(64, seed=1)
+    text = list(range(1, 40))
+    prompt = [50, 51] + text + [52] + text[:5]  # the output copies ``text``
+    lookup = LookupDrafter(prompt_len=len(prompt))
+    pol = AdaptivePolicy(PolicyConfig())
+    model = ModelDrafter(ToyModel(64, seed=1), SamplingParams(), policy=pol)
+    comb = CombinedDrafter(lookup, model, pol)
+    plain = generate(target, prompt, GenConfig(max_tokens=60, speculate=False))
+    target.rollback(0)
+    res = generate(target, prompt, GenConfig(max_tokens=60), comb, policy=pol)
+    assert res.tokens == plain.tokens
+    by_source = res.metrics.snapshot()["drafted_by_source"]
+    assert comb.chosen["lookup"] > 0 and by_source.get("prompt", 0) > 0
+    st = comb.stats()
+    assert set(st["acceptance"]) == {"lookup", "model"}
+    # with no match at all, the model drafts
+    d = comb.propose([60, 61, 62, 63], 8)
+    assert d.source == "model"
+
+
+def test_common_prefix():
+    assert common_prefix([1, 2, 3], [1, 2, 4, 5]) == 2
+    assert common_prefix([], [1]) == 0
+    assert common_prefix([1, 2], [1, 2, 3]) == 2
+
+
+def test_tiny_torch_draft_for_itself(tmp_path):
+    torch = pytest.importorskip("torch")
+    pytest.importorskip("transformers")
+    from torch_tiny import tiny_dir
+
+    from specedit.models.torch_backend import TorchTarget
+
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        d = tiny_dir(tmp_path / "m")
+        target = TorchTarget.from_gguf_or_dir(d, n_ctx=1024, name="tiny")
+        draft = TorchTarget.from_gguf_or_dir(d, n_ctx=1024, name="tiny-draft")
+        prompt = target.tokenize("def add(a, b):\n    return a + b\n" * 2)
+        plain = generate(target, prompt, GenConfig(max_tokens=40, speculate=False))
+        drafter = ModelDrafter(draft, SamplingParams(), target=target)
+        target.rollback(0)
+        cfg = GenConfig(max_tokens=40, policy=PolicyConfig(fixed_k=4))
+        spec = generate(target, prompt, cfg, drafter)
+        assert spec.tokens == plain.tokens
+        assert spec.metrics.acceptance >= 0.9
+    finally:
+        torch.set_num_threads(threads)
+
+
+@pytest.mark.model
+def test_real_vocab_mismatch(qwen05, smollm_path):
+    from specedit.models.llama_cpp_backend import LlamaTarget
+
+    small = LlamaTarget(smollm_path, n_ctx=512, n_threads=2)
+    try:
+        with pytest.raises(ModelError, match=r"49152.*151936") as e:
+            ModelDrafter(small, SamplingParams(), target=qwen05.target)
+        assert small.name in str(e.value) and qwen05.target.name in str(e.value)
+    finally:
+        small.close()
+
+
+@pytest.mark.model
+def test_real_05b_drafting_for_itself(qwen05, qwen05_path):
+    """The same weights as draft: greedy drafts are accepted up to batched-numerics noise."""
+    from specedit.models.llama_cpp_backend import LlamaTarget
+
+    target = qwen05.target
+    draft = LlamaTarget(qwen05_path, n_ctx=1024, n_threads=1, name="draft")
+    try:
+        msgs = [{"role": "user", "content": "Write a Python function that reverses a list."}]
+        prompt = target.tokenize(target.chat_prompt(msgs), special=True)
+        drafter = ModelDrafter(draft, SamplingParams(), target=target)
+        target.rollback(0)
+        spec = generate(
+            target, prompt, GenConfig(max_tokens=16, policy=PolicyConfig(fixed_k=4)), drafter
+        )
+        assert len(spec.tokens) == 16
+        assert spec.metrics.acceptance >= 0.9
+        assert spec.metrics.tokens_per_call >= 3.5
+    finally:
+        draft.close()
+        target.rollback(0)
+        qwen05.prefix = []
