@@ -47,10 +47,24 @@ def _lines(v: str) -> tuple[int, int]:
     return start - 1, end
 
 
+def _draft(v: str) -> str:
+    if v in ("lookup", "none", "auto") or (v.startswith("model:") and len(v) > 6):
+        return v
+    raise argparse.ArgumentTypeError("--draft takes lookup, none, auto or model:NAME|PATH")
+
+
 def _add_decoding(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("decoding")
     g.add_argument("--model", default=DEFAULT_MODEL, help="catalog name or GGUF path")
-    g.add_argument("--draft", choices=["lookup", "none"], default="lookup")
+    g.add_argument(
+        "--draft",
+        type=_draft,
+        default="lookup",
+        metavar="lookup|none|auto|model:NAME|PATH",
+        help="proposer: prompt lookup, none, a draft model, or auto (lookup + --draft-model)",
+    )
+    g.add_argument("--draft-model", default=None, metavar="NAME|PATH", help="for --draft auto")
+    g.add_argument("--backend", choices=["llama.cpp", "torch"], default="llama.cpp")
     g.add_argument("--k", type=_k, default=None, metavar="N|auto", help="draft length")
     g.add_argument("--temperature", type=float, default=0.0)
     g.add_argument("--top-p", type=float, default=1.0)
@@ -116,10 +130,17 @@ def _sampling(a) -> SamplingParams:
     return SamplingParams(temperature=a.temperature, top_k=a.top_k, top_p=a.top_p, seed=a.seed)
 
 
+def _draft_mode(a) -> str:
+    return "model" if a.draft.startswith("model:") else a.draft
+
+
 def _session(a):
     from .session import load_session
 
-    return load_session(a.model, n_ctx=a.ctx, threads=a.threads)
+    draft_model = a.draft[6:] if a.draft.startswith("model:") else a.draft_model
+    return load_session(
+        a.model, n_ctx=a.ctx, threads=a.threads, backend=a.backend, draft_model=draft_model
+    )
 
 
 def _stream(a):
@@ -139,7 +160,7 @@ def cmd_rewrite(a) -> int:
     t_load = time.perf_counter() - t0
     opts = RewriteOptions(
         instruction=a.instruction,
-        draft=a.draft,
+        draft=_draft_mode(a),
         k=a.k,
         sampling=_sampling(a),
         exact=a.exact,
@@ -205,7 +226,11 @@ def cmd_generate(a) -> int:
     context = [(p, read_source(p).text) for p in a.context]
     sess = _session(a)
     opts = RewriteOptions(
-        draft=a.draft, k=a.k, sampling=_sampling(a), exact=a.exact, max_tokens=a.max_tokens
+        draft=_draft_mode(a),
+        k=a.k,
+        sampling=_sampling(a),
+        exact=a.exact,
+        max_tokens=a.max_tokens,
     )
     stream = None if a.json else (lambda piece: out.out(piece, end=""))
     text, m = answer(sess, a.prompt, context, opts, on_text=stream)

@@ -20,12 +20,14 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from ..engine.combined import CombinedDrafter
 from ..engine.decode import GenConfig, generate
+from ..engine.draft_model import ModelDrafter
 from ..engine.lookup import LookupDrafter
 from ..engine.metrics import Metrics
 from ..engine.policy import PolicyConfig
 from ..engine.sampling import SamplingParams
-from ..models.base import StreamDecoder
+from ..models.base import ModelError, StreamDecoder
 from .diff import Hunk, compute_hunks, unified_diff
 from .files import FileError
 from .prompt import (
@@ -48,7 +50,8 @@ class RewriteOptions:
     instruction: str = ""
     """The edit to make, in the user's words."""
     draft: str = "lookup"
-    """'lookup' (prompt lookup from file, context and output) or 'none' (plain decoding)."""
+    """'lookup' (prompt lookup from file, context and output), 'none' (plain decoding),
+    'model' (the session's draft model) or 'auto' (lookup, plus the draft model if loaded)."""
     k: int | None = None
     """Draft length; None adapts k to measured cost and acceptance."""
     sampling: SamplingParams = field(default_factory=SamplingParams)
@@ -126,13 +129,23 @@ def _check_fits(session: ModelSession, n_prompt: int, n_out: int, what: str) -> 
         )
 
 
+def _drafter(session, opts, spans, prompt, policy):
+    """The proposer ``opts.draft`` asks for (None for plain decoding)."""
+    if opts.draft == "none":
+        return None
+    lookup = LookupDrafter(
+        spans=spans, prompt_len=len(prompt), newline_ids=_newline_ids(session.target)
+    )
+    if opts.draft == "lookup" or (opts.draft == "auto" and session.draft is None):
+        return lookup
+    if session.draft is None:
+        raise ModelError("--draft model needs a draft model: --draft model:NAME|PATH")
+    model = ModelDrafter(session.draft, opts.sampling, target=session.target, policy=policy)
+    return model if opts.draft == "model" else CombinedDrafter(lookup, model, policy)
+
+
 def _run(session, prompt, spans, opts, max_tokens, fence, on_text, cancel, metrics):
     target = session.target
-    drafter = None
-    if opts.draft != "none":
-        drafter = LookupDrafter(
-            spans=spans, prompt_len=len(prompt), newline_ids=_newline_ids(target)
-        )
     cfg = GenConfig(
         max_tokens=max_tokens,
         sampling=opts.sampling,
@@ -161,6 +174,8 @@ def _run(session, prompt, spans, opts, max_tokens, fence, on_text, cancel, metri
     # reuse the KV cache of the longest shared prefix with the previous prompt
     cached = _shared_prefix(session.prefix, prompt)
     with session.lock:
+        policy = session.policy(cfg.policy)
+        drafter = _drafter(session, opts, spans, prompt, policy)  # owns the draft's cache
         res = generate(
             target,
             prompt,
@@ -169,7 +184,7 @@ def _run(session, prompt, spans, opts, max_tokens, fence, on_text, cancel, metri
             on_tokens=on_tokens,
             cancel=cancel,
             metrics=metrics,
-            policy=session.policy(cfg.policy),
+            policy=policy,
             cached_prefix=cached,
         )
         session.prefix = list(prompt)

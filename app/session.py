@@ -60,6 +60,8 @@ class ModelSession:
     load_s: float
     lock: threading.Lock = field(default_factory=threading.Lock)
     prefix: list[int] = field(default_factory=list)
+    draft: object | None = None
+    """A draft model (same backend, same vocabulary) for ``--draft model:``/``auto``."""
 
     @property
     def batch_exact(self) -> bool:
@@ -79,6 +81,7 @@ class ModelSession:
             "batch_exact": self.batch_exact,
             "max_batch_logit_delta": max(self.exact_deltas.values(), default=0.0),
             "load_s": round(self.load_s, 3),
+            "draft": getattr(self.draft, "name", None),
         }
 
 
@@ -119,26 +122,22 @@ def load_session(
     threads: int | None = None,
     backend: str = "llama.cpp",
     recheck: bool = False,
+    draft_model: str | None = None,
 ) -> ModelSession:
-    """Load ``model`` (catalog name or GGUF path) and prepare it for speculative decoding."""
+    """Load ``model`` (catalog name or GGUF path; a checkpoint directory on the torch
+    backend) and, when given, ``draft_model`` on the same backend, and prepare them for
+    speculative decoding."""
     from ..engine.decode import check_batch_exactness
 
-    path = resolve_model(model)
-    name = model if model in CATALOG else path.name
     threads = threads or max(1, os.cpu_count() or 1)
     t = time.perf_counter()
-    if backend == "llama.cpp":
-        from ..models.llama_cpp_backend import LlamaTarget
+    path, name, target = _load_target(model, backend, n_ctx, threads)
+    draft = None
+    if draft_model:
+        from ..engine.draft_model import check_vocab
 
-        target = LlamaTarget(path, n_ctx=n_ctx, n_threads=threads, name=name)
-    elif backend == "torch":
-        try:
-            from ..models.torch_backend import TorchTarget
-        except ImportError as e:
-            raise ModelError(f"the torch backend needs the 'torch' extra: {e}") from e
-        target = TorchTarget.from_gguf_or_dir(path, n_ctx=n_ctx, name=name)
-    else:
-        raise ModelError(f"unknown backend {backend!r}; use llama.cpp or torch")
+        _, _, draft = _load_target(draft_model, backend, n_ctx, threads)
+        check_vocab(draft, target)
     key = _cache_key(path, backend, threads)
     cache = _load_cache()
     entry = None if recheck else cache.get(key)
@@ -161,6 +160,7 @@ def load_session(
         exact_deltas=deltas,
         costs=costs,
         load_s=time.perf_counter() - t,
+        draft=draft,
     )
     if not sess.batch_exact:
         log.warning(
@@ -171,3 +171,24 @@ def load_session(
             sess.exact_block,
         )
     return sess
+
+
+def _load_target(model: str, backend: str, n_ctx: int, threads: int):
+    """(path, display name, loaded target) of a catalog name, GGUF path or torch checkpoint."""
+    if backend == "torch" and Path(model).expanduser().is_dir():
+        path = Path(model).expanduser()
+    else:
+        path = resolve_model(model)
+    name = model if model in CATALOG else path.name
+    if backend == "llama.cpp":
+        from ..models.llama_cpp_backend import LlamaTarget
+
+        return path, name, LlamaTarget(path, n_ctx=n_ctx, n_threads=threads, name=name)
+    if backend == "torch":
+        try:
+            from ..models.torch_backend import TorchTarget
+        except ImportError as e:
+            raise ModelError(f"the torch backend needs the 'torch' extra: {e}") from e
+        target = TorchTarget.from_gguf_or_dir(path, n_ctx=n_ctx, name=name, n_threads=threads)
+        return path, name, target
+    raise ModelError(f"unknown backend {backend!r}; use llama.cpp or torch")

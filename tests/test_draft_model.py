@@ -206,3 +206,55 @@ def test_real_05b_drafting_for_itself(qwen05, qwen05_path):
         draft.close()
         target.rollback(0)
         qwen05.prefix = []
+
+
+def test_cli_rejects_a_bad_draft_spec(capsys):
+    from specedit.app.cli import main
+
+    with pytest.raises(SystemExit) as e:
+        main(["generate", "--context", "x", "-p", "q", "--draft", "modle:x"])
+    assert e.value.code == 2 and "model:NAME|PATH" in capsys.readouterr().err
+
+
+@pytest.mark.model
+def test_cli_draft_with_another_vocabulary_fails_clearly(
+    qwen05_path, smollm_path, tmp_path, capsys, monkeypatch
+):
+    from specedit.app.cli import main
+
+    monkeypatch.setenv("SPECEDIT_STATE_DIR", str(tmp_path / "state"))
+    f = tmp_path / "a.py"
+    f.write_text("x = 1\n")
+    argv = ["rewrite", str(f), "-i", "rename x to y", "--model", str(qwen05_path)]
+    assert main([*argv, "--draft", f"model:{smollm_path}", "--ctx", "512"]) == 1
+    err = " ".join(capsys.readouterr().err.split())
+    assert "49152" in err and "151936" in err and "tokenizer" in err
+    assert f.read_text() == "x = 1\n"
+
+
+def test_rewrite_path_builds_each_proposer():
+    from pathlib import Path
+
+    from specedit.app.rewrite import RewriteOptions, rewrite
+    from specedit.app.session import ModelSession
+
+    def session(draft):
+        return ModelSession(
+            target=ToyModel(256, seed=1),
+            model_name="toy",
+            model_path=Path("toy"),
+            exact_block=1,
+            exact_deltas={},
+            costs={1: 0.01, 2: 0.011, 4: 0.012, 8: 0.014},
+            load_s=0.0,
+            draft=draft,
+        )
+
+    text = "def f(x):\n    return x + 1\n" * 4
+    with pytest.raises(ModelError, match="draft model"):
+        rewrite(session(None), text, RewriteOptions(instruction="copy", draft="model"))
+    for mode, src in (("model", {"model"}), ("auto", {"model", "file", "output", "prompt"})):
+        opts = RewriteOptions(instruction="copy", draft=mode, k=3, max_tokens=24)
+        res = rewrite(session(ToyModel(256, seed=1)), text, opts)
+        used = set(res.metrics.snapshot()["drafted_by_source"])
+        assert used and used <= src and (mode != "model" or used == {"model"})
