@@ -1,0 +1,28 @@
+-- specedit: rewrite code with a local model (see :help specedit / README in plugins/nvim).
+if vim.g.loaded_specedit then
+  return
+end
+vim.g.loaded_specedit = true
+
+if vim.fn.has('nvim-0.10') == 0 then
+  vim.api.nvim_echo({ { 'specedit needs Neovim >= 0.10', 'ErrorMsg' } }, true, {})
+  return
+end
+
+local function cmd(name, fn, opts)
+  vim.api.nvim_create_user_command(name, function(o)
+    require('specedit')[fn](o)
+  end, opts or {})
+end
+
+cmd('SpeceditRewrite', 'rewrite_command', {
+  nargs = '+',
+  range = true,
+  desc = 'specedit: rewrite the buffer or [range] as instructed',
+})
+cmd('SpeceditCancel', 'cancel', { desc = 'specedit: cancel the rewrite of this buffer' })
+cmd('SpeceditAccept', 'accept', { desc = 'specedit: accept the hunk under the cursor' })
+cmd('SpeceditReject', 'reject', { desc = 'specedit: reject the hunk under the cursor' })
+cmd('SpeceditAcceptAll', 'accept_all', { desc = 'specedit: accept every hunk' })
+cmd('SpeceditRejectAll', 'reject_all', { desc = 'specedit: reject every hunk' })
+cmd('SpeceditStatus', 'status', { desc = 'specedit: show the connection and rewrite state' })

@@ -1,0 +1,177 @@
+/**
+ * The client module against a real `specedit serve` (the 0.5B catalog model) on a temp socket.
+ * The server runs from the repository's venv (../../.venv) or $SPECEDIT_PYTHON.
+ */
+import assert from 'node:assert/strict';
+import { ChildProcess, spawn } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import {
+  applyHunks,
+  defaultSocketPath,
+  errorCode,
+  formatProgress,
+  Hunk,
+  isContentModified,
+  Progress,
+  readDiscovery,
+  SpeceditClient,
+  splitLines,
+} from '../src/client';
+
+const REPO = path.resolve(__dirname, '..', '..', '..', '..');
+const PYTHON = process.env.SPECEDIT_PYTHON || path.join(REPO, '.venv', 'bin', 'python');
+const MODEL = process.env.SPECEDIT_TEST_MODEL || 'qwen2.5-coder-0.5b';
+const TEXT = 'def add(a, b):\n    return a + b\n\n\ndef sub(a, b):\n    return a - b\n';
+const RANGE = { startLine: 0, endLine: 2 };
+const INSTRUCTION = 'Rename the function add to plus';
+
+describe('hunk arithmetic', () => {
+  const old = 'a\nb\nc\nd';
+  const hunks: Hunk[] = [
+    { id: 0, startLine: 0, endLine: 1, oldText: 'a\n', newText: 'A\nA2\n' },
+    { id: 1, startLine: 2, endLine: 2, oldText: '', newText: 'x\n' },
+    { id: 2, startLine: 3, endLine: 4, oldText: 'd', newText: 'D' },
+  ];
+  test('splitLines keeps newlines and a last partial line', () => {
+    assert.deepEqual(splitLines('a\nb'), ['a\n', 'b']);
+    assert.deepEqual(splitLines(''), []);
+    assert.deepEqual(splitLines('\n'), ['\n']);
+  });
+  test('all, none and any subset of hunks', () => {
+    assert.equal(applyHunks(old, hunks), 'A\nA2\nb\nx\nc\nD');
+    assert.equal(applyHunks(old, hunks, []), old);
+    assert.equal(applyHunks(old, hunks, [1]), 'a\nb\nx\nc\nd');
+    assert.equal(applyHunks(old, hunks, [0, 2]), 'A\nA2\nb\nc\nD');
+  });
+  test('stale and overlapping hunks throw', () => {
+    assert.throws(() => applyHunks('z\nb\nc\nd', hunks, [0]), /stale/);
+    const overlap = [hunks[0], { ...hunks[0], id: 9 }];
+    assert.throws(() => applyHunks(old, overlap), /overlap/);
+    assert.throws(() => applyHunks('a', [{ id: 3, startLine: 4, endLine: 5, oldText: '', newText: '' }]), /range/);
+  });
+  test('progress line and default socket', () => {
+    const p: Progress = {
+      sessionId: 's',
+      state: 'running',
+      queuePosition: 0,
+      generatedTokens: 12,
+      tokPerSec: 34.56,
+      acceptance: 0.78,
+      tokensPerStep: 2.5,
+      elapsedMs: 10,
+    };
+    assert.equal(formatProgress(p), '12 tok · 34.6 tok/s · acceptance 78% · 2.50 tok/step');
+    assert.equal(formatProgress({ ...p, state: 'queued', queuePosition: 2 }), 'queued (#2)');
+    assert.equal(defaultSocketPath({ XDG_RUNTIME_DIR: '/run/user/7' }), '/run/user/7/specedit/rpc.sock');
+    assert.match(defaultSocketPath({ TMPDIR: '/t' }), /^\/t\/specedit-\d+\/rpc\.sock$/);
+  });
+});
+
+describe('against specedit serve', { timeout: 600_000 }, () => {
+  let dir: string;
+  let socket: string;
+  let server: ChildProcess;
+  let client: SpeceditClient;
+  let serverLog = '';
+
+  before(async () => {
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'specedit-vscode-'));
+    socket = path.join(dir, 'run', 'rpc.sock');
+    server = spawn(
+      PYTHON,
+      ['-m', 'specedit.app.cli', 'serve', '--model', MODEL, '--socket', socket, '--ctx', '2048',
+       '--log-file', path.join(dir, 'server.log')],
+      { stdio: ['ignore', 'ignore', 'pipe'] },
+    );
+    server.stderr?.on('data', (d: Buffer) => (serverLog += d.toString()));
+    const deadline = Date.now() + 300_000;
+    for (;;) {
+      if (server.exitCode !== null) {
+        throw new Error(`specedit serve exited (${server.exitCode}): ${serverLog}`);
+      }
+      try {
+        client = await SpeceditClient.connect(socket, 2000);
+        break;
+      } catch (err) {
+        if (Date.now() > deadline) {
+          throw err;
+        }
+        await new Promise((r) => setTimeout(r, 250));
+      }
+    }
+  });
+
+  after(async () => {
+    if (client && !client.isClosed) {
+      await client.shutdownServer().catch(() => undefined);
+      client.dispose();
+    }
+    if (server.exitCode === null) {
+      const exited = new Promise((r) => server.once('exit', r));
+      const timer = setTimeout(() => server.kill('SIGTERM'), 15_000);
+      await exited;
+      clearTimeout(timer);
+    }
+    assert.equal(fs.existsSync(socket), false, 'the server removes its socket');
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  test('initialize and discovery', async () => {
+    const info = await client.initialize('node-test', '1');
+    assert.equal(info.server, 'specedit');
+    assert.equal(info.protocolVersion, 1);
+    assert.equal(info.model, MODEL);
+    const disc = readDiscovery(socket);
+    assert.ok(disc);
+    assert.equal(disc.socket, socket);
+    assert.equal(disc.pid, server.pid);
+    assert.equal(fs.statSync(socket).mode & 0o777, 0o600);
+  });
+
+  test('rewrite a range: progress, done, hunks apply to the buffer, then to disk', async () => {
+    const progress: Progress[] = [];
+    const handle = client.rewrite(
+      { text: TEXT, instruction: INSTRUCTION, path: 'm.py', range: RANGE, options: { maxTokens: 24 } },
+      { onProgress: (p) => progress.push(p) },
+    );
+    const started = await handle.started;
+    assert.match(started.sessionId, /^s\d+-/);
+    const done = await handle.done;
+    assert.equal(done.status, 'ok', done.message);
+    assert.ok(done.output?.startsWith('def plus(a, b):\n'));
+    assert.ok(done.hunks.length >= 1);
+    assert.equal(applyHunks(TEXT, done.hunks), done.output);
+    assert.equal(applyHunks(TEXT, done.hunks, []), TEXT);
+    assert.ok(progress.length >= 1);
+    assert.equal(done.validation?.language, 'python');
+
+    const file = path.join(dir, 'm.py');
+    fs.writeFileSync(file, TEXT);
+    const sha = createHash('sha256').update(TEXT).digest('hex');
+    assert.equal(sha.length, 64);
+    const res = await client.apply(started.sessionId, file);
+    assert.equal(fs.readFileSync(file, 'utf8'), done.output);
+    assert.ok(res.backup && fs.readFileSync(res.backup, 'utf8') === TEXT);
+    await assert.rejects(client.apply(started.sessionId, file), (err: unknown) => isContentModified(err));
+  });
+
+  test('cancel a running rewrite', async () => {
+    const handle = client.rewrite({ text: TEXT, instruction: 'Add a docstring to every function', path: 'm.py' });
+    await handle.started;
+    await handle.cancel();
+    const done = await handle.done;
+    assert.equal(done.status, 'cancelled');
+    assert.equal(done.output, null);
+  });
+
+  test('bad params are JSON-RPC errors', async () => {
+    const handle = client.rewrite({ text: TEXT, instruction: '' });
+    await assert.rejects(handle.started, (err: unknown) => errorCode(err) === -32602);
+    await assert.rejects(handle.done);
+    await assert.rejects(client.connection.sendRequest('no/such'), (err: unknown) => errorCode(err) === -32601);
+  });
+});
