@@ -115,6 +115,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--socket", default=None, help="socket path (default: per-user runtime dir)")
     s.add_argument("--ctx", type=int, default=16384)
     s.add_argument("--threads", type=int, default=None)
+    s.add_argument("--draft-model", default=None, help="also load a draft model (name or path)")
     s.add_argument("--log-file", default=None, help="default: <state dir>/logs/server.log")
     s.add_argument(
         "--log-level", dest="serve_log_level", default=None, help="log file level (INFO)"

@@ -63,6 +63,8 @@ log = logging.getLogger(__name__)
 
 PROTOCOL_VERSION = 1
 SERVER_VERSION = "0.1.0"
+MAX_QUEUE = 64
+"""Queued (not yet running) rewrites from all clients; more get -32803."""
 
 __all__ = ["PROTOCOL_VERSION", "AlreadyRunning", "Server", "ServerThread", "serve_main"]
 
@@ -211,6 +213,8 @@ class Server:
         if self._shutdown_requested:
             raise RpcError(INVALID_REQUEST, "the server is shutting down")
         p = parse_start(params)
+        if len(self.scheduler.queue) >= MAX_QUEUE:
+            raise RpcError(REQUEST_FAILED, f"{MAX_QUEUE} rewrites are waiting already; retry later")
         job = Job(
             owner=conn,
             text=p.text,
@@ -384,7 +388,12 @@ def serve_main(args: Any) -> int:
         raise FileError(str(e)) from None
     log.info("loading %s (log: %s)", args.model, log_path)
     try:
-        session = load_session(args.model, n_ctx=args.ctx, threads=getattr(args, "threads", None))
+        session = load_session(
+            args.model,
+            n_ctx=args.ctx,
+            threads=getattr(args, "threads", None),
+            draft_model=getattr(args, "draft_model", None),
+        )
     except BaseException:
         os.close(lock_fd)
         raise

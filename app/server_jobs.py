@@ -129,8 +129,8 @@ class Scheduler:
         self.queue.append(job)
         self._wake.set()
         position = len(self.queue) if self.running is not None else 0
-        if position:
-            self._progress(job, position)
+        if position:  # after the rewrite/start response, which the caller is about to send
+            asyncio.get_running_loop().call_soon(self._queued_progress, job)
         return position
 
     def get(self, job_id: str) -> Job | None:
@@ -182,6 +182,10 @@ class Scheduler:
             },
             droppable=True,
         )
+
+    def _queued_progress(self, job: Job) -> None:
+        if job.state == "queued":
+            self._progress(job, self.queue_position(job))
 
     def _queue_changed(self) -> None:
         for i, job in enumerate(self.queue, start=1):

@@ -84,8 +84,8 @@ def _options(raw: Any) -> tuple[dict[str, Any], str | None, str | None]:
     if raw.get("maxTokens") is not None:
         kw["max_tokens"] = _int(raw["maxTokens"], "options.maxTokens", 1, 1 << 20)
     draft = raw.get("draft", "lookup")
-    if draft not in ("lookup", "none"):
-        raise _bad('options.draft must be "lookup" or "none"')
+    if draft not in ("lookup", "none", "model", "auto"):
+        raise _bad('options.draft must be "lookup", "none", "model" or "auto"')
     kw["draft"] = draft
     exact = raw.get("exact", False)
     if not isinstance(exact, bool):
