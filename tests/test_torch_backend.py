@@ -14,7 +14,7 @@ import pytest
 torch = pytest.importorskip("torch")
 pytest.importorskip("transformers")
 
-from torch_tiny import tiny_dir  # noqa: E402
+from torch_tiny import tiny_dir, tiny_gguf, tiny_model  # noqa: E402
 
 from specedit.engine.decode import GenConfig, check_batch_exactness, generate  # noqa: E402
 from specedit.engine.lookup import LookupDrafter  # noqa: E402
@@ -134,6 +134,27 @@ def test_greedy_speculative_equals_plain(tiny, exact):
     assert spec.tokens == plain.tokens
     assert spec.metrics.drafted_tokens > 0 and spec.metrics.accepted_tokens > 0
     assert spec.metrics.target_calls < plain.metrics.target_calls
+
+
+def test_gguf_through_transformers_and_the_converted_cache(tmp_path, monkeypatch):
+    monkeypatch.setenv("SPECEDIT_MODELS_DIR", str(tmp_path / "models"))
+    path = tiny_gguf(tmp_path / "tiny.gguf")
+    ref_model = tiny_model()
+    first = TorchTarget.from_gguf_or_dir(path, n_ctx=512)
+    assert first.name == "tiny-qwen2" and first.n_vocab == 320
+    assert first.eos_ids == frozenset({263})
+    ids = first.tokenize("the cat sat <|im_end|>", special=True)
+    assert ids[-1] == 263
+    with torch.inference_mode():
+        ref = ref_model(torch.tensor([ids])).logits[0].numpy()
+    np.testing.assert_array_equal(first.eval(ids, 0, range(len(ids))), ref)  # F32: exact
+    (converted,) = (tmp_path / "models" / "torch").iterdir()
+    assert (converted / "complete").exists()
+    again = TorchTarget.from_gguf_or_dir(path, n_ctx=512)  # from the converted copy
+    np.testing.assert_array_equal(again.eval(ids, 0, range(len(ids))), ref)
+    assert again.chat_prompt([{"role": "user", "content": "x"}]) == first.chat_prompt(
+        [{"role": "user", "content": "x"}]
+    )
 
 
 @pytest.mark.slow
