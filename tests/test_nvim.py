@@ -96,7 +96,7 @@ local ok, err = xpcall(function()
   wait_review()
   out.review2 = sp.buffers[buf] and sp.buffers[buf].phase
   vim.api.nvim_win_set_cursor(0, { 1, 0 })
-  vim.cmd('SpeceditReject')
+  vim.cmd('normal \\sr')  -- the default <leader>sr key (leader is backslash)
   out.rejected = lines()
   out.modified_after_reject = vim.bo[buf].modified
 

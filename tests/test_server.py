@@ -355,3 +355,35 @@ def test_unused_server_object_releases_nothing(qwen05, tmp_path):
     # constructing a Server does not touch the filesystem; only start() does
     Server(qwen05, tmp_path / "x" / "rpc.sock")
     assert not (tmp_path / "x").exists()
+
+
+def test_cli_refuses_a_second_server(server, capsys):
+    import logging
+
+    from specedit.app.cli import main
+
+    before = list(logging.getLogger("specedit").handlers)
+    t = time.monotonic()
+    try:
+        rc = main(["serve", "--socket", str(server.socket_path), "--model", "no-such-model"])
+    finally:
+        for h in logging.getLogger("specedit").handlers:
+            if h not in before:
+                logging.getLogger("specedit").removeHandler(h)
+                h.close()
+    assert rc == 1 and time.monotonic() - t < 5  # refused before any model load
+    assert "already runs on" in capsys.readouterr().err
+
+
+def test_range_expands_to_enclosing_node():
+    from specedit.app.server_params import parse_start
+
+    p = {"text": TEXT, "path": "m.py", "instruction": "x", "range": {"startLine": 1, "endLine": 2}}
+    assert parse_start(p).range_json == {"startLine": 1, "endLine": 2}
+    p["options"] = {"expand": "node"}
+    assert parse_start(p).range_json == {"startLine": 0, "endLine": 2}
+    assert parse_start(p).opts.region == (0, 2)
+    p["path"] = "notes.unknown"
+    assert parse_start(p).range_json == {"startLine": 1, "endLine": 2}
+    p["options"] = {"expand": "node", "language": "python"}
+    assert parse_start(p).range_json == {"startLine": 0, "endLine": 2}
