@@ -42,17 +42,32 @@ json_values = st.recursive(
 
 def _params(method: str):
     if method == "rewrite/start":
-        # never a complete valid request: the fuzzer exercises validation, not the model
+        # never a complete valid request (the text is blank or not a string), so every
+        # validator runs but no generation starts: the fuzzer exercises the wire, not the model
+        blank = st.sampled_from(["", "\n", "  \n\n", "\t"])
+        not_str = json_values.filter(lambda v: not isinstance(v, str))
         return st.fixed_dictionaries(
             {},
             optional={
-                "text": json_values,
+                "text": blank | not_str,
+                "instruction": json_values | st.just("Rename x"),
+                "baseSha256": json_values | st.just("0" * 64),
                 "range": json_values
                 | st.fixed_dictionaries(
                     {"startLine": st.integers(-3, 9), "endLine": st.integers(-3, 9)}
                 ),
                 "options": json_values
-                | st.fixed_dictionaries({}, optional={"k": json_values, "draft": json_values}),
+                | st.fixed_dictionaries(
+                    {},
+                    optional={
+                        "k": json_values,
+                        "draft": json_values | st.sampled_from(["lookup", "none", "auto"]),
+                        "temperature": json_values | st.floats(-1, 3),
+                        "maxTokens": json_values | st.integers(-1, 100),
+                        "expand": json_values | st.just("node"),
+                        "language": json_values | st.just("python"),
+                    },
+                ),
                 "path": json_values,
             },
         )
@@ -125,9 +140,9 @@ def _check_replies(data: bytes) -> None:
                 continue
             assert ("result" in m) != ("error" in m)
             if "error" in m:
-                assert isinstance(m["error"]["code"], int) and isinstance(
-                    m["error"]["message"], str
-                )
+                code, message = m["error"]["code"], m["error"]["message"]
+                assert isinstance(code, int) and isinstance(message, str)
+                assert code != -32603, message  # an internal error is a server bug
 
 
 @settings(
