@@ -41,7 +41,7 @@ from .session import ModelSession
 log = logging.getLogger(__name__)
 
 TICK_S = 0.1
-KEEP_FINISHED = 64
+KEEP_FINISHED = 32
 _ids = itertools.count(1)
 
 
@@ -222,6 +222,7 @@ class Scheduler:
         }
         job.done["stats"]["elapsedMs"] = job.elapsed_ms()
         job.owner.notify("rewrite/done", job.done)
+        job.pieces = []  # the raw stream is in job.result now; previews are over
         self.completed += 1
         while len(self.jobs) > KEEP_FINISHED + len(self.queue) + 1:
             oldest = next(iter(self.jobs))

@@ -3,7 +3,7 @@
  * The server runs from the repository's venv (../../.venv) or $SPECEDIT_PYTHON.
  */
 import assert from 'node:assert/strict';
-import { ChildProcess, spawn } from 'node:child_process';
+import { ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
@@ -79,6 +79,13 @@ describe('against specedit serve', { timeout: 600_000 }, () => {
   let serverLog = '';
 
   before(async () => {
+    // pull the catalog model on first use (a no-op once it is installed)
+    const pull = spawnSync(
+      PYTHON,
+      ['-c', `from specedit.models.catalog import ensure_model; ensure_model(${JSON.stringify(MODEL)})`],
+      { encoding: 'utf8', timeout: 600_000 },
+    );
+    assert.equal(pull.status, 0, `cannot get ${MODEL} with ${PYTHON}: ${pull.stderr}`);
     dir = fs.mkdtempSync(path.join(os.tmpdir(), 'specedit-vscode-'));
     socket = path.join(dir, 'run', 'rpc.sock');
     server = spawn(
