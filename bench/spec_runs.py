@@ -1,0 +1,156 @@
+"""Shared pieces of the torch-backend and draft-model benchmarks: one run, medians, summary.
+
+Contract: ``engine_run(target, prompt, cfg, drafter, policy, fence)`` runs the
+specedit engine once from an empty cache and returns a ``Run``; ``task_record``
+reduces several runs per mode to medians, ratios to ``plain`` and greedy
+equality (outputs cut at the closing fence, so a block accepted past the fence
+does not count as a difference); ``summarise`` gives medians per task kind.
+
+Figures: decode tok/s = (tokens - 1) / time after the first token (as in
+``bench.run``); end-to-end tok/s = tokens / (prefill + decode), which also
+charges a draft model's own prefill (it runs at the first draft step).
+"""
+
+from __future__ import annotations
+
+import platform
+import statistics
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from ..app.prompt import closing_fence_at
+from ..engine.decode import GenConfig, generate
+from ..models.base import StreamDecoder
+
+
+@dataclass
+class Run:
+    decode_tps: float
+    e2e_tps: float
+    tokens: int
+    tokens_per_call: float = 0.0
+    acceptance: float = 0.0
+    by_source: dict = field(default_factory=dict)
+    output: list[int] = field(default_factory=list)
+
+
+def fence_stop(target, fence: str | None):
+    """An ``on_tokens`` callback that stops at the closing fence (None: never stops)."""
+    if fence is None:
+        return None
+    dec = StreamDecoder(target)
+    text: list[str] = []
+
+    def cb(toks: list[int]) -> bool:
+        text.append(dec.feed(toks))
+        tail = "".join(text[-12:])
+        return closing_fence_at(tail, fence) < 0 if "\n" + fence in tail else True
+
+    return cb
+
+
+def fence_cut(target, tokens: Sequence[int], fence: str | None) -> list[int]:
+    """``tokens`` up to and including the one that completes the closing fence line."""
+    if fence is None:
+        return list(tokens)
+    dec = StreamDecoder(target)
+    text = ""
+    for i, t in enumerate(tokens):
+        text += dec.feed([t])
+        if "\n" + fence in text[-len(fence) - 8 :] and closing_fence_at(text, fence) >= 0:
+            return list(tokens[: i + 1])
+    return list(tokens)
+
+
+def engine_run(target, prompt, cfg: GenConfig, drafter, policy, fence: str | None) -> Run:
+    target.rollback(0)
+    r = generate(target, prompt, cfg, drafter, on_tokens=fence_stop(target, fence), policy=policy)
+    m = r.metrics
+    n = len(r.tokens)
+    total = m.prefill_s + m.decode_s
+    return Run(
+        decode_tps=max(n - 1, 0) / m.decode_s if m.decode_s > 0 else 0.0,
+        e2e_tps=n / total if total > 0 else 0.0,
+        tokens=n,
+        tokens_per_call=m.tokens_per_call,
+        acceptance=m.acceptance,
+        by_source=m.snapshot()["acceptance_by_source"],
+        output=r.tokens,
+    )
+
+
+def task_record(target, kind: str, name: str, prompt, fence, runs: dict[str, list[Run]]) -> dict:
+    plain = runs.get("plain")
+    base = statistics.median(r.decode_tps for r in plain) if plain else None
+    base_e2e = statistics.median(r.e2e_tps for r in plain) if plain else None
+    ref = fence_cut(target, plain[0].output, fence) if plain else None
+    rec: dict = {"kind": kind, "name": name, "prompt_tokens": len(prompt), "modes": {}}
+    for mode, rs in runs.items():
+        tps = statistics.median(r.decode_tps for r in rs)
+        e2e = statistics.median(r.e2e_tps for r in rs)
+        out = fence_cut(target, rs[0].output, fence)
+        n = min(len(out), len(ref)) if ref is not None else 0
+        rec["modes"][mode] = {
+            "decode_tps": round(tps, 2),
+            "decode_tps_runs": [round(r.decode_tps, 2) for r in rs],
+            "e2e_tps": round(e2e, 2),
+            "tokens": rs[0].tokens,
+            "tokens_per_call": round(statistics.median(r.tokens_per_call for r in rs), 3),
+            "acceptance": round(statistics.median(r.acceptance for r in rs), 4),
+            "acceptance_by_source": rs[0].by_source,
+            "ratio_to_plain": round(tps / base, 3) if base else None,
+            "e2e_ratio_to_plain": round(e2e / base_e2e, 3) if base_e2e else None,
+            "greedy_equal_plain": ref is not None and out == ref,
+            "equal_prefix_tokens": next((i for i in range(n) if out[i] != ref[i]), n),
+        }
+    return rec
+
+
+def summarise(results: list[dict], modes: Sequence[str], pairs=()) -> dict:
+    """Medians per kind and mode; ``pairs`` adds median ratios ``a/b`` of decode tok/s."""
+    out: dict = {}
+    for kind in dict.fromkeys(r["kind"] for r in results):
+        rs = [r for r in results if r["kind"] == kind]
+        row: dict = {}
+        for mode in modes:
+            ms = [r["modes"][mode] for r in rs if mode in r["modes"]]
+            if not ms:
+                continue
+            ratios = [m["ratio_to_plain"] for m in ms if m["ratio_to_plain"]]
+            row[mode] = {
+                "decode_tps": round(statistics.median(m["decode_tps"] for m in ms), 2),
+                "e2e_tps": round(statistics.median(m["e2e_tps"] for m in ms), 2),
+                "ratio_to_plain": round(statistics.median(ratios), 3) if ratios else None,
+                "tokens_per_call": round(statistics.median(m["tokens_per_call"] for m in ms), 3),
+                "acceptance": round(statistics.median(m["acceptance"] for m in ms), 4),
+                "greedy_equal": sum(m["greedy_equal_plain"] for m in ms),
+                "tasks": len(ms),
+            }
+        for a, b in pairs:
+            both = [r for r in rs if a in r["modes"] and b in r["modes"]]
+            vals = [
+                r["modes"][a]["decode_tps"] / r["modes"][b]["decode_tps"]
+                for r in both
+                if r["modes"][b]["decode_tps"]
+            ]
+            if vals:
+                row[f"{a}_vs_{b}"] = round(statistics.median(vals), 3)
+        out[kind] = row
+    return out
+
+
+def machine(extra: dict | None = None) -> dict:
+    import os
+
+    import numpy as np
+
+    info = {
+        "cpu_count": os.cpu_count(),
+        "load_avg_1m": round(os.getloadavg()[0], 2),
+        "platform": platform.platform(),
+        "python": platform.python_version(),
+        "numpy": np.__version__,
+        "time": time.strftime("%Y-%m-%dT%H:%M:%S"),
+    }
+    return {**info, **(extra or {})}

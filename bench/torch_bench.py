@@ -1,0 +1,216 @@
+"""Torch-backend benchmark: specedit vs transformers' prompt lookup vs plain, same model.
+
+Contract: ``run_torch_bench(cfg)`` loads one model on the torch backend through
+``app.session.load_session(backend="torch")`` (the product's path: batch
+exactness check and cost calibration included), builds every task's prompt with
+``app.rewrite.build_prompt`` and runs, interleaved within each repeat:
+
+  * ``plain``: the specedit engine with speculation off;
+  * ``specedit``: prompt lookup (copy cursor) with the adaptive policy;
+  * ``hf_pld``: ``model.generate(prompt_lookup_num_tokens=N, do_sample=False)``
+    on the same ``nn.Module`` (transformers' own cache and loop), the peer;
+  * ``hf`` (optional): ``model.generate`` greedy without lookup.
+
+Every mode stops at the task's closing fence (a ``StoppingCriteria`` for
+transformers) or after the same token cap. It returns a JSON-able record:
+per task and mode the medians of decode tok/s, ratio to plain, greedy
+equality with plain (outputs cut at the fence), and per kind the medians plus
+``specedit_vs_hf_pld``. Run: ``python -m specedit.bench.torch_bench --help``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from ..app.prompt import closing_fence_at
+from ..app.rewrite import _newline_ids, build_prompt
+from ..app.session import load_session
+from ..engine.decode import GenConfig
+from ..engine.lookup import LookupDrafter
+from ..engine.policy import PolicyConfig
+from ..models.base import StreamDecoder
+from .spec_runs import Run, engine_run, machine, summarise, task_record
+from .tasks import load_tasks
+
+log = logging.getLogger(__name__)
+
+MODES = ("plain", "specedit", "hf_pld", "hf")
+
+
+@dataclass(frozen=True)
+class TorchBenchConfig:
+    """What to run; the defaults are a short CPU run (minutes on 2 cores)."""
+
+    model: str = "qwen2.5-coder-0.5b"
+    """Catalog name, GGUF path or transformers checkpoint directory."""
+    kinds: tuple[str, ...] = ("copy",)
+    n_per_kind: int = 2
+    repeats: int = 1
+    modes: tuple[str, ...] = ("plain", "specedit", "hf_pld")
+    max_lines: int = 20
+    max_tokens: int = 160
+    """Cap on generated tokens for every mode (rewrite tasks: min(cap, source * 1.3 + 64))."""
+    pld_tokens: int = 10
+    """transformers' ``prompt_lookup_num_tokens``."""
+    n_ctx: int = 4096
+    threads: int | None = None
+
+
+def hf_run(target, prompt: list[int], max_tokens: int, fence: str | None, pld: int) -> Run:
+    """transformers ``generate`` on the target's module; ``pld`` = 0 is plain greedy."""
+    import torch
+    from transformers import StoppingCriteria, StoppingCriteriaList
+
+    class FenceStop(StoppingCriteria):
+        def __init__(self) -> None:
+            self.dec, self.text, self.seen = StreamDecoder(target), "", len(prompt)
+
+        def __call__(self, input_ids, scores, **kw):
+            new = input_ids[0, self.seen :].tolist()
+            self.seen += len(new)
+            self.text += self.dec.feed(new)
+            done = fence is not None and closing_fence_at(self.text, fence) >= 0
+            return torch.tensor([done], device=input_ids.device)
+
+    class Clock:  # generate() puts the prompt first, then every accepted batch
+        def __init__(self) -> None:
+            self.times: list[float] = []
+
+        def put(self, value) -> None:
+            self.times.append(time.perf_counter())
+
+        def end(self) -> None:
+            pass
+
+    ids = torch.tensor([prompt], device=target.device)
+    clock = Clock()
+    kw = {"prompt_lookup_num_tokens": pld} if pld else {}
+    t0 = time.perf_counter()
+    with torch.inference_mode():
+        out = target.model.generate(
+            ids,
+            attention_mask=torch.ones_like(ids),
+            max_new_tokens=max_tokens,
+            do_sample=False,
+            temperature=None,
+            top_p=None,
+            top_k=None,
+            eos_token_id=sorted(target.eos_ids),
+            pad_token_id=min(target.eos_ids),
+            stopping_criteria=StoppingCriteriaList([FenceStop()]),
+            streamer=clock,
+            **kw,
+        )
+    t_end = time.perf_counter()
+    toks = [int(t) for t in out[0, len(prompt) :].tolist()]
+    while toks and toks[-1] in target.eos_ids:
+        toks.pop()
+    n = len(toks)
+    first = clock.times[1] if len(clock.times) > 1 else t_end
+    return Run(
+        decode_tps=max(n - 1, 0) / (t_end - first) if t_end > first else 0.0,
+        e2e_tps=n / (t_end - t0),
+        tokens=n,
+        output=toks,
+    )
+
+
+def run_torch_bench(cfg: TorchBenchConfig, progress=None) -> dict:
+    sess = load_session(cfg.model, n_ctx=cfg.n_ctx, threads=cfg.threads, backend="torch")
+    target = sess.target
+    tasks = load_tasks(list(cfg.kinds), cfg.n_per_kind, cfg.max_lines)
+    results = []
+    for ti, task in enumerate(tasks):
+        prompt, spans = build_prompt(sess, task.messages, task.prefix, task.pieces)
+        max_tokens = cfg.max_tokens
+        if task.fence is not None:
+            n_src = sum(e - s for s, e, _ in spans)
+            max_tokens = min(max_tokens, int(n_src * 1.3) + 64)
+        runs: dict[str, list[Run]] = {m: [] for m in cfg.modes}
+        for rep in range(cfg.repeats):
+            for mode in cfg.modes:
+                if progress:
+                    progress(f"[{ti + 1}/{len(tasks)}] {task.name} {mode} #{rep + 1}")
+                if mode.startswith("hf"):
+                    pld = cfg.pld_tokens if mode == "hf_pld" else 0
+                    r = hf_run(target, prompt, max_tokens, task.fence, pld)
+                else:
+                    spec = mode == "specedit"
+                    gc = GenConfig(max_tokens=max_tokens, speculate=spec, policy=PolicyConfig())
+                    drafter = (
+                        LookupDrafter(
+                            spans=spans, prompt_len=len(prompt), newline_ids=_newline_ids(target)
+                        )
+                        if spec
+                        else None
+                    )
+                    r = engine_run(target, prompt, gc, drafter, sess.policy(gc.policy), task.fence)
+                runs[mode].append(r)
+        results.append(task_record(target, task.kind, task.name, prompt, task.fence, runs))
+    import torch
+    import transformers
+
+    return {
+        "bench": "torch_backend",
+        "config": asdict(cfg),
+        "model": sess.describe(),
+        "device": str(target.device),
+        "dtype": str(target.dtype),
+        "machine": machine(
+            {
+                "torch": torch.__version__,
+                "transformers": transformers.__version__,
+                "torch_threads": torch.get_num_threads(),
+                "cuda": torch.cuda.get_device_name() if torch.cuda.is_available() else None,
+            }
+        ),
+        "tasks": results,
+        "summary": summarise(results, cfg.modes, pairs=[("specedit", "hf_pld")]),
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    d = TorchBenchConfig()
+    p = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
+    p.add_argument("--model", default=d.model)
+    p.add_argument("--kinds", nargs="+", default=list(d.kinds))
+    p.add_argument("--modes", nargs="+", default=list(d.modes), choices=MODES)
+    p.add_argument("-n", "--n-per-kind", type=int, default=d.n_per_kind)
+    p.add_argument("-r", "--repeats", type=int, default=d.repeats)
+    p.add_argument("--max-lines", type=int, default=d.max_lines)
+    p.add_argument("--max-tokens", type=int, default=d.max_tokens)
+    p.add_argument("--pld-tokens", type=int, default=d.pld_tokens)
+    p.add_argument("--ctx", type=int, default=d.n_ctx)
+    p.add_argument("--threads", type=int, default=None)
+    p.add_argument("--out", default="bench/results", help="folder for the JSON record")
+    a = p.parse_args(argv)
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
+    cfg = TorchBenchConfig(
+        model=a.model,
+        kinds=tuple(a.kinds),
+        n_per_kind=a.n_per_kind,
+        repeats=a.repeats,
+        modes=tuple(a.modes),
+        max_lines=a.max_lines,
+        max_tokens=a.max_tokens,
+        pld_tokens=a.pld_tokens,
+        n_ctx=a.ctx,
+        threads=a.threads,
+    )
+    record = run_torch_bench(cfg, progress=log.info)
+    out = Path(a.out)
+    out.mkdir(parents=True, exist_ok=True)
+    path = out / f"torch-bench-{time.strftime('%Y%m%d-%H%M%S')}.json"
+    path.write_text(json.dumps(record, indent=1))
+    log.info("summary %s", json.dumps(record["summary"], indent=1))
+    log.info("wrote %s", path)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
