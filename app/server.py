@@ -223,7 +223,10 @@ class Server:
             base_sha256=p.base_sha256,
             request_id=conn.state.get("request_id"),
         )
-        conn.state.setdefault("by_request", {})[job.request_id] = job.id
+        by_request = conn.state.setdefault("by_request", {})  # for $/cancelRequest
+        by_request[job.request_id] = job.id
+        if len(by_request) > 256:
+            del by_request[next(iter(by_request))]
         position = self.scheduler.submit(job)
         return {"sessionId": job.id, "queuePosition": position, "range": p.range_json}
 

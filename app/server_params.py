@@ -11,6 +11,7 @@ With ``options.expand == "node"`` the range grows to the enclosing tree-sitter n
 from __future__ import annotations
 
 import math
+import os
 import re
 from dataclasses import dataclass
 from typing import Any
@@ -161,8 +162,8 @@ def parse_apply(params: Any) -> ApplyParams:
     p = _obj(params, "rewrite/apply")
     sid = session_id(p)
     path = p.get("path")
-    if not isinstance(path, str) or not path or "\x00" in path:
-        raise _bad("path must be a non-empty string")
+    if not isinstance(path, str) or "\x00" in path or not os.path.isabs(path):
+        raise _bad("path must be an absolute file path")
     ids = p.get("hunkIds")
     if ids is not None:
         if not isinstance(ids, list):

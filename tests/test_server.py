@@ -105,6 +105,8 @@ def test_rewrite_range_streams_and_apply(server, client, tmp_path):
     assert e["error"]["code"] == -32602
     e = client.request("rewrite/apply", {"sessionId": "nope", "path": str(f)})
     assert e["error"]["code"] == -32602
+    e = client.request("rewrite/apply", {"sessionId": sid, "path": "m.py"})
+    assert e["error"]["code"] == -32602  # relative paths are refused
     e = client.request("rewrite/apply", {"sessionId": sid, "path": str(tmp_path / "gone.py")})
     assert e["error"]["code"] == -32803
     res = client.call("rewrite/apply", {"sessionId": sid, "path": str(f), "hunkIds": []})
