@@ -96,14 +96,13 @@ def generate(
     pol = policy or AdaptivePolicy(cfg.policy)
     m.exact = cfg.exact_block is not None
     m.speculation = cfg.speculate and drafter is not None
-    rng = np.random.default_rng(cfg.sampling.seed)
     ctx: list[int] = list(prompt)
     out: list[int] = []
     eos = target.eos_ids
 
     first_logits = prefill(target, ctx, m, cached_prefix)
     with m.time("sample"):
-        res = RowVerifier(np.empty(0, np.int64), cfg.sampling, rng=rng).feed(first_logits[None])
+        res = RowVerifier(np.empty(0, np.int64), cfg.sampling, position=0).feed(first_logits[None])
     pos = len(ctx)  # where ``pending`` goes in the cache
     new = res.tokens
     t_decode = time.perf_counter()
@@ -122,10 +121,10 @@ def generate(
         block = [ctx[-1], *(int(t) for t in draft.tokens)]
         t = time.perf_counter()
         with m.time("verify"):
-            res = _verify_block(target, block, pos, draft, cfg, rng, m)
+            res = _verify_block(target, block, pos, draft, cfg, len(out), m)
         dt = time.perf_counter() - t
         m.observe_step(len(draft), res.num_accepted, len(res.tokens), draft.source)
-        pol.observe(len(block), dt, len(draft), res.num_accepted, len(res.tokens))
+        pol.observe(len(block), dt, len(draft), res.num_accepted, len(res.tokens), draft.match_len)
         m.k, m.off_reason = pol.k, pol.off_reason
         pos += 1 + res.num_accepted
         new = res.tokens
@@ -149,9 +148,13 @@ def _draft(drafter, pol, ctx, cfg, m, room: int) -> tuple[Draft, int]:
     return probe, k
 
 
-def _verify_block(target, block, pos, draft: Draft, cfg, rng, m: Metrics) -> VerifyResult:
-    """Evaluate ``block`` at ``pos`` (in sub-blocks in exact mode) and verify the draft."""
-    rv = RowVerifier(draft.tokens, cfg.sampling, draft.probs, rng=rng)
+def _verify_block(target, block, pos, draft: Draft, cfg, n_out: int, m: Metrics) -> VerifyResult:
+    """Evaluate ``block`` at ``pos`` (in sub-blocks in exact mode) and verify the draft.
+
+    Randomness is tied to output positions (``n_out`` is the index of the first
+    token this step decides), so a seed gives the same text whatever k was.
+    """
+    rv = RowVerifier(draft.tokens, cfg.sampling, draft.probs, position=n_out)
     step = cfg.exact_block or len(block)
     for s in range(0, len(block), step):
         chunk = block[s : s + step]

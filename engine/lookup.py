@@ -15,7 +15,10 @@ How it drafts:
     ``max_match``), keeps the longest, and breaks ties by distance to the
     previous cursor. Repeated lines such as ``}`` or ``return x`` then resolve to
     the occurrence next to where the copy was, not the first or last one.
-  * **Line resync.** When no n-gram matches and the context ends at a line
+  * **Near resync.** When no n-gram matches, the last token alone is looked up
+    in a short window after the old copy position: edits change token
+    boundaries at the splice, and this re-joins the copy one token later.
+  * **Line resync.** When nothing else matches and the context ends at a line
     start, the drafter jumps to the start of the source line that follows the
     most recent matching line, so a copy resumes right after an edited hunk.
   * The index is updated incrementally as tokens arrive; nothing is rescanned.
@@ -110,6 +113,8 @@ class LookupDrafter:
         if cur is not None:
             self._last_good = cur
         else:
+            cur = self._near_resync(n)
+        if cur is None:
             cur = self._line_resync(n)
         if cur is None or cur >= n:
             self._cursor = None
@@ -170,6 +175,25 @@ class LookupDrafter:
                 best, best_len, best_dist = p, ln, dist
         self.last_match_len = best_len
         return best
+
+    def _near_resync(self, n: int, window: int = 48) -> int | None:
+        """After a splice, find the last token just ahead of the old copy position.
+
+        An edit often changes token boundaries (``TextWrapper`` -> ``Wrapper``), so no
+        2-gram matches yet; the last token alone, searched only in a short window
+        after where the copy was, re-synchronises one step earlier.
+        """
+        g = self._last_good
+        if g is None:
+            return None
+        end = min(g + window, n - 1, self.prompt_len or n)
+        if end <= g:
+            return None
+        hits = np.flatnonzero(self._buf[g:end] == self._buf[n - 1])
+        if not hits.size:
+            return None
+        self.last_match_len = 1
+        return g + int(hits[0]) + 1
 
     def _line_resync(self, n: int) -> int | None:
         """At a line start with no n-gram match, continue at the next source line."""

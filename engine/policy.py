@@ -14,7 +14,8 @@ Model:
     accepted / (accepted + rejections), shrunk toward a prior, and raised for
     long anchored matches (a long verbatim match predicts a long copy);
   * choice: ``argmax_k E(k) / t(k + 1)`` over the candidate ks, where ``k = 0``
-    is plain decoding with ``E = 1``. On a CPU where a 2-token block costs twice
+    is plain decoding with ``E = 1``. Fresh anchors (short matches) and
+    continuing copies keep separate acceptance estimates. On a CPU where a 2-token block costs twice
     a 1-token one this turns speculation off for low acceptance; on a GPU with
     a flat cost curve it picks large k by itself.
   * Guard: when the recent speculative steps' measured throughput falls below
@@ -45,14 +46,14 @@ class PolicyConfig:
     """While speculation is off, try a short draft this often (in steps)."""
 
 
-_KS = (0, 1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64)
+_KS = (0, 1, 2, 3, 4, 6, 7, 8, 12, 15, 16, 24, 31, 32, 48, 63, 64)
 
 
 class AdaptivePolicy:
     def __init__(self, cfg: PolicyConfig | None = None, costs: dict[int, float] | None = None):
         self.cfg = cfg or PolicyConfig()
         self._cost: dict[int, float] = dict(costs or {})
-        self._steps: deque[tuple[int, int]] = deque(maxlen=self.cfg.window)
+        self._steps: deque[tuple[int, int, bool]] = deque(maxlen=2 * self.cfg.window)
         self._spec: deque[tuple[float, int]] = deque(maxlen=self.cfg.window)
         self._plain: deque[tuple[float, int]] = deque(maxlen=self.cfg.window)
         self.off_reason = ""
@@ -91,12 +92,18 @@ class AdaptivePolicy:
         self._cost[key] = val if old is None else 0.8 * old + 0.2 * val
 
     # ---- acceptance --------------------------------------------------------------
+    FRESH = 8
+    """Anchors shorter than this many tokens count as fresh (less trusted) matches."""
+
     def alpha(self, match_len: int = 0) -> float:
-        acc = sum(a for _, a in self._steps)
-        rej = sum(1 for d, a in self._steps if a < d)
+        fresh = match_len < self.FRESH
+        steps = [(d, a) for d, a, f in self._steps if f == fresh]
+        acc = sum(a for _, a in steps)
+        rej = sum(1 for d, a in steps if a < d)
         prior_w = 4.0
-        a = (acc + self.cfg.alpha_prior * prior_w) / (acc + rej + prior_w)
-        if match_len >= 8:  # a long verbatim match predicts a long copy
+        prior = self.cfg.alpha_prior * (0.7 if fresh else 1.0)
+        a = (acc + prior * prior_w) / (acc + rej + prior_w)
+        if match_len >= self.FRESH:  # a long verbatim match predicts a long copy
             a = max(a, 1.0 - 1.0 / (match_len + 1))
         return min(a, 0.995)
 
@@ -142,11 +149,19 @@ class AdaptivePolicy:
             self._cost[b] = time.perf_counter() - t
         target.rollback(pos)
 
-    def observe(self, block: int, seconds: float, drafted: int, accepted: int, emitted: int):
+    def observe(
+        self,
+        block: int,
+        seconds: float,
+        drafted: int,
+        accepted: int,
+        emitted: int,
+        match_len: int = 0,
+    ) -> None:
         """Book one target call over ``block`` tokens that took ``seconds``."""
         self.record_cost(block, seconds)
         if drafted:
-            self._steps.append((drafted, accepted))
+            self._steps.append((drafted, accepted, match_len < self.FRESH))
             self._spec.append((seconds, emitted))
         else:
             self._plain.append((seconds, emitted))
@@ -170,7 +185,7 @@ class AdaptivePolicy:
 
     def _maybe_on(self, spec_rate: float = 0.0, plain_rate: float = 0.0) -> None:
         recent = list(self._steps)[-4:]
-        if recent and all(a == d for d, a in recent):
+        if recent and all(a == d for d, a, _ in recent):
             self.off_reason = ""
         elif spec_rate and spec_rate > 1.2 * plain_rate:
             self.off_reason = ""

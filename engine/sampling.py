@@ -73,3 +73,28 @@ def sample(p: np.ndarray, noise: np.ndarray) -> int:
 def exp_noise(rng: np.random.Generator, v: int) -> np.ndarray:
     """Exp(1) noise for one row, strictly positive."""
     return rng.standard_exponential(v)
+
+
+_MASK = (1 << 64) - 1
+
+
+def position_uniform(seed: int, position: int, stream: int = 0) -> float:
+    """A uniform in [0, 1) that depends only on (seed, position, stream) (splitmix64).
+
+    The engine's sampling draws the randomness for output position t from here, so
+    the tokens a seed produces do not depend on how positions were grouped into
+    speculative blocks (which the adaptive policy chooses from timing).
+    """
+    z = seed * 0x9E3779B97F4A7C15 + position * 0xBF58476D1CE4E5B9 + stream * 0x94D049BB133111EB + 1
+    z &= _MASK
+    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & _MASK
+    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & _MASK
+    z ^= z >> 31
+    return (z >> 11) * (1.0 / (1 << 53))
+
+
+def sample_inverse_cdf(p: np.ndarray, u: float) -> int:
+    """Categorical draw from (possibly unnormalised) ``p`` with one uniform ``u``."""
+    c = np.cumsum(p)
+    i = int(np.searchsorted(c, u * c[-1], side="right"))
+    return min(i, len(p) - 1)

@@ -22,10 +22,15 @@ Rules:
   * probabilistic drafts: accept with probability min(1, p(x)/q(x)); on
     rejection sample from norm(max(p - q, 0)).
 
-Randomness comes either from ``rng`` (drawn lazily, only for rows that are
-reached) or from explicit ``uniforms [n]`` and ``noise [n+1, V]`` (Exp(1)),
-which makes the result a pure function of its inputs; the Triton kernel is
-tested against this function in that mode. This module is also the CPU path.
+Randomness comes from one of three sources:
+  * explicit ``uniforms [n]`` and ``noise [n+1, V]`` (Exp(1)): the result is a
+    pure function of its inputs; the Triton kernel is tested against this mode;
+  * ``rng`` (drawn lazily, only for rows that are reached);
+  * ``position`` (``RowVerifier`` only): per-output-position uniforms from
+    ``position_uniform(seed, t)``, with deterministic drafts verified by
+    coupling (accept x iff the inverse-CDF draw from p equals x), so a seed's
+    output does not depend on the block sizes the adaptive policy picked. This
+    is the engine's CPU path.
 """
 
 from __future__ import annotations
@@ -34,7 +39,14 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .sampling import SamplingParams, exp_noise, probs, sample
+from .sampling import (
+    SamplingParams,
+    exp_noise,
+    position_uniform,
+    probs,
+    sample,
+    sample_inverse_cdf,
+)
 
 
 @dataclass(frozen=True)
@@ -67,8 +79,11 @@ class RowVerifier:
         *,
         uniforms: np.ndarray | None = None,
         noise: np.ndarray | None = None,
+        position: int | None = None,
     ) -> None:
         self.draft = np.asarray(draft, dtype=np.int64)
+        # coupled mode: randomness per absolute output position (see _feed_row_coupled)
+        self.position = position
         self.params = params
         self.draft_probs = draft_probs
         self.rng = rng
@@ -76,8 +91,13 @@ class RowVerifier:
         self.noise = noise
         self.i = 0
         self.accepted: list[int] = []
-        if not params.greedy and rng is None and (uniforms is None or noise is None):
-            raise ValueError("sampling needs rng, or both uniforms and noise")
+        if (
+            not params.greedy
+            and position is None
+            and rng is None
+            and (uniforms is None or noise is None)
+        ):
+            raise ValueError("sampling needs position, rng, or both uniforms and noise")
 
     def feed(self, rows: np.ndarray) -> VerifyResult | None:
         n = len(self.draft)
@@ -96,11 +116,47 @@ class RowVerifier:
             if self.i == n and len(top) > len(d):  # bonus row present
                 return VerifyResult(n, self.accepted + [int(top[len(d)])])
             return None
+        feed_row = self._feed_row if self.position is None else self._feed_row_coupled
         for row in rows:
-            res = self._feed_row(row)
+            res = feed_row(row)
             if res is not None:
                 return res
         return None
+
+    def _feed_row_coupled(self, row: np.ndarray) -> VerifyResult | None:
+        """Position-coupled verification: what the engine's CPU path runs.
+
+        Row i decides output position ``position + i`` with uniforms drawn from
+        ``position_uniform(seed, position + i, stream)``. For a deterministic draft
+        x the target token is drawn by inverse CDF and x is accepted iff it equals
+        that token: accepted with probability p(x), and otherwise the token is a
+        draw from p with x removed, renormalised: the rule of the module
+        docstring, coupled so that the output equals plain sampling's for the same
+        seed whatever the block sizes were. Drafts with probabilities q use the
+        min(1, p/q) test and the residual norm(max(p - q, 0)).
+        """
+        i, n = self.i, len(self.draft)
+        seed, t = self.params.seed, self.position + i
+        p = probs(row, self.params)
+        if i == n or self.draft_probs is None:
+            tok = sample_inverse_cdf(p, position_uniform(seed, t))
+            if i < n and tok == int(self.draft[i]):
+                self.accepted.append(tok)
+                self.i += 1
+                return None
+            return VerifyResult(i, self.accepted + [tok])
+        x = int(self.draft[i])
+        qx = float(self.draft_probs[i, x])
+        if qx > 0 and position_uniform(seed, t, 1) < min(1.0, p[x] / qx):
+            self.accepted.append(x)
+            self.i += 1
+            return None
+        residual = np.maximum(p - self.draft_probs[i].astype(np.float64), 0.0)
+        if residual.sum() <= 0.0:
+            residual = p
+        return VerifyResult(
+            i, self.accepted + [sample_inverse_cdf(residual, position_uniform(seed, t, 2))]
+        )
 
     def _noise(self, i: int, v: int) -> np.ndarray:
         return self.noise[i] if self.noise is not None else exp_noise(self.rng, v)

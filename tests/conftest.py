@@ -14,6 +14,9 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
 os.environ.setdefault("TEXTUAL_ANIMATIONS", "none")
+if not Path("/dev/nvidiactl").exists():
+    # no GPU: Triton kernels run in the interpreter, which must be chosen before import
+    os.environ.setdefault("TRITON_INTERPRET", "1")
 
 from specedit.models.catalog import TEST_MODEL, ensure_model  # noqa: E402
 

@@ -90,6 +90,38 @@ def test_sampling_is_seeded_and_reproducible():
     assert c.tokens != a.tokens
 
 
+def test_seeded_sampling_does_not_depend_on_block_sizes():
+    """Randomness is tied to output positions: plain, k=4 and k=16 sample the same text."""
+    prompt = _prompt(7)
+    sp = SamplingParams(temperature=1.0, top_k=20, seed=11)
+    outs = []
+    for k, spec in ((None, False), (4, True), (16, True)):
+        cfg = GenConfig(max_tokens=80, sampling=sp, speculate=spec, policy=PolicyConfig(fixed_k=k))
+        outs.append(generate(ToyModel(), prompt, cfg, LookupDrafter()).tokens)
+    assert outs[0] == outs[1] == outs[2]
+
+
+@pytest.mark.parametrize("accept_token", [3, None])
+def test_coupled_verification_preserves_distribution(accept_token):
+    """The engine's position-coupled path: first token ~ p over seeds (chi-square)."""
+    rng = np.random.default_rng(4)
+    v = 8
+    logits = rng.normal(0, 1.0, (2, v))
+    p0 = probs(logits[0], SamplingParams(temperature=1.0))
+    counts = np.zeros(v)
+    accepted = 0
+    n = 12000
+    for seed in range(n):
+        params = SamplingParams(temperature=1.0, seed=seed)
+        draft = np.array([accept_token if accept_token is not None else int(np.argmax(p0))])
+        res = RowVerifier(draft, params, position=5).feed(logits)
+        counts[res.tokens[0]] += 1
+        accepted += res.num_accepted
+    assert _chi2(counts, p0) < CHI2_999[7]
+    px = p0[draft[0]]
+    assert abs(accepted / n - px) < 4 * np.sqrt(px * (1 - px) / n)
+
+
 def _chi2(counts: np.ndarray, p: np.ndarray) -> float:
     exp = p * counts.sum()
     mask = exp > 0
@@ -187,7 +219,7 @@ def test_policy_turns_speculation_off_when_it_does_not_pay():
     )
     for _ in range(10):  # GPU-like flat cost and a faithful copy: go long
         fast.observe(33, 0.012, 32, 32, 33)
-    assert fast.choose(True, 40) >= 32
+    assert fast.choose(True, 40) >= 31
 
 
 def test_model_draft_probabilities_are_used():
