@@ -319,11 +319,17 @@ def state_dir() -> Path:
     return platformdirs.user_state_path("specedit")
 
 
+def backup_root() -> Path:
+    """``$SPECEDIT_BACKUP_DIR`` if set, else ``state_dir()/backups``."""
+    override = os.environ.get("SPECEDIT_BACKUP_DIR")
+    return Path(override).expanduser() if override else state_dir() / "backups"
+
+
 def backup_dir(path: str | os.PathLike[str]) -> Path:
     """The directory holding the backups of ``path`` (its real, absolute path)."""
     real = Path(os.path.abspath(os.fspath(path))).resolve()
     key = hashlib.sha256(os.fsencode(real)).hexdigest()[:16]
-    return state_dir() / "backups" / key
+    return backup_root() / key
 
 
 def _entries(directory: Path, suffix: str) -> list[Path]:

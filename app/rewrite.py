@@ -28,7 +28,7 @@ from ..engine.metrics import Metrics
 from ..engine.policy import PolicyConfig
 from ..engine.sampling import SamplingParams
 from ..models.base import ModelError, StreamDecoder
-from .diff import Hunk, compute_hunks, unified_diff
+from .diff import Hunk, compute_hunks, split_lines, unified_diff
 from .files import FileError
 from .prompt import (
     CTX_MARK,
@@ -213,7 +213,7 @@ def rewrite(
     """Rewrite ``text`` (or ``opts.region`` of it) as instructed (see module docstring)."""
     if not opts.instruction.strip():
         raise FileError("no instruction given")
-    lines = text.splitlines(keepends=True)
+    lines = split_lines(text)
     if opts.region is not None:
         a, b = opts.region
         if not (0 <= a < b <= max(len(lines), 1)):

@@ -92,7 +92,11 @@ describe('against specedit serve', { timeout: 600_000 }, () => {
       PYTHON,
       ['-m', 'specedit.app.cli', 'serve', '--model', MODEL, '--socket', socket, '--ctx', '2048',
        '--log-file', path.join(dir, 'server.log')],
-      { stdio: ['ignore', 'ignore', 'pipe'] },
+      {
+        stdio: ['ignore', 'ignore', 'pipe'],
+        // backups of the test's own files stay in the temp dir
+        env: { ...process.env, SPECEDIT_BACKUP_DIR: path.join(dir, 'backups') },
+      },
     );
     server.stderr?.on('data', (d: Buffer) => (serverLog += d.toString()));
     const deadline = Date.now() + 300_000;
