@@ -22,10 +22,13 @@ Contract: ``ModelDrafter(draft, sampling, target=..., policy=...)`` implements t
     cost curve t(b) is measured in seconds) the drafter picks
     ``k = argmax E(alpha, k) / (t(k + 1) + draft_cost(k))``, where alpha is its
     own running per-token acceptance, inferred from the contexts it is shown,
-    and ``draft_cost`` is measured. k = 0 (no draft: a plain step) wins when
-    drafting would lose to plain decoding; a 2-token probe refreshes alpha
-    every ``probe_every`` such steps. A fixed k in the policy is obeyed.
-    Without a policy it drafts ``k_default`` tokens.
+    and ``draft_cost`` is measured. It drafts only when that beats plain
+    decoding by ``min_gain`` (10%: the estimates are noisy) and never more
+    tokens than the policy will keep (the policy trims drafts by its own
+    estimate, so tokens beyond its k would be wasted). Otherwise k = 0 (no
+    draft: a plain step), with a 2-token probe every ``probe_every`` such
+    steps to refresh alpha. The first draft is a short exploratory one. A
+    fixed k in the policy is obeyed. Without a policy it drafts ``k_default``.
 """
 
 from __future__ import annotations
@@ -134,6 +137,7 @@ class ModelDrafter:
         k_max: int = 8,
         k_default: int = 4,
         probe_every: int = 16,
+        min_gain: float = 1.1,
         seed: int | None = None,
     ) -> None:
         if target is not None:
@@ -142,6 +146,7 @@ class ModelDrafter:
         self.params = sampling
         self.policy = policy
         self.k_max, self.k_default, self.probe_every = k_max, k_default, probe_every
+        self.min_gain = min_gain
         # its own stream: the verifier's rng sequence must not depend on the drafter
         self.rng = np.random.default_rng(seed if seed is not None else sampling.seed + 0x5EED)
         self.tracker = AcceptanceTracker()
@@ -162,39 +167,54 @@ class ModelDrafter:
             return 0.0
         return (self.sync_s or self.step_s) + (k - 1) * self.step_s
 
+    def _rate(self, a: float, k: int) -> float:
+        return AdaptivePolicy.expected_tokens(a, k) / (
+            self._target_cost(k + 1) + self.draft_cost(k)
+        )
+
+    def _policy_k(self, k_cap: int) -> int:
+        """The k the decode loop's policy will keep of a model draft (it trims, never extends)."""
+        pol = self.policy
+        if pol.off_reason:  # its guard is on: it only takes its periodic probes
+            probing = getattr(pol, "_since_probe", 0) + 1 >= pol.cfg.probe_every
+            return min(2, k_cap) if probing else 0
+        a = pol.alpha(0)
+        best_k, best = 0, 1.0 / pol.cost(1)
+        for k in range(1, k_cap + 1):
+            rate = AdaptivePolicy.expected_tokens(a, k) / pol.cost(k + 1)
+            if rate > best:
+                best_k, best = k, rate
+        return best_k
+
     def plan(self, k_cap: int) -> tuple[int, float]:
         """(k, expected tokens per second of such a step); k = 0 means do not draft."""
         k_cap = min(k_cap, self.k_max)
         if k_cap <= 0:
             return 0, 0.0
         a = self.tracker.alpha()
-        if self.policy is None:
-            k = min(self.k_default, k_cap)
-            return k, AdaptivePolicy.expected_tokens(a, k) / self._target_cost(k + 1)
-        if self.policy.cfg.fixed_k is not None:
-            k = min(self.policy.cfg.fixed_k, k_cap)
-            return k, AdaptivePolicy.expected_tokens(a, k) / self._target_cost(k + 1)
+        if self.policy is None or self.policy.cfg.fixed_k is not None:
+            fixed = self.k_default if self.policy is None else self.policy.cfg.fixed_k
+            k = min(fixed, k_cap)
+            return k, self._rate(a, k)
+        if self.step_s is None:  # nothing measured yet: a short exploratory draft
+            k = min(self.k_default, k_cap, self._policy_k(k_cap) or self.k_default)
+            return k, self._rate(a, k)
         plain = 1.0 / self._target_cost(1)
-        best_k, best = 0, plain
+        best_k, best = 0, plain * self.min_gain
         for k in range(1, k_cap + 1):
-            rate = AdaptivePolicy.expected_tokens(a, k) / (
-                self._target_cost(k + 1) + self.draft_cost(k)
-            )
+            rate = self._rate(a, k)
             if rate > best:
                 best_k, best = k, rate
-        # the decode loop's guard has turned speculation off: draft only for its probes
-        pol_off = bool(self.policy.off_reason)
-        pol_probe = getattr(self.policy, "_since_probe", 0) + 1 >= self.policy.cfg.probe_every
-        if best_k and (not pol_off or pol_probe):
+        k_pol = self._policy_k(k_cap)
+        best_k = min(best_k, k_pol)
+        if best_k:
             self.off_reason = ""
-            return best_k, best
+            return best_k, self._rate(a, best_k)
         self._idle += 1
-        if self._idle >= self.probe_every and (not pol_off or pol_probe):
+        if self._idle >= self.probe_every and k_pol:
             self._idle = 0
-            k = min(2, k_cap)
-            return k, AdaptivePolicy.expected_tokens(a, k) / (
-                self._target_cost(k + 1) + self.draft_cost(k)
-            )
+            k = min(2, k_pol)
+            return k, self._rate(a, k)
         self.off_reason = f"draft model: expected gain below plain (alpha {a:.2f})"
         return 0, plain
 
@@ -214,7 +234,8 @@ class ModelDrafter:
         p = min(common_prefix(self.cached, context), n - 1)
         t = time.perf_counter()
         row = self.draft.eval(context[p:], p, [n - 1 - p])[0]
-        self.sync_s = _ema(self.sync_s, time.perf_counter() - t)
+        if n - p <= 4:  # a per-step catch-up; a long one (a prefill) is not a step cost
+            self.sync_s = _ema(self.sync_s, time.perf_counter() - t)
         self.cached = list(context)
         tokens: list[int] = []
         qs: list[np.ndarray] = []

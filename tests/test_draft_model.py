@@ -114,8 +114,14 @@ def test_adaptive_k_turns_off_a_useless_draft_model():
     d.tracker.steps.clear()
     for _ in range(8):
         d.tracker.steps.append((4, 4))
-    d.step_s = d.sync_s = 0.0005  # cheap and accurate: draft long
-    assert d.plan(8)[0] >= 4
+    d.step_s = d.sync_s = 0.0005  # cheap and accurate: draft long...
+    k_prior = d.plan(8)[0]
+    assert 2 <= k_prior <= 4  # ...but no longer than the policy keeps at its prior alpha
+    for _ in range(8):
+        pol.observe(5, 0.0125, 4, 4, 5)
+    assert d.plan(8)[0] > k_prior
+    pol.off_reason = "the guard is on"
+    assert d.plan(8)[0] == 0  # the policy would drop the draft: do not make it
     generate(target, PROMPT, GenConfig(max_tokens=10), d, policy=pol)  # runs end to end
 
 
