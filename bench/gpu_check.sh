@@ -12,6 +12,7 @@
 # directory or a GGUF), else the catalog's qwen2.5-coder-0.5b GGUF, else a Qwen2.5
 # 0.5B/1.5B snapshot in the local Hugging Face cache; with none, step 3 is skipped.
 # Writes $OUT/gpu_check/ (or bench/results/gpu_check/): gpu_check.json plus each step's log.
+# Time limits: 100 s + 45 s + 150 s (a GGUF is dequantized on first load: prefer a checkpoint dir).
 set -u
 cd "$(dirname "$0")/.."
 ROOT=$PWD
@@ -54,12 +55,12 @@ fi
 "$PY" -c "import torch; print('gpu_check:', torch.cuda.get_device_name(), 'torch', torch.__version__)"
 
 echo "== 1/3 kernel tests on CUDA"
-timeout 130 "$PY" -m pytest -q -p no:cacheprovider tests/test_verify_kernel.py >"$DEST/kernel_tests.log" 2>&1
+timeout 100 "$PY" -m pytest -q -p no:cacheprovider tests/test_verify_kernel.py >"$DEST/kernel_tests.log" 2>&1
 echo $? >"$DEST/kernel_tests.rc"
 tail -3 "$DEST/kernel_tests.log"
 
 echo "== 2/3 kernel vs torch reference (V=151936, n=16)"
-timeout 60 "$PY" -m specedit.bench.kernel_bench --vocab 151936 -n 16 \
+timeout 45 "$PY" -m specedit.bench.kernel_bench --vocab 151936 -n 16 \
   --out "$DEST/kernel_bench.json" >/dev/null 2>"$DEST/kernel_bench.log"
 echo $? >"$DEST/kernel_bench.rc"
 tail -3 "$DEST/kernel_bench.log"
@@ -74,7 +75,11 @@ if [ -z "$MODEL" ]; then
     [ -f "$d/config.json" ] && MODEL=${d%/} && break
   done
 fi
-if [ -z "$MODEL" ]; then
+if [ -n "$MODEL" ] && [ -f "$MODEL" ] &&
+   ! "$PY" -c "import gguf, accelerate" 2>/dev/null; then
+  echo "$MODEL is a GGUF but $PY lacks gguf/accelerate: end-to-end skipped" | tee "$DEST/e2e.log"
+  echo skipped >"$DEST/e2e.rc"
+elif [ -z "$MODEL" ]; then
   echo "no model found (set SPECEDIT_GPU_MODEL to a checkpoint dir or GGUF): end-to-end skipped" |
     tee "$DEST/e2e.log"
   echo skipped >"$DEST/e2e.rc"
