@@ -1,0 +1,59 @@
+"""The specedit terminal app (Textual): ``run_tui(args)`` is what ``specedit [PATH]`` runs.
+
+Contract: ``run_tui(args)`` (``args.path``: file to open or None for a file picker;
+``args.model``: catalog name or GGUF path) runs the app full screen and returns the exit
+status. While it runs, log records go to ``<state>/tui.log`` instead of the terminal, so
+they cannot corrupt the display. A missing ``textual`` raises ``FileError`` with the
+install hint (the CLI prints it as one line).
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from ..files import FileError, state_dir
+
+log = logging.getLogger(__name__)
+
+__all__ = ["run_tui"]
+
+
+def _log_to_file() -> list[logging.Handler]:
+    """Swap terminal log handlers for a file in the state dir; return the removed ones."""
+    root = logging.getLogger()
+    removed = [h for h in root.handlers if isinstance(h, logging.StreamHandler)]
+    removed = [h for h in removed if not isinstance(h, logging.FileHandler)]
+    for h in removed:
+        root.removeHandler(h)
+    try:
+        path = state_dir() / "tui.log"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        handler = logging.FileHandler(path, encoding="utf-8")
+        handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+        root.addHandler(handler)
+    except OSError:
+        root.addHandler(logging.NullHandler())
+    return removed
+
+
+def run_tui(args: Any) -> int:
+    """Run the terminal app on ``args.path`` with ``args.model``; return the exit status."""
+    try:
+        from .app import SpecEditApp
+        from .settings import TuiSettings
+    except ImportError as exc:
+        raise FileError(
+            f"the terminal app needs the 'tui' extra ({exc.name} is missing): "
+            "pip install 'specedit[tui]'"
+        ) from None
+    removed = _log_to_file()
+    try:
+        settings = TuiSettings(model=args.model, draft_model=getattr(args, "draft_model", None))
+        app = SpecEditApp(getattr(args, "path", None), settings=settings)
+        code = app.run()
+    finally:
+        root = logging.getLogger()
+        for h in removed:
+            root.addHandler(h)
+    return int(code or 0)

@@ -1,0 +1,72 @@
+"""Messages between the terminal app's thread workers and its screens.
+
+Contract: background threads (the rewrite worker, the model loader, a model pull, the
+file watcher) never touch widgets; they post one of these messages (``post_message`` is
+thread safe) and the screen or app handles it on the UI thread. Streaming text is *not*
+sent as messages: the rewrite worker appends it to a :class:`~.live.LiveRun` buffer that
+the UI polls a few times a second, so the engine never waits on the UI.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from textual.message import Message
+
+from ..rewrite import RewriteResult
+from ..session import ModelSession
+
+
+@dataclass
+class RewriteFinished(Message):
+    """The rewrite worker returned (ok, cancelled or no output)."""
+
+    result: RewriteResult
+
+
+@dataclass
+class RewriteFailed(Message):
+    """The rewrite worker raised; ``error`` is one user-facing line."""
+
+    error: str
+
+
+@dataclass
+class ModelLoaded(Message):
+    """A model finished loading and is ready."""
+
+    session: ModelSession
+
+
+@dataclass
+class ModelFailed(Message):
+    """Loading a model failed; ``error`` is one user-facing line."""
+
+    model: str
+    error: str
+    missing: bool = False
+    """True when the model is a catalog model that is not pulled yet."""
+
+
+@dataclass
+class PullProgress(Message):
+    """Progress of a model pull (bytes done of total)."""
+
+    label: str
+    done: int
+    total: int
+
+
+@dataclass
+class PullFinished(Message):
+    """A pull ended; ``error`` is empty on success."""
+
+    model: str
+    error: str = ""
+
+
+@dataclass
+class FileChanged(Message):
+    """The watched file was created, modified, moved over or deleted on disk."""
+
+    path: str

@@ -1,0 +1,1 @@
+"""Screens of the terminal app: editor (main), file picker, settings, help, confirm."""

@@ -1,0 +1,185 @@
+"""The editor screen's file side: write the review, undo, save, reload, conflicts.
+
+Contract: every write goes through ``app.files.write_atomic`` (sha256 conflict check,
+backup, atomic replace) and undo through ``app.files.undo``; this module only decides
+*when* and reports the outcome. A failed write keeps the review on screen, so nothing the
+user accepted is lost. Changes on disk (from the watchdog thread, via a ``FileChanged``
+message) reload the editor when idle; while generating or reviewing they mark a conflict:
+the app then refuses to write (``write_atomic`` would too) and ``ctrl+r`` re-runs the last
+instruction against the new text.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from textual.timer import Timer
+
+from ...files import ConflictError, FileError, SourceFile, read_source, undo, write_atomic
+from ...syntax import syntax_warning
+from ..messages import FileChanged
+
+log = logging.getLogger(__name__)
+
+DEBOUNCE_S = 0.15
+
+
+class FileOps:
+    """Mixin for :class:`~.editor.EditorScreen` (uses its widgets and state)."""
+
+    _disk_timer: Timer | None = None
+
+    # ------------------------------------------------------------------ writing
+    def action_write(self) -> None:
+        review = self.review
+        if review is None:
+            return
+        if self.conflict is not None or self.conflict_gone:
+            self.notify(self.conflict_note(), title="Not writing", severity="error", timeout=10)
+            return
+        final = review.result_text()
+        if not review.accepted():
+            self.notify("No hunk accepted: nothing to write (a: accept, A: accept all).")
+            return
+        warning = syntax_warning(self.src.text, final, self.lang)
+        if warning is None:
+            self.write_text(final)
+            return
+        from .confirm import ConfirmScreen
+
+        def answer(yes: bool | None) -> None:
+            if yes:
+                self.write_text(final)
+
+        self.app.push_screen(ConfirmScreen(f"Warning: {warning}.\n\nWrite anyway?"), answer)
+
+    def write_text(self, final: str) -> bool:
+        """Write ``final`` over the file (atomic, backed up); report the outcome."""
+        try:
+            res = write_atomic(self.src, final)
+        except ConflictError as exc:
+            self._mark_conflict()
+            self.notify(str(exc), title="Not writing", severity="error", timeout=10)
+            return False
+        except FileError as exc:
+            self.notify(
+                f"{exc}. Your review is kept; fix the problem and press w again.",
+                title="Write failed",
+                severity="error",
+                timeout=10,
+            )
+            return False
+        self._reload(final_text=final)
+        self.review = None
+        self.mode = "edit"
+        self._scope_label()
+        self.set_banner("")
+        self.editor.focus()
+        backup = res.backup_path.name if res.backup_path else "none"
+        self.notify(f"Wrote {self.shown_path} (backup {backup}); ctrl+b undoes it.")
+        return True
+
+    def action_save(self) -> None:
+        """Save the editor's own edits (the same atomic, conflict-checked write)."""
+        text = self.editor.text
+        if text == self.src.text:
+            self.notify("No unsaved edits.")
+            return
+        self.write_text(text)
+
+    def action_undo_write(self) -> None:
+        try:
+            undo(self.path)
+        except FileError as exc:
+            self.notify(str(exc), title="Undo", severity="error")
+            return
+        self._reload()
+        self.notify(f"Restored the previous content of {self.shown_path}.")
+
+    def _reload(self, final_text: str | None = None) -> None:
+        """Re-read the file from disk into the editor (keeping the cursor where possible)."""
+        try:
+            self.src = read_source(self.path)
+        except FileError as exc:
+            self.notify(str(exc), severity="error")
+            return
+        self.conflict, self.conflict_gone = None, False
+        editor = self.editor
+        if editor.text != self.src.text:
+            cursor = editor.cursor_location
+            editor.load_text(self.src.text)
+            row = min(cursor[0], editor.document.line_count - 1)
+            editor.cursor_location = (row, 0)
+
+    # ------------------------------------------------------------------ changes on disk
+    def _on_disk_event(self, path: str) -> None:
+        """watchdog thread: hand over to the UI thread."""
+        self.post_message(FileChanged(path))
+
+    def on_file_changed(self, message: FileChanged) -> None:
+        if self._disk_timer is not None:
+            self._disk_timer.stop()
+        self._disk_timer = self.set_timer(DEBOUNCE_S, self.check_disk)
+
+    def check_disk(self) -> None:
+        """Compare the file on disk with what was read; reload or mark a conflict."""
+        try:
+            new = read_source(self.path)
+        except FileError as exc:
+            if self.path.exists():
+                self.notify(f"{exc}", severity="error")
+                return
+            new = None
+        if new is not None and new.sha256 == self.src.sha256:
+            return  # our own write, or a touch
+        busy = self.mode in ("generating", "review")
+        unsaved = self.editor.text != self.src.text
+        if new is None or busy or unsaved:
+            self._mark_conflict(new)
+            extra = " You have unsaved edits;" if unsaved and not busy else ""
+            self.notify(
+                f"{self.shown_path} changed on disk; it will not be overwritten.{extra} "
+                "ctrl+r re-runs against the new text.",
+                title="Conflict",
+                severity="warning",
+                timeout=10,
+            )
+            return
+        self._reload()
+        self.notify(f"Reloaded {self.shown_path}: it changed on disk.")
+
+    def _mark_conflict(self, new: SourceFile | None = None) -> None:
+        if new is None:
+            try:
+                new = read_source(self.path)
+            except FileError:
+                new = None
+        self.conflict = new
+        self.conflict_gone = new is None
+        self.set_banner(self.conflict_note(), "error")
+
+    def conflict_note(self) -> str:
+        if self.conflict_gone:
+            return f"CONFLICT: {self.shown_path} was deleted on disk; not writing"
+        return (
+            f"CONFLICT: {self.shown_path} changed on disk; not writing over it. "
+            "ctrl+r: re-run against the new text"
+        )
+
+    def action_rerun(self) -> None:
+        """Re-run the last instruction (against the file on disk if it changed)."""
+        if self.mode == "generating":
+            if self.live is not None:
+                self.live.cancel.set()
+            self.rerun_pending = True
+            return
+        if self.conflict is not None:
+            self._reload()
+            self.set_banner("")
+        elif self.conflict_gone:
+            self.notify(self.conflict_note(), severity="error")
+            return
+        if not self.last_instruction:
+            self.notify("Nothing to re-run yet: type an instruction and press Enter.")
+            return
+        self.start_rewrite(self.last_instruction)

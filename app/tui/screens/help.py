@@ -1,0 +1,78 @@
+"""The help screen: every key of the app, grouped by what the user is doing."""
+
+from __future__ import annotations
+
+from rich.console import Group
+from rich.table import Table
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import VerticalScroll
+from textual.screen import ModalScreen
+from textual.widgets import Static
+
+KEYS: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = (
+    (
+        "Editing and rewriting",
+        (
+            ("Enter", "rewrite the file (or region) as the instruction says"),
+            ("Esc", "cancel the running rewrite; leave review or a stopped preview"),
+            ("ctrl+r", "re-run the last instruction (on the new text after a conflict)"),
+            ("F3", "region mode: the function/class at the cursor, or the selection"),
+            ("F4 / ctrl+l", "add a context file (a draft source) / clear them"),
+            ("F5", "speculation on/off (re-run to compare tokens/s)"),
+            ("ctrl+s", "save your own edits in the editor"),
+            ("ctrl+b", "undo the last write (restores the backup)"),
+            ("ctrl+o", "open another file"),
+            ("Tab", "move between the editor and the instruction line"),
+        ),
+    ),
+    (
+        "Reviewing a result",
+        (
+            ("n / p", "next / previous hunk"),
+            ("a / x", "accept / reject the current hunk"),
+            ("A", "accept all hunks"),
+            ("w", "write the accepted hunks (atomic, backed up, conflict-checked)"),
+        ),
+    ),
+    (
+        "Anywhere",
+        (
+            ("F1", "this help"),
+            ("F2", "settings: model (pull with progress), speculation, k, temperature"),
+            ("ctrl+q", "quit"),
+        ),
+    ),
+)
+
+STATUS = (
+    "The status bar shows decode tokens/s and its recent history, acceptance (draft "
+    "tokens kept / sent), tokens per target call, k, where drafts came from (the file, "
+    "context files, the output so far), whether speculation is on, whether the run is "
+    "exact, and the model."
+)
+
+
+def help_table() -> Group:
+    parts: list[Text | Table] = []
+    for group, keys in KEYS:
+        table = Table.grid(padding=(0, 2), expand=True)
+        table.add_column(no_wrap=True, width=12)
+        table.add_column(ratio=1)
+        for key, what in keys:
+            table.add_row(Text(key, style="bold yellow"), what)
+        parts += [Text(group, style="bold underline"), table, Text("")]
+    return Group(*parts)
+
+
+class HelpScreen(ModalScreen[None]):
+    """See the module docstring."""
+
+    BINDINGS = [Binding("escape,f1,q", "app.pop_screen", "Close")]
+
+    def compose(self) -> ComposeResult:
+        with VerticalScroll(id="help"):
+            yield Static("[b]specedit keys[/b]\n", id="help-title")
+            yield Static(help_table())
+            yield Static(STATUS, id="help-status")

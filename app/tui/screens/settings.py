@@ -1,0 +1,168 @@
+"""Settings: the model and the draft model (picked from the catalog, pulled with a
+progress bar), speculation, k, temperature and exact mode.
+
+Contract: :class:`SettingsScreen` dismisses with a new ``TuiSettings`` (Apply) or None
+(Esc / Cancel). Invalid numbers are reported inline and keep the screen open. "Pull"
+asks the app to download the selected catalog model in a thread worker; the app updates
+the ``#pull-bar`` progress bar here through :meth:`show_pull`.
+"""
+
+from __future__ import annotations
+
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Grid, Horizontal, Vertical
+from textual.screen import ModalScreen
+from textual.widgets import Button, Input, Label, ProgressBar, Select, Switch
+
+from ....models.catalog import CATALOG, is_installed
+from ..settings import TuiSettings
+
+
+def _model_options(current: str | None) -> list[tuple[str, str]]:
+    opts = []
+    for name, entry in CATALOG.items():
+        mark = "installed" if is_installed(name) else "not pulled"
+        opts.append((f"{name}  {entry.size_bytes / 1e6:,.0f} MB  ({mark})", name))
+    if current and current not in CATALOG:
+        opts.append((f"{current}  (file)", current))
+    return opts
+
+
+def _draft_options(current: str | None) -> list[tuple[str, str]]:
+    return [("none: prompt lookup only", NO_DRAFT), *_model_options(current)]
+
+
+NO_DRAFT = "-"
+
+
+class SettingsScreen(ModalScreen[TuiSettings | None]):
+    """See the module docstring."""
+
+    BINDINGS = [Binding("escape", "cancel", "Cancel")]
+
+    def __init__(self, settings: TuiSettings) -> None:
+        super().__init__()
+        self.settings = settings
+
+    def compose(self) -> ComposeResult:
+        s = self.settings
+        with Vertical(id="settings"):
+            yield Label("[b]Settings[/b]", id="settings-title")
+            with Grid(id="settings-grid"):
+                yield Label("Model")
+                yield Select(_model_options(s.model), value=s.model, allow_blank=False, id="model")
+                yield Label("Draft model")
+                yield Select(
+                    _draft_options(s.draft_model),
+                    value=s.draft_model or NO_DRAFT,
+                    allow_blank=False,
+                    id="draft-model",
+                )
+                yield Label("Speculation")
+                yield Switch(value=s.speculation, id="speculation")
+                yield Label("k (draft length)")
+                yield Input("" if s.k is None else str(s.k), placeholder="auto", id="k")
+                yield Label("Temperature")
+                yield Input(f"{s.temperature:g}", placeholder="0 = greedy", id="temperature")
+                yield Label("Exact mode")
+                yield Switch(value=s.exact, id="exact")
+            yield Label("", id="pull-label")
+            yield ProgressBar(total=100, show_eta=False, id="pull-bar")
+            yield Label("", id="settings-error")
+            with Horizontal(id="settings-buttons"):
+                yield Button("Pull model", id="pull")
+                yield Button("Apply", variant="primary", id="apply")
+                yield Button("Cancel", id="cancel")
+
+    def on_mount(self) -> None:
+        self._update_pull_button()
+        state = getattr(self.app, "pull_state", None)
+        if state:
+            self.show_pull(*state)
+
+    def _selected_model(self) -> str:
+        value = self.query_one("#model", Select).value
+        return str(value) if value is not Select.BLANK else self.settings.model
+
+    def _selected_draft(self) -> str | None:
+        value = self.query_one("#draft-model", Select).value
+        return None if value in (Select.BLANK, NO_DRAFT) else str(value)
+
+    def _to_pull(self) -> str | None:
+        """The selected model, else the selected draft model, that still needs a pull."""
+        for name in (self._selected_model(), self._selected_draft()):
+            if name in CATALOG and not is_installed(name):
+                return name
+        return None
+
+    def _update_pull_button(self) -> None:
+        name = self._to_pull()
+        button = self.query_one("#pull", Button)
+        button.disabled = name is None
+        button.label = f"Pull {name}" if name else "Pull model"
+
+    @on(Select.Changed)
+    def _model_changed(self) -> None:
+        self._update_pull_button()
+
+    def show_pull(self, label: str, done: int, total: int) -> None:
+        """Progress of a pull (called by the app on the UI thread)."""
+        self.query_one("#pull-label", Label).update(label)
+        bar = self.query_one("#pull-bar", ProgressBar)
+        bar.add_class("-pulling")
+        bar.update(total=max(total, 1), progress=done)
+
+    def pull_finished(self) -> None:
+        """Refresh the installed marks after a pull (called by the app)."""
+        model, draft = self._selected_model(), self._selected_draft()
+        select = self.query_one("#model", Select)
+        select.set_options(_model_options(self.settings.model))
+        select.value = model
+        select = self.query_one("#draft-model", Select)
+        select.set_options(_draft_options(self.settings.draft_model))
+        select.value = draft or NO_DRAFT
+        self._update_pull_button()
+
+    @on(Button.Pressed, "#pull")
+    def _pull(self) -> None:
+        name = self._to_pull()
+        if name is None:
+            return
+        self.query_one("#pull", Button).disabled = True
+        self.app.pull_model(name)  # type: ignore[attr-defined]
+
+    @on(Button.Pressed, "#apply")
+    def _apply(self) -> None:
+        error = self.query_one("#settings-error", Label)
+        k_text = self.query_one("#k", Input).value.strip()
+        t_text = self.query_one("#temperature", Input).value.strip() or "0"
+        try:
+            k = None if k_text in ("", "auto") else int(k_text)
+            if k is not None and k < 0:
+                raise ValueError
+        except ValueError:
+            error.update("k must be a whole number >= 0, or empty for auto")
+            return
+        try:
+            temperature = float(t_text)
+            if not 0.0 <= temperature <= 5.0:
+                raise ValueError
+        except ValueError:
+            error.update("temperature must be a number from 0 to 5")
+            return
+        self.dismiss(
+            self.settings.with_(
+                model=self._selected_model(),
+                draft_model=self._selected_draft(),
+                speculation=self.query_one("#speculation", Switch).value,
+                k=k,
+                temperature=temperature,
+                exact=self.query_one("#exact", Switch).value,
+            )
+        )
+
+    @on(Button.Pressed, "#cancel")
+    def action_cancel(self) -> None:
+        self.dismiss(None)

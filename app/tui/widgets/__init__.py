@@ -1,0 +1,1 @@
+"""Widgets of the terminal app: the live diff view and the metrics status bar."""

@@ -1,0 +1,402 @@
+"""The terminal app: pure parts, Pilot-driven flows (one with the real 0.5B model) and
+snapshots of the main screens.
+
+Snapshots are deterministic: they feed a fixed ``Metrics`` object and fixed results
+through the app's real display path instead of live timings.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import time
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from specedit.app.diff import apply_hunks, compute_hunks, unified_diff
+from specedit.app.rewrite import RewriteResult
+from specedit.engine.metrics import Metrics
+
+textual = pytest.importorskip("textual")
+
+from specedit.app.tui.app import SpecEditApp  # noqa: E402
+from specedit.app.tui.live import LiveRun, live_preview  # noqa: E402
+from specedit.app.tui.review import Review, diff_rows, row_of_new_line  # noqa: E402
+from specedit.app.tui.screens.confirm import ConfirmScreen  # noqa: E402
+from specedit.app.tui.screens.editor import EditorScreen  # noqa: E402
+from specedit.app.tui.screens.picker import FilePickerScreen  # noqa: E402
+from specedit.app.tui.settings import TuiSettings  # noqa: E402
+from specedit.app.tui.widgets.status import (  # noqa: E402
+    StatusBar,
+    format_figures,
+    format_flags,
+    format_sources,
+)
+
+STATS = """\
+def total(prices):
+    result = 0
+    for p in prices:
+        result += p
+    return result
+
+
+def average(prices):
+    return total(prices) / len(prices)
+"""
+NEW = STATS.replace("result", "acc").replace("def average", "def mean")
+SIZE = (100, 30)
+HISTORY = [40, 90, 160, 210, 260, 280, 300, 310, 290, 305, 312, 318, 300, 296, 310, 315]
+
+
+def fixed_metrics() -> Metrics:
+    """A finished run's figures, fixed so that snapshots are deterministic."""
+    m = Metrics(
+        prompt_tokens=412,
+        generated_tokens=187,
+        target_calls=31,
+        drafted_tokens=240,
+        accepted_tokens=163,
+        emitted_tokens=194,
+        prefill_s=0.9,
+        decode_s=0.6,
+        exact=False,
+        speculation=True,
+        k=8,
+        stop_reason="stop",
+    )
+    m.by_source = Counter({"file": 220, "output": 20})
+    m.accepted_by_source = Counter({"file": 155, "output": 8})
+    return m
+
+
+def fixed_result(original: str = STATS, new: str = NEW) -> RewriteResult:
+    hunks = compute_hunks(original, new)
+    return RewriteResult(
+        original, new, new, hunks, unified_diff(original, new), fixed_metrics(), "ok"
+    )
+
+
+@pytest.fixture
+def workdir(tmp_path, monkeypatch) -> Path:
+    """A working directory with stats.py and a private state dir for backups."""
+    monkeypatch.setenv("SPECEDIT_STATE_DIR", str(tmp_path / "state"))
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "stats.py").write_text(STATS)
+    return tmp_path
+
+
+def app_for(path: str | None = "stats.py", **kw) -> SpecEditApp:
+    kw.setdefault("settings", TuiSettings(model="qwen2.5-coder-0.5b"))
+    kw.setdefault("load_model", False)
+    return SpecEditApp(path, **kw)
+
+
+async def wait_for(pilot, cond, timeout: float = 180.0, step: float = 0.05) -> None:
+    deadline = time.monotonic() + timeout
+    while not cond():
+        if time.monotonic() > deadline:
+            raise AssertionError("timed out waiting for the app")
+        await pilot.pause(step)
+
+
+def notes(app) -> str:
+    return " | ".join(str(n.message) for n in app._notifications)
+
+
+# ------------------------------------------------------------------ pure parts
+
+
+def test_live_preview_whole_file_and_region():
+    partial = "def total(prices):\n    acc = 0\n    for p"
+    p = live_preview(STATS, partial, None)
+    assert [(h.start_line, h.end_line) for h in p.hunks] == [(1, 2)]
+    assert p.frontier == 2
+    # a repeated opening fence is not part of the text
+    assert live_preview(STATS, "```python\n" + partial, None).hunks == p.hunks
+    region = live_preview(STATS, "def mean(prices):\n", (7, 9))
+    assert [(h.start_line, h.new_text) for h in region.hunks] == [(7, "def mean(prices):\n")]
+    assert region.frontier == 8
+
+
+def test_live_run_caches_until_new_text():
+    run = LiveRun(STATS)
+    run.append("def total(prices):\n")
+    first = run.preview()
+    assert run.preview() is first
+    run.append("    acc = 0\n")
+    assert run.preview() is not first
+    assert run.text().endswith("acc = 0\n")
+
+
+def test_review_decisions_and_rows():
+    res = fixed_result()
+    review = Review(res.original, res.hunks)
+    assert len(review) == 3
+    review.accept()
+    assert review.current == 1
+    review.reject()
+    assert review.current == 2
+    review.prev()
+    review.prev()
+    review.prev()
+    assert review.current == 0
+    assert review.counts() == (1, 1, 1)
+    assert review.result_text() == apply_hunks(STATS, [res.hunks[0]])
+    review.accept_all()
+    assert review.result_text() == NEW
+    rows = diff_rows(STATS, res.hunks)
+    assert [r.kind for r in rows].count("+") == sum(h.new_text.count("\n") for h in res.hunks)
+    assert rows[row_of_new_line(rows, 1)].text == "    acc = 0"
+
+
+def test_settings_to_options_and_status_text():
+    opts = TuiSettings(speculation=False, k=4, temperature=0.5, exact=True).options(
+        "do it", region=(1, 3)
+    )
+    assert (opts.draft, opts.k, opts.sampling.temperature, opts.exact, opts.region) == (
+        "none",
+        4,
+        0.5,
+        True,
+        (1, 3),
+    )
+    assert TuiSettings().options("x").draft == "auto"  # lookup, plus a draft model if loaded
+    snap = fixed_metrics().snapshot()
+    assert format_figures(snap) == "acc 68% · 6.26 tok/call · k 8"
+    assert format_flags(snap["speculation"], snap["exact"]) == "spec on · exact no"
+    assert format_flags(True, True, paused=True) == "spec paused · exact yes"
+    assert format_sources(snap) == "drafts: file 92% (acc 70%) · out 8% (acc 40%)"
+
+
+# ------------------------------------------------------------------ flows without a model
+
+
+def test_bad_inputs_get_messages_not_crashes(workdir, monkeypatch):
+    (workdir / "blob.bin").write_bytes(b"\x00\x01\x02binary")
+    (workdir / "latin1.txt").write_bytes("caf\xe9\n".encode("latin-1"))
+    monkeypatch.setenv("SPECEDIT_MODELS_DIR", str(workdir / "no-models"))
+
+    async def run() -> None:
+        app = app_for("blob.bin", load_model=True)
+        async with app.run_test(size=SIZE, notifications=True) as pilot:
+            # binary -> a clear message and the file picker, no crash
+            await wait_for(pilot, lambda: isinstance(app.screen, (FilePickerScreen, ConfirmScreen)))
+            assert "looks binary" in notes(app)
+            # the model is not installed -> the app offers to pull it
+            await wait_for(pilot, lambda: isinstance(app.screen, ConfirmScreen))
+            assert "not installed" in str(app.screen.question)
+            await pilot.press("n")
+            assert isinstance(app.screen, FilePickerScreen)
+            # a non-UTF-8 file picked from the tree keeps the picker open with the reason
+            app.screen.query_one("#tree").post_message(
+                textual.widgets.DirectoryTree.FileSelected(None, workdir / "latin1.txt")
+            )
+            await pilot.pause(0.2)
+            assert isinstance(app.screen, FilePickerScreen)
+            assert "not valid UTF-8" in notes(app)
+
+    asyncio.run(run())
+
+
+def test_picker_opens_file_and_model_load_failure(workdir):
+    (workdir / "broken.gguf").write_bytes(b"not a gguf file at all")
+
+    async def run() -> None:
+        app = app_for(None, load_model=True, settings=TuiSettings(model="broken.gguf"))
+        async with app.run_test(size=SIZE, notifications=True) as pilot:
+            assert isinstance(app.screen, FilePickerScreen)
+            tree = app.screen.query_one("#tree")
+            tree.post_message(
+                textual.widgets.DirectoryTree.FileSelected(None, workdir / "stats.py")
+            )
+            await wait_for(pilot, lambda: isinstance(app.screen, EditorScreen))
+            assert app.screen.editor.text == STATS
+            await wait_for(
+                pilot, lambda: "Model load failed" in str([n.title for n in app._notifications])
+            )
+            assert app.session is None
+            # a rewrite without a model explains itself
+            app.screen.query_one("#instruction").value = "x"
+            await pilot.press("enter")
+            assert app.screen.mode == "edit"
+
+    asyncio.run(run())
+
+
+def test_review_write_syntax_warning_write_failure_and_undo(workdir, monkeypatch):
+    broken = NEW.replace("def mean(prices):", "def mean(prices:")
+
+    async def run() -> None:
+        app = app_for()
+        async with app.run_test(size=SIZE, notifications=True) as pilot:
+            screen = app.screen
+            screen.show_result(fixed_result(STATS, broken))
+            await pilot.pause()
+            assert screen.mode == "review"
+            assert "syntax error" in str(screen.query_one("#banner").render())
+            await pilot.press("A", "w")
+            assert isinstance(app.screen, ConfirmScreen)  # worse syntax: asks first
+            await pilot.press("n")
+            assert (workdir / "stats.py").read_text() == STATS
+            # a write that fails (the backup dir cannot be created) keeps the review
+            monkeypatch.setenv("SPECEDIT_STATE_DIR", str(workdir / "stats.py" / "state"))
+            await pilot.press("w", "y")
+            assert "Write failed" in str([n.title for n in app._notifications])
+            assert screen.mode == "review" and (workdir / "stats.py").read_text() == STATS
+            monkeypatch.setenv("SPECEDIT_STATE_DIR", str(workdir / "state"))
+            await pilot.press("w", "y")
+            assert (workdir / "stats.py").read_text() == broken
+            assert screen.mode == "edit" and screen.editor.text == broken
+            await pilot.press("ctrl+b")
+            assert (workdir / "stats.py").read_text() == STATS
+            assert screen.editor.text == STATS
+
+    asyncio.run(run())
+
+
+def test_idle_reload_on_rename_save(workdir):
+    async def run() -> None:
+        app = app_for()
+        async with app.run_test(size=SIZE) as pilot:
+            screen = app.screen
+            await pilot.pause(0.2)
+            tmp = workdir / ".stats.py.swp"
+            tmp.write_text(NEW)
+            os.replace(tmp, workdir / "stats.py")  # how editors save
+            await wait_for(pilot, lambda: screen.editor.text == NEW, timeout=10)
+            assert screen.conflict is None
+
+    asyncio.run(run())
+
+
+# ------------------------------------------------------------------ the real model
+
+
+@pytest.mark.model
+def test_end_to_end_rewrite_review_write_undo(workdir, qwen05):
+    async def run() -> None:
+        app = app_for(session=qwen05)
+        async with app.run_test(size=SIZE) as pilot:
+            screen = app.screen
+            await pilot.press(*"Rename the variable result to acc.")
+            await pilot.press("enter")
+            assert screen.mode == "generating"
+            streamed = []
+            await wait_for(
+                pilot,
+                lambda: streamed.append(len(screen.diff.rows)) or screen.mode != "generating",
+            )
+            assert screen.mode == "review", notes(app)
+            assert screen.live.metrics.generated_tokens > 0 and max(streamed) > 0
+            status = screen.query_one(StatusBar)
+            assert "tok/call" in str(status.query_one("#st-figures").render())
+            review = screen.review
+            hunks = list(review.hunks)
+            assert hunks and review.original == STATS
+            await pilot.press("n", "p", "a")
+            keep = [hunks[0]]
+            if len(hunks) > 1:
+                await pilot.press("x")
+            assert review.decisions[0] is True
+            await pilot.press("w")
+            if isinstance(app.screen, ConfirmScreen):
+                await pilot.press("y")
+            assert (workdir / "stats.py").read_text() == apply_hunks(STATS, keep)
+            assert screen.mode == "edit"
+            await pilot.press("ctrl+b")
+            assert (workdir / "stats.py").read_text() == STATS
+
+    asyncio.run(run())
+
+
+@pytest.mark.model
+def test_conflict_during_generation_then_rerun_and_cancel(workdir, qwen05):
+    changed = STATS.replace("prices", "values")
+
+    async def run() -> None:
+        app = app_for(session=qwen05)
+        async with app.run_test(size=SIZE) as pilot:
+            screen = app.screen
+            screen.query_one("#instruction").value = "Rename the variable result to acc."
+            await pilot.press("enter")
+            assert screen.mode == "generating"
+            tmp = workdir / ".stats.py.new"
+            tmp.write_text(changed)
+            os.replace(tmp, workdir / "stats.py")
+            await wait_for(pilot, lambda: screen.conflict is not None, timeout=20)
+            await wait_for(pilot, lambda: screen.mode != "generating")
+            assert "CONFLICT" in str(screen.query_one("#banner").render())
+            if screen.mode == "review":
+                await pilot.press("A", "w")
+            assert (workdir / "stats.py").read_text() == changed  # never overwritten
+            # re-run against the new text, then cancel it: the file stays untouched
+            await pilot.press("ctrl+r")
+            assert screen.mode == "generating"
+            assert screen.live.original == changed and screen.editor.text == changed
+            await pilot.press("escape")
+            await wait_for(pilot, lambda: screen.mode != "generating")
+            assert screen.mode == "stopped"
+            assert screen.diff.rows  # what was generated stays visible
+            assert (workdir / "stats.py").read_text() == changed
+
+    asyncio.run(run())
+
+
+# ------------------------------------------------------------------ snapshots
+
+
+def _no_blink(pilot) -> None:
+    for widget in pilot.app.screen.query("Input, TextArea"):
+        widget.cursor_blink = False
+
+
+def test_snapshot_editor(workdir, snap_compare):
+    async def before(pilot) -> None:
+        _no_blink(pilot)
+        await pilot.pause()
+
+    assert snap_compare(app_for(), terminal_size=SIZE, run_before=before)
+
+
+def test_snapshot_live_diff_with_metrics(workdir, snap_compare):
+    async def before(pilot) -> None:
+        screen = pilot.app.screen
+        _no_blink(pilot)
+        screen.ui_timer.pause()
+        screen.query_one("#instruction").value = "Rename result to acc and average to mean"
+        screen.live = LiveRun(STATS, metrics=fixed_metrics())
+        screen.live.append("def total(prices):\n    acc = 0\n    for p in prices:\n        acc")
+        screen.mode = "generating"
+        screen._render_live()
+        screen.query_one(StatusBar).show(
+            screen.live.metrics, state="generating", model="qwen2.5-coder-0.5b", history=HISTORY
+        )
+        await pilot.pause()
+
+    assert snap_compare(app_for(), terminal_size=SIZE, run_before=before)
+
+
+def test_snapshot_review(workdir, snap_compare):
+    async def before(pilot) -> None:
+        screen = pilot.app.screen
+        _no_blink(pilot)
+        screen.query_one("#instruction").value = "Rename result to acc and average to mean"
+        screen.show_result(fixed_result())
+        await pilot.press("a")
+        screen.query_one(StatusBar).history.extend(HISTORY)
+        screen.refresh_status()
+        await pilot.pause()
+
+    assert snap_compare(app_for(), terminal_size=SIZE, run_before=before)
+
+
+def test_snapshot_settings(workdir, snap_compare, monkeypatch):
+    monkeypatch.setenv("SPECEDIT_MODELS_DIR", str(workdir / "no-models"))  # fixed marks
+    assert snap_compare(app_for(), terminal_size=SIZE, press=["f2"])
+
+
+def test_snapshot_help(workdir, snap_compare):
+    assert snap_compare(app_for(), terminal_size=SIZE, press=["f1"])
