@@ -171,9 +171,9 @@ def _run(session, prompt, spans, opts, max_tokens, fence, on_text, cancel, metri
         state["scan"] = len(text)
         return at < 0
 
-    # reuse the KV cache of the longest shared prefix with the previous prompt
-    cached = _shared_prefix(session.prefix, prompt)
     with session.lock:
+        # reuse the KV cache of the longest shared prefix with the previous prompt
+        cached = _shared_prefix(session.prefix, prompt)
         policy = session.policy(cfg.policy)
         drafter = _drafter(session, opts, spans, prompt, policy)  # owns the draft's cache
         res = generate(
@@ -189,7 +189,12 @@ def _run(session, prompt, spans, opts, max_tokens, fence, on_text, cancel, metri
         )
         session.prefix = list(prompt)
     parts.append(dec.flush())
-    return "".join(parts), res.metrics
+    text = "".join(parts)
+    if fence is not None:  # tokens past the closing fence arrive in the same accepted batch
+        at = closing_fence_at(text, fence)
+        if at >= 0:
+            text = text[: at + len(fence)]
+    return text, res.metrics
 
 
 def _shared_prefix(a: list[int], b: list[int]) -> int:
