@@ -284,13 +284,13 @@ def test_end_to_end_rewrite_review_write_undo(workdir, qwen05):
             await pilot.press(*"Rename the variable result to acc.")
             await pilot.press("enter")
             assert screen.mode == "generating"
-            streamed = []
+            fronts = []  # where the live diff's generation front was at each poll
             await wait_for(
                 pilot,
-                lambda: streamed.append(len(screen.diff.rows)) or screen.mode != "generating",
+                lambda: fronts.append(screen.diff.frontier or 0) or screen.mode != "generating",
             )
             assert screen.mode == "review", notes(app)
-            assert screen.live.metrics.generated_tokens > 0 and max(streamed) > 0
+            assert screen.live.metrics.generated_tokens > 0 and max(fronts) > 0
             status = screen.query_one(StatusBar)
             assert "tok/call" in str(status.query_one("#st-figures").render())
             review = screen.review
@@ -400,3 +400,86 @@ def test_snapshot_settings(workdir, snap_compare, monkeypatch):
 
 def test_snapshot_help(workdir, snap_compare):
     assert snap_compare(app_for(), terminal_size=SIZE, press=["f1"])
+
+
+def test_region_context_speculation_and_settings(workdir):
+    (workdir / "notes.md").write_text("Use acc for accumulators.\n")
+
+    async def run() -> None:
+        app = app_for()
+        async with app.run_test(size=SIZE) as pilot:
+            screen = app.screen
+            screen.editor.cursor_location = (8, 4)  # inside average()
+            await pilot.press("f3")
+            assert screen._region(screen.editor.text) == (7, 9)
+            assert str(screen.query_one("#scope").render()) == "L8-9"
+            # a context file from the picker becomes a draft source of the next rewrite
+            await pilot.press("f4")
+            assert isinstance(app.screen, FilePickerScreen)
+            app.screen.query_one("#tree").post_message(
+                textual.widgets.DirectoryTree.FileSelected(None, workdir / "notes.md")
+            )
+            await wait_for(pilot, lambda: app.screen is screen)
+            assert screen.context == [("notes.md", "Use acc for accumulators.\n")]
+            assert str(screen.query_one("#scope").render()) == "L8-9 +1 ctx"
+            await pilot.press("f5")
+            assert app.settings.speculation is False
+            assert app.settings.options("x").draft == "none"
+            # settings: a bad number is refused inline, a good one applied
+            await pilot.press("f2")
+            settings = app.screen
+            settings.query_one("#temperature").value = "hot"
+            settings.query_one("#apply").press()
+            await pilot.pause()
+            assert "temperature" in str(settings.query_one("#settings-error").render())
+            settings.query_one("#temperature").value = "0.5"
+            settings.query_one("#k").value = "6"
+            settings.query_one("#apply").press()
+            await wait_for(pilot, lambda: app.screen is screen)
+            assert (app.settings.temperature, app.settings.k) == (0.5, 6)
+
+    asyncio.run(run())
+
+
+def test_pull_progress_reaches_the_settings_bar(workdir, monkeypatch):
+    from specedit.app.tui.messages import PullFinished, PullProgress
+
+    monkeypatch.setenv("SPECEDIT_MODELS_DIR", str(workdir / "no-models"))
+
+    async def run() -> None:
+        app = app_for()
+        async with app.run_test(size=SIZE, notifications=True) as pilot:
+            await pilot.press("f2")
+            app.post_message(PullProgress("qwen2.5-coder-0.5b [2/6] unpacking", 150, 491))
+            await pilot.pause(0.1)
+            bar = app.screen.query_one("#pull-bar")
+            assert (bar.progress, bar.total) == (150, 491) and bar.display
+            assert "unpacking" in str(app.screen.query_one("#pull-label").render())
+            app.post_message(PullFinished("qwen2.5-coder-0.5b", "pip could not download"))
+            await pilot.pause(0.1)
+            assert "Pull failed" in str([n.title for n in app._notifications])
+
+    asyncio.run(run())
+
+
+@pytest.mark.model
+def test_region_rewrite_keeps_the_rest_byte_identical(workdir, qwen05):
+    async def run() -> None:
+        app = app_for(session=qwen05)
+        async with app.run_test(size=SIZE) as pilot:
+            screen = app.screen
+            screen.editor.cursor_location = (8, 4)
+            await pilot.press("f3")
+            screen.query_one("#instruction").value = "Rename the function average to mean."
+            await pilot.press("enter")
+            assert screen.live.region == (7, 9)
+            await wait_for(pilot, lambda: screen.mode != "generating")
+            assert screen.mode == "review", notes(app)
+            review = screen.review
+            assert all(7 <= h.start_line and h.end_line <= 9 for h in review.hunks)
+            review.accept_all()
+            head = "".join(STATS.splitlines(keepends=True)[:7])
+            assert review.result_text().startswith(head)
+            assert "def mean(prices):" in review.result_text()
+
+    asyncio.run(run())

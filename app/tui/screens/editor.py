@@ -68,7 +68,7 @@ class EditorScreen(ReviewOps, FileOps, Screen):
         Binding("p", "prev_hunk", "Prev"),
         Binding("a", "accept", "Accept"),
         Binding("x", "reject", "Reject"),
-        Binding("A", "accept_all", "Accept all"),
+        Binding("A,shift+a", "accept_all", "Accept all"),
         Binding("w", "write", "Write"),
     ]
     REVIEW_ACTIONS = {"next_hunk", "prev_hunk", "accept", "reject", "accept_all", "write"}
