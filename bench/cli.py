@@ -69,6 +69,71 @@ def table(record: dict) -> Table:
     return t
 
 
+def _median(xs):
+    xs = sorted(x for x in xs if x is not None)
+    if not xs:
+        return None
+    mid = len(xs) // 2
+    return xs[mid] if len(xs) % 2 else (xs[mid - 1] + xs[mid]) / 2
+
+
+def targets(record: dict) -> list[tuple[str, float | None, str, bool | None]]:
+    """The performance targets (issue 5) against this run: (what, measured, target, met)."""
+    tasks = record["tasks"]
+
+    def ratios(kinds, mode="specedit"):
+        return [t["modes"][mode]["ratio_to_plain"] for t in tasks if t["kind"] in kinds]
+
+    def vs_peer(kinds):
+        out = []
+        for t in tasks:
+            peers = [m for m in t["modes"] if m.startswith("pld")]
+            if t["kind"] in kinds and peers:
+                best = max(t["modes"][p]["decode_tps"] for p in peers)
+                out.append(t["modes"]["specedit"]["decode_tps"] / best if best else None)
+        return out
+
+    code = ("copy", "edit")
+    rows = [
+        ("code tasks: specedit / plain", _median(ratios(code)), ">= 3.0", 3.0),
+        (
+            "summarization+rag: specedit / plain",
+            _median(ratios(("summarization", "rag"))),
+            ">= 1.8",
+            1.8,
+        ),
+        ("code tasks: specedit / best peer", _median(vs_peer(code)), ">= 2.5", 2.5),
+        (
+            "identity copy: decode / prefill",
+            _median(t.get("copy_fraction_of_prefill") for t in tasks if t["kind"] == "copy"),
+            ">= 0.6",
+            0.6,
+        ),
+        (
+            "writing+roleplay: specedit / plain",
+            _median(ratios(("writing", "roleplay"))),
+            ">= 0.95",
+            0.95,
+        ),
+    ]
+    out = [(w, m, tgt, None if m is None else m >= thr) for w, m, tgt, thr in rows]
+    for mode in ("exact", "specedit"):
+        eq = [t["modes"][mode]["greedy_equal_plain"] for t in tasks if mode in t["modes"]]
+        if eq:
+            frac = sum(eq) / len(eq)
+            out.append((f"greedy output equal to plain ({mode})", frac, "100%", frac == 1.0))
+    return out
+
+
+def targets_table(record: dict) -> Table:
+    t = Table(title="targets")
+    for c in ("measure (medians)", "measured", "target", "met"):
+        t.add_column(c)
+    for what, m, tgt, ok in targets(record):
+        t.add_row(what, _r(m), tgt, "-" if ok is None else ("yes" if ok else "no"))
+    return t
+
+
 def _r(x) -> str:
     return "-" if x is None else f"{x:.2f}"
 
@@ -121,7 +186,12 @@ def run(a) -> int:
     stamp = time.strftime("%Y%m%d-%H%M%S")
     jpath = out / f"bench-{stamp}.json"
     jpath.write_text(json.dumps(record, indent=1))
+    record["targets"] = [
+        {"measure": w, "measured": m, "target": tgt, "met": ok} for w, m, tgt, ok in targets(record)
+    ]
+    jpath.write_text(json.dumps(record, indent=1))
     Console().print(table(record))
+    Console().print(targets_table(record))
     err.print(f"wrote {jpath}")
     if plot(record, out / f"bench-{stamp}.png"):
         err.print(f"wrote {out / f'bench-{stamp}.png'}")
