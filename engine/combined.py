@@ -9,11 +9,14 @@ then compares expected throughput per step:
 
 with ``E(a, k) = (1 - a^(k+1)) / (1 - a)`` expected tokens per target call,
 ``t`` the decode loop's measured cost curve (``policy.cost``), ``c_M`` the
-draft model's measured drafting cost, ``a_M`` the model's running acceptance
+draft model's measured drafting cost plus its catch-up over the tokens it has
+not seen (priced per token, so a draft model idle through a long copy is not
+woken for one step), ``a_M`` the model's running acceptance
 and ``a_L`` the lookup's running acceptance, raised for a long anchored match
 (``1 - 1/(match_len + 1)`` at ``match_len >= 8``, as in the policy). The
 higher rate wins; the model is only run when it wins, so a long copy costs no
-draft-model time at all. The draft model's KV cache catches up in one block
+draft-model time at all, and it explores (its first draft, its probes) only
+where lookup has no draft. The draft model's KV cache catches up in one block
 the next time it is used. Acceptance per proposer shows in ``Metrics``
 (``Draft.source`` is ``"model"`` for the model, the lookup's span label
 otherwise) and in ``stats()``.
@@ -69,7 +72,8 @@ class CombinedDrafter:
         self.model.tracker.observe(context)
         d = self.lookup.propose(context, k)
         room = self.model.draft.n_ctx - len(context) - 1
-        km, model_rate = self.model.plan(min(k, room))
+        # the model explores (first draft, probes) only where lookup has nothing
+        km, model_rate = self.model.plan(min(k, room), self.model.gap(context), not len(d))
         if len(d) and self._lookup_rate(d) >= model_rate:
             self.lookup_acc.proposed(len(context), d.tokens)
             self.chosen["lookup"] += 1

@@ -29,6 +29,9 @@ Contract: ``ModelDrafter(draft, sampling, target=..., policy=...)`` implements t
     draft: a plain step), with a 2-token probe every ``probe_every`` such
     steps to refresh alpha. The first draft is a short exploratory one. A
     fixed k in the policy is obeyed. Without a policy it drafts ``k_default``.
+    When the cache lags far behind (another proposer drafted meanwhile), the
+    catch-up is priced too: ``gap * prefill cost per token`` (measured).
+    Probes back off exponentially while they keep failing.
 """
 
 from __future__ import annotations
@@ -153,7 +156,9 @@ class ModelDrafter:
         self.cached: list[int] = []  # token ids in the draft's KV cache
         self.step_s: float | None = None  # seconds per 1-token draft eval (EMA)
         self.sync_s: float | None = None  # seconds per catch-up eval (EMA)
+        self.prefill_tok_s: float | None = None  # seconds per token of a long catch-up (EMA)
         self._idle = 0
+        self._probe_every = probe_every
         self.off_reason = ""
         draft.rollback(0)
 
@@ -167,10 +172,22 @@ class ModelDrafter:
             return 0.0
         return (self.sync_s or self.step_s) + (k - 1) * self.step_s
 
-    def _rate(self, a: float, k: int) -> float:
-        return AdaptivePolicy.expected_tokens(a, k) / (
-            self._target_cost(k + 1) + self.draft_cost(k)
-        )
+    def catchup_cost(self, gap: int) -> float:
+        """Estimated seconds to bring the draft's cache over ``gap`` missing tokens."""
+        if gap <= 4:
+            return 0.0  # an ordinary step's catch-up, part of draft_cost
+        per_token = self.prefill_tok_s
+        if per_token is None:  # unmeasured: assume half the target's batched cost
+            per_token = 0.5 * self._target_cost(64) / 64
+        return gap * per_token
+
+    def gap(self, context: Sequence[int]) -> int:
+        """Tokens of ``context`` the draft's cache lacks."""
+        return len(context) - common_prefix(self.cached, context)
+
+    def _rate(self, a: float, k: int, gap: int = 0) -> float:
+        cost = self._target_cost(k + 1) + self.draft_cost(k) + self.catchup_cost(gap)
+        return AdaptivePolicy.expected_tokens(a, k) / cost
 
     def _policy_k(self, k_cap: int) -> int:
         """The k the decode loop's policy will keep of a model draft (it trims, never extends)."""
@@ -186,8 +203,12 @@ class ModelDrafter:
                 best_k, best = k, rate
         return best_k
 
-    def plan(self, k_cap: int) -> tuple[int, float]:
-        """(k, expected tokens per second of such a step); k = 0 means do not draft."""
+    def plan(self, k_cap: int, gap: int = 0, explore: bool = True) -> tuple[int, float]:
+        """(k, expected tokens per second of such a step); k = 0 means do not draft.
+
+        ``gap`` is the catch-up the step would need (see ``gap``); ``explore`` allows
+        the first, unmeasured draft and the periodic probes.
+        """
         k_cap = min(k_cap, self.k_max)
         if k_cap <= 0:
             return 0, 0.0
@@ -195,26 +216,32 @@ class ModelDrafter:
         if self.policy is None or self.policy.cfg.fixed_k is not None:
             fixed = self.k_default if self.policy is None else self.policy.cfg.fixed_k
             k = min(fixed, k_cap)
-            return k, self._rate(a, k)
+            return k, self._rate(a, k, gap)
         if self.step_s is None:  # nothing measured yet: a short exploratory draft
+            if not explore:
+                return 0, 0.0
             k = min(self.k_default, k_cap, self._policy_k(k_cap) or self.k_default)
-            return k, self._rate(a, k)
+            return k, self._rate(a, k, gap)
         plain = 1.0 / self._target_cost(1)
         best_k, best = 0, plain * self.min_gain
         for k in range(1, k_cap + 1):
-            rate = self._rate(a, k)
+            rate = self._rate(a, k, gap)
             if rate > best:
                 best_k, best = k, rate
         k_pol = self._policy_k(k_cap)
         best_k = min(best_k, k_pol)
         if best_k:
             self.off_reason = ""
-            return best_k, self._rate(a, best_k)
+            self._probe_every = self.probe_every
+            return best_k, self._rate(a, best_k, gap)
         self._idle += 1
-        if self._idle >= self.probe_every and k_pol:
+        if explore and self._idle >= self._probe_every and k_pol:
+            # a probe refreshes alpha; each one that does not turn drafting on doubles
+            # the wait for the next (its catch-up costs a small prefill)
             self._idle = 0
+            self._probe_every = min(2 * self._probe_every, 256)
             k = min(2, k_pol)
-            return k, self._rate(a, k)
+            return k, self._rate(a, k, gap)
         self.off_reason = f"draft model: expected gain below plain (alpha {a:.2f})"
         return 0, plain
 
@@ -222,7 +249,7 @@ class ModelDrafter:
     def propose(self, context: Sequence[int], k: int) -> Draft:
         self.tracker.observe(context)
         room = self.draft.n_ctx - len(context) - 1
-        k, _ = self.plan(min(k, room))
+        k, _ = self.plan(min(k, room), self.gap(context))
         return self.draft_tokens(context, k)
 
     def draft_tokens(self, context: Sequence[int], k: int) -> Draft:
@@ -234,8 +261,11 @@ class ModelDrafter:
         p = min(common_prefix(self.cached, context), n - 1)
         t = time.perf_counter()
         row = self.draft.eval(context[p:], p, [n - 1 - p])[0]
-        if n - p <= 4:  # a per-step catch-up; a long one (a prefill) is not a step cost
-            self.sync_s = _ema(self.sync_s, time.perf_counter() - t)
+        dt = time.perf_counter() - t
+        if n - p <= 4:  # a per-step catch-up
+            self.sync_s = _ema(self.sync_s, dt)
+        else:  # a long one is a prefill: its cost per token prices later catch-ups
+            self.prefill_tok_s = _ema(self.prefill_tok_s, dt / (n - p))
         self.cached = list(context)
         tokens: list[int] = []
         qs: list[np.ndarray] = []
@@ -255,8 +285,8 @@ class ModelDrafter:
             row = self.draft.eval([x], n + i, [0])[0]
             self.step_s = _ema(self.step_s, time.perf_counter() - t)
             self.cached.append(x)
-        if self.step_s is None:  # a 1-token draft: the catch-up eval is the best estimate
-            self.step_s = self.sync_s
+        if self.step_s is None:  # a 1-token draft: the best estimate there is
+            self.step_s = self.sync_s or dt
         toks = np.asarray(tokens, dtype=np.int64)
         self.tracker.proposed(n, toks)
         return Draft(toks, None if greedy else np.stack(qs), self.source, 0)

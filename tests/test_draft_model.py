@@ -125,6 +125,23 @@ def test_adaptive_k_turns_off_a_useless_draft_model():
     generate(target, PROMPT, GenConfig(max_tokens=10), d, policy=pol)  # runs end to end
 
 
+def test_catch_up_is_priced_and_failed_probes_back_off():
+    pol = AdaptivePolicy(PolicyConfig(), costs={1: 0.01, 2: 0.011, 4: 0.012, 8: 0.015})
+    for _ in range(8):
+        pol.observe(5, 0.0125, 4, 4, 5)
+    d = ModelDrafter(ToyModel(64, seed=5), SamplingParams(), policy=pol)
+    d.step_s = d.sync_s = 0.0005
+    d.prefill_tok_s = 0.001
+    d.tracker.steps.extend([(4, 4)] * 8)
+    assert d.plan(8, gap=2)[0] > 0
+    assert d.plan(8, gap=500)[0] == 0  # 0.5 s of catch-up for one step: not worth it
+    d.tracker.steps.clear()
+    d.tracker.steps.extend([(4, 0)] * 32)  # a useless draft model
+    probes = [i for i in range(200) if d.plan(8)[0] > 0]
+    assert probes == [14, 46, 110]  # after 16 (the gap=500 call was one), 32, 64 idle steps
+    assert [i for i in range(300) if d.plan(8, explore=False)[0] > 0] == []
+
+
 def test_combined_uses_lookup_on_copies_and_the_model_elsewhere():
     target = ToyModel(64, seed=1)
     text = list(range(1, 40))
