@@ -483,3 +483,21 @@ def test_region_rewrite_keeps_the_rest_byte_identical(workdir, qwen05):
             assert "def mean(prices):" in review.result_text()
 
     asyncio.run(run())
+
+
+@pytest.mark.model
+def test_too_long_file_gets_a_message(workdir, qwen05):
+    (workdir / "big.py").write_text("".join(f"value_{i} = {i} * 2\n" for i in range(1200)))
+
+    async def run() -> None:
+        app = app_for("big.py", session=qwen05)
+        async with app.run_test(size=SIZE, notifications=True) as pilot:
+            screen = app.screen
+            screen.query_one("#instruction").value = "Double every value."
+            await pilot.press("enter")
+            await wait_for(pilot, lambda: screen.mode != "generating", timeout=60)
+            assert screen.mode == "edit"
+            assert "Rewrite failed" in str([n.title for n in app._notifications])
+            assert "F3" in notes(app)  # points to region mode
+
+    asyncio.run(run())

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import logging
 import os
+import time
 
 from textual import on, work
 from textual.app import ComposeResult
@@ -39,6 +40,7 @@ from .review_ops import ReviewOps
 log = logging.getLogger(__name__)
 
 TICK_HZ = 8
+IDLE_REFRESH_S = 0.5
 
 
 def display_path(path: os.PathLike[str] | str) -> str:
@@ -95,6 +97,7 @@ class EditorScreen(ReviewOps, FileOps, Screen):
         self.ui_timer: Timer | None = None
         self._scope_timer: Timer | None = None
         self._shown: object = None
+        self._last_calls, self._last_tick = -1, 0.0
         self._watch = watch
         self.watcher: FileWatcher | None = None
 
@@ -184,9 +187,17 @@ class EditorScreen(ReviewOps, FileOps, Screen):
         )
 
     def _tick(self) -> None:
-        """UI timer: render the live diff and figures while generating (never per token)."""
+        """UI timer: render the live diff and figures while generating (never per token).
+
+        A tick with no new target call since the last one is skipped (but the figures are
+        still refreshed twice a second), so a slow machine spends its CPU on the engine.
+        """
         if self.mode != "generating" or self.live is None:
             return
+        calls, now = self.live.metrics.target_calls, time.monotonic()
+        if calls == self._last_calls and now - self._last_tick < IDLE_REFRESH_S:
+            return
+        self._last_calls, self._last_tick = calls, now
         self._render_live()
         status = self.query_one(StatusBar)
         status.sample(self.live.metrics)
@@ -283,7 +294,10 @@ class EditorScreen(ReviewOps, FileOps, Screen):
 
     def on_rewrite_failed(self, message: RewriteFailed) -> None:
         self.mode = "edit"
-        self.notify(message.error, title="Rewrite failed", severity="error", timeout=10)
+        hint = (
+            " In the app, F3 limits the rewrite to a region." if "region" in message.error else ""
+        )
+        self.notify(message.error + hint, title="Rewrite failed", severity="error", timeout=10)
         self._maybe_rerun()
 
     def on_rewrite_finished(self, message: RewriteFinished) -> None:

@@ -69,7 +69,7 @@ class FileOps:
                 timeout=10,
             )
             return False
-        self._reload(final_text=final)
+        self._reload()
         self.review = None
         self.mode = "edit"
         self._scope_label()
@@ -96,7 +96,7 @@ class FileOps:
         self._reload()
         self.notify(f"Restored the previous content of {self.shown_path}.")
 
-    def _reload(self, final_text: str | None = None) -> None:
+    def _reload(self) -> None:
         """Re-read the file from disk into the editor (keeping the cursor where possible)."""
         try:
             self.src = read_source(self.path)
