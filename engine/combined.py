@@ -15,8 +15,10 @@ woken for one step), ``a_M`` the model's running acceptance
 and ``a_L`` the lookup's running acceptance, raised for a long anchored match
 (``1 - 1/(match_len + 1)`` at ``match_len >= 8``, as in the policy). The
 higher rate wins; the model is only run when it wins, so a long copy costs no
-draft-model time at all, and it explores (its first draft, its probes) only
-where lookup has no draft. The draft model's KV cache catches up in one block
+draft-model time at all. It explores (its first draft, its probes) only where
+lookup has had no draft for a streak of steps, with the catch-up spread over
+that streak, so one lookup miss in a copy never wakes it. Its realized-rate
+guard (see ``ModelDrafter``) compares model steps with plain ones. The draft model's KV cache catches up in one block
 the next time it is used. Acceptance per proposer shows in ``Metrics``
 (``Draft.source`` is ``"model"`` for the model, the lookup's span label
 otherwise) and in ``stats()``.
@@ -24,6 +26,7 @@ otherwise) and in ``stats()``.
 
 from __future__ import annotations
 
+import time
 from collections import Counter
 from collections.abc import Sequence
 
@@ -49,6 +52,7 @@ class CombinedDrafter:
         self.policy = policy if policy is not None else model.policy
         self.lookup_acc = AcceptanceTracker(prior=lookup_prior)
         self.chosen: Counter = Counter()
+        self._miss = 0  # consecutive steps without a lookup draft
 
     def _cost(self, b: int) -> float:
         return self.policy.cost(b) if self.policy is not None else 1.0 + 0.15 * (b - 1)
@@ -68,25 +72,30 @@ class CombinedDrafter:
         )
 
     def propose(self, context: Sequence[int], k: int) -> Draft:
+        t0 = time.perf_counter()
+        meter = self.model.meter
+        meter.close(len(context))
         self.lookup_acc.observe(context)
         self.model.tracker.observe(context)
         d = self.lookup.propose(context, k)
+        self._miss = 0 if len(d) else self._miss + 1
         room = self.model.draft.n_ctx - len(context) - 1
-        # the model explores (first draft, probes) only where lookup has nothing
-        km, model_rate = self.model.plan(min(k, room), self.model.gap(context), not len(d))
-        if len(d) and self._lookup_rate(d) >= model_rate:
-            self.lookup_acc.proposed(len(context), d.tokens)
-            self.chosen["lookup"] += 1
-            return d
-        if km > 0:
+        # the model explores (first draft, probes) only where lookup has had nothing for a
+        # while, and its catch-up is spread over that streak
+        km, model_rate = self.model.plan(
+            min(k, room), self.model.gap(context), not len(d), amortize=max(1, self._miss)
+        )
+        out, kind = d, "lookup" if len(d) else "plain"
+        if km > 0 and not (len(d) and self._lookup_rate(d) >= model_rate):
             dm = self.model.draft_tokens(context, km)
             if len(dm):
-                self.chosen["model"] += 1
-                return dm
-        if len(d):
+                out, kind = dm, "model"
+        if kind == "lookup":
             self.lookup_acc.proposed(len(context), d.tokens)
-            self.chosen["lookup"] += 1
-        return d
+        if kind != "plain":
+            self.chosen[kind] += 1
+        meter.open(kind, t0, len(context))
+        return out
 
     def stats(self) -> dict:
         """Steps each proposer won and its measured acceptance (inferred from contexts)."""

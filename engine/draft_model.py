@@ -31,7 +31,10 @@ Contract: ``ModelDrafter(draft, sampling, target=..., policy=...)`` implements t
     fixed k in the policy is obeyed. Without a policy it drafts ``k_default``.
     When the cache lags far behind (another proposer drafted meanwhile), the
     catch-up is priced too: ``gap * prefill cost per token`` (measured).
-    Probes back off exponentially while they keep failing.
+    Probes back off exponentially while they keep failing. A realized-rate
+    guard backs the estimate: when model-drafted steps, timed end to end
+    between proposals (drafting included), run slower than plain ones, the
+    drafter stops (probes excepted) whatever the estimate says.
 """
 
 from __future__ import annotations
@@ -125,6 +128,38 @@ class AcceptanceTracker:
         return min((acc + self.prior * w) / (acc + rej + w), 0.995)
 
 
+class RateMeter:
+    """Realized tokens per second of each kind of step, between consecutive proposals.
+
+    ``close(n)`` at the start of ``propose`` ends the interval opened by the
+    previous call (the context grew from its length to ``n``); ``open(kind, t0,
+    n)`` at its end starts one, back-dated to ``t0`` so the drafting time counts.
+    An interval covers drafting, the target call, verification and emitting.
+    """
+
+    def __init__(self, window: int = 8) -> None:
+        self.window = window
+        self.samples: dict[str, deque[tuple[int, float]]] = {}
+        self._open: tuple[str, float, int] | None = None
+
+    def close(self, n: int) -> None:
+        if self._open is not None:
+            kind, t0, n0 = self._open
+            if n > n0:
+                q = self.samples.setdefault(kind, deque(maxlen=self.window))
+                q.append((n - n0, time.perf_counter() - t0))
+        self._open = None
+
+    def open(self, kind: str, t0: float, n: int) -> None:
+        self._open = (kind, t0, n)
+
+    def rate(self, kind: str, min_samples: int = 3) -> float | None:
+        q = self.samples.get(kind)
+        if not q or len(q) < min_samples:
+            return None
+        return sum(n for n, _ in q) / max(sum(t for _, t in q), 1e-9)
+
+
 class ModelDrafter:
     """Drafts with a smaller model that shares the target's vocabulary (see module docstring)."""
 
@@ -159,6 +194,7 @@ class ModelDrafter:
         self.prefill_tok_s: float | None = None  # seconds per token of a long catch-up (EMA)
         self._idle = 0
         self._probe_every = probe_every
+        self.meter = RateMeter()
         self.off_reason = ""
         draft.rollback(0)
 
@@ -203,16 +239,29 @@ class ModelDrafter:
                 best_k, best = k, rate
         return best_k
 
-    def plan(self, k_cap: int, gap: int = 0, explore: bool = True) -> tuple[int, float]:
+    def realized_loss(self) -> bool:
+        """True when measured model-drafted steps ran slower than measured plain steps."""
+        model, plain = self.meter.rate("model"), self.meter.rate("plain")
+        return model is not None and plain is not None and model < plain
+
+    def plan(
+        self, k_cap: int, gap: int = 0, explore: bool = True, amortize: float = 0.0
+    ) -> tuple[int, float]:
         """(k, expected tokens per second of such a step); k = 0 means do not draft.
 
         ``gap`` is the catch-up the step would need (see ``gap``); ``explore`` allows
-        the first, unmeasured draft and the periodic probes.
+        the first, unmeasured draft and the periodic probes. ``amortize`` > 0 spreads
+        the catch-up over that many steps and forbids exploring when even that costs
+        more than a plain step (the combined proposer passes its lookup-miss streak).
         """
         k_cap = min(k_cap, self.k_max)
         if k_cap <= 0:
             return 0, 0.0
         a = self.tracker.alpha()
+        if amortize > 0:
+            if self.catchup_cost(gap) / amortize > self._target_cost(1):
+                explore = False
+            gap = int(gap / amortize)
         if self.policy is None or self.policy.cfg.fixed_k is not None:
             fixed = self.k_default if self.policy is None else self.policy.cfg.fixed_k
             k = min(fixed, k_cap)
@@ -229,7 +278,7 @@ class ModelDrafter:
             if rate > best:
                 best_k, best = k, rate
         k_pol = self._policy_k(k_cap)
-        best_k = min(best_k, k_pol)
+        best_k = 0 if self.realized_loss() else min(best_k, k_pol)
         if best_k:
             self.off_reason = ""
             self._probe_every = self.probe_every
@@ -247,10 +296,14 @@ class ModelDrafter:
 
     # ---- drafting ------------------------------------------------------------------
     def propose(self, context: Sequence[int], k: int) -> Draft:
+        t0 = time.perf_counter()
+        self.meter.close(len(context))
         self.tracker.observe(context)
         room = self.draft.n_ctx - len(context) - 1
         k, _ = self.plan(min(k, room), self.gap(context))
-        return self.draft_tokens(context, k)
+        d = self.draft_tokens(context, k)
+        self.meter.open("model" if len(d) else "plain", t0, len(context))
+        return d
 
     def draft_tokens(self, context: Sequence[int], k: int) -> Draft:
         """Draft exactly up to ``k`` tokens after ``context`` (no planning)."""

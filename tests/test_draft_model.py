@@ -6,6 +6,8 @@ catalog models on llama.cpp (0.5B drafting for itself; a 135M draft with another
 
 from __future__ import annotations
 
+from collections import deque
+
 import numpy as np
 import pytest
 from toy import ToyModel
@@ -140,6 +142,28 @@ def test_catch_up_is_priced_and_failed_probes_back_off():
     probes = [i for i in range(200) if d.plan(8)[0] > 0]
     assert probes == [14, 46, 110]  # after 16 (the gap=500 call was one), 32, 64 idle steps
     assert [i for i in range(300) if d.plan(8, explore=False)[0] > 0] == []
+
+
+def test_realized_rate_guard_and_no_wake_up_for_one_lookup_miss():
+    pol = AdaptivePolicy(PolicyConfig(), costs={1: 0.01, 2: 0.011, 4: 0.012, 8: 0.015, 64: 0.2})
+    for _ in range(8):
+        pol.observe(5, 0.0125, 4, 4, 5)
+    d = ModelDrafter(ToyModel(1000, seed=5), SamplingParams(), policy=pol)
+    d.step_s = d.sync_s = 0.0005
+    d.tracker.steps.extend([(4, 4)] * 8)
+    assert d.plan(8)[0] > 0
+    d.meter.samples["model"] = deque([(3, 1.0)] * 3)  # measured: 3 tok/s with the model
+    d.meter.samples["plain"] = deque([(1, 0.1)] * 3)  # and 10 tok/s without
+    assert d.plan(8)[0] == 0 and d.realized_loss()
+    # a fresh draft model, 300 tokens behind: one lookup miss does not wake it
+    model = ModelDrafter(ToyModel(1000, seed=5), SamplingParams(), policy=pol)
+    comb = CombinedDrafter(LookupDrafter(), model, pol)
+    ctx = [int(x) for x in np.random.default_rng(0).permutation(1000)[:300]]
+    assert len(comb.propose(ctx, 8)) == 0 and model.cached == []
+    misses = 1
+    while not len(comb.propose(ctx, 8)):  # ...a long streak of misses does
+        misses += 1
+    assert 10 < misses < 100 and model.cached[:300] == ctx
 
 
 def test_combined_uses_lookup_on_copies_and_the_model_elsewhere():
