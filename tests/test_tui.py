@@ -201,6 +201,20 @@ def test_bad_inputs_get_messages_not_crashes(workdir, monkeypatch):
     asyncio.run(run())
 
 
+def test_directory_argument_opens_the_picker_there(workdir):
+    (workdir / "src").mkdir()
+    (workdir / "src" / "mod.py").write_text("x = 1\n")
+
+    async def run() -> None:
+        app = app_for("src")
+        async with app.run_test(size=SIZE) as pilot:
+            await pilot.pause()
+            assert isinstance(app.screen, FilePickerScreen)
+            assert app.screen.root == Path("src")
+
+    asyncio.run(run())
+
+
 def test_picker_opens_file_and_model_load_failure(workdir):
     (workdir / "broken.gguf").write_bytes(b"not a gguf file at all")
 
