@@ -140,7 +140,13 @@ def _drafter(session, opts, spans, prompt, policy):
         return lookup
     if session.draft is None:
         raise ModelError("--draft model needs a draft model: --draft model:NAME|PATH")
-    model = ModelDrafter(session.draft, opts.sampling, target=session.target, policy=policy)
+    model = ModelDrafter(
+        session.draft,
+        opts.sampling,
+        target=session.target,
+        policy=policy,
+        costs=session.draft_costs,
+    )
     return model if opts.draft == "model" else CombinedDrafter(lookup, model, policy)
 
 
@@ -172,8 +178,8 @@ def _run(session, prompt, spans, opts, max_tokens, fence, on_text, cancel, metri
         return at < 0
 
     with session.lock:
-        # reuse the KV cache of the longest shared prefix with the previous prompt
-        cached = _shared_prefix(session.prefix, prompt)
+        # reuse the KV cache of the longest prefix shared with what the cache holds now
+        cached = _shared_prefix(getattr(target, "cache_tokens", []), prompt)
         policy = session.policy(cfg.policy)
         drafter = _drafter(session, opts, spans, prompt, policy)  # owns the draft's cache
         res = generate(
@@ -187,7 +193,6 @@ def _run(session, prompt, spans, opts, max_tokens, fence, on_text, cancel, metri
             policy=policy,
             cached_prefix=cached,
         )
-        session.prefix = list(prompt)
     parts.append(dec.flush())
     text = "".join(parts)
     if fence is not None:  # tokens past the closing fence arrive in the same accepted batch

@@ -6,9 +6,9 @@ model file, backend, build and thread count, so only the first load pays for
 it) and calibrates the block-cost curve of the adaptive policy (measured at
 every load: it depends on the machine's current load; calls keep refining it).
 ``ModelSession.lock`` serialises generations: one at a time, this is a
-single-user latency tool. ``ModelSession.prefix`` remembers the token ids
-currently in the KV cache so the next prompt that shares a prefix (the same
-file, edited again) skips re-evaluating it.
+single-user latency tool. A backend that lists its cached token ids
+(``cache_tokens``) lets the next prompt that shares a prefix (the same file,
+edited again) skip re-evaluating it.
 """
 
 from __future__ import annotations
@@ -59,9 +59,10 @@ class ModelSession:
     costs: dict[int, float]
     load_s: float
     lock: threading.Lock = field(default_factory=threading.Lock)
-    prefix: list[int] = field(default_factory=list)
     draft: object | None = None
     """A draft model (same backend, same vocabulary) for ``--draft model:``/``auto``."""
+    draft_costs: tuple[float, float] | None = None
+    """The draft's measured (step, per-token block) seconds: ``measure_draft``."""
 
     @property
     def batch_exact(self) -> bool:
@@ -132,12 +133,13 @@ def load_session(
     threads = threads or max(1, os.cpu_count() or 1)
     t = time.perf_counter()
     path, name, target = _load_target(model, backend, n_ctx, threads)
-    draft = None
+    draft, draft_costs = None, None
     if draft_model:
-        from ..engine.draft_model import check_vocab
+        from ..engine.draft_model import check_vocab, measure_draft
 
         _, _, draft = _load_target(draft_model, backend, n_ctx, threads)
         check_vocab(draft, target)
+        draft_costs = measure_draft(draft)
     key = _cache_key(path, backend, threads)
     cache = _load_cache()
     entry = None if recheck else cache.get(key)
@@ -161,6 +163,7 @@ def load_session(
         costs=costs,
         load_s=time.perf_counter() - t,
         draft=draft,
+        draft_costs=draft_costs,
     )
     if not sess.batch_exact:
         log.warning(

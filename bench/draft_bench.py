@@ -71,7 +71,7 @@ def _drafter(mode: str, sess, prompt, spans, policy, sampling):
     )
     if mode == "lookup":
         return lookup
-    model = ModelDrafter(sess.draft, sampling, policy=policy)
+    model = ModelDrafter(sess.draft, sampling, policy=policy, costs=sess.draft_costs)
     return model if mode == "model" else CombinedDrafter(lookup, model, policy)
 
 

@@ -27,7 +27,8 @@ Contract: ``ModelDrafter(draft, sampling, target=..., policy=...)`` implements t
     tokens than the policy will keep (the policy trims drafts by its own
     estimate, so tokens beyond its k would be wasted). Otherwise k = 0 (no
     draft: a plain step), with a 2-token probe every ``probe_every`` such
-    steps to refresh alpha. The first draft is a short exploratory one. A
+    steps to refresh alpha. ``costs`` from ``measure_draft`` (at load) seed
+    the cost model; without them the first draft is a short exploratory one. A
     fixed k in the policy is obeyed. Without a policy it drafts ``k_default``.
     When the cache lags far behind (another proposer drafted meanwhile), the
     catch-up is priced too: ``gap * prefill cost per token`` (measured).
@@ -77,6 +78,26 @@ def check_vocab(draft, target) -> None:
                 f"({draft.detokenize([i])!r} vs {target.detokenize([i])!r}): "
                 "a draft model must share the target's tokenizer"
             )
+
+
+def measure_draft(draft, reps: int = 3) -> tuple[float, float]:
+    """(seconds per 1-token step, seconds per token of a 32-token block) of ``draft``.
+
+    Meant for load time, so a ``ModelDrafter`` starts with a cost model instead of
+    an exploratory draft. The draft's cache is left empty.
+    """
+    ids = (draft.tokenize(_VOCAB_PROBE) * 8)[:40]
+    draft.rollback(0)
+    t = time.perf_counter()
+    draft.eval(ids[:32], 0, [31])
+    block = (time.perf_counter() - t) / 32
+    steps = []
+    for i in range(reps):
+        t = time.perf_counter()
+        draft.eval([ids[32 + i]], 32 + i, [0])
+        steps.append(time.perf_counter() - t)
+    draft.rollback(0)
+    return sorted(steps)[len(steps) // 2], block
 
 
 def common_prefix(a: Sequence[int], b: Sequence[int]) -> int:
@@ -176,6 +197,7 @@ class ModelDrafter:
         k_default: int = 4,
         probe_every: int = 16,
         min_gain: float = 1.1,
+        costs: tuple[float, float] | None = None,
         seed: int | None = None,
     ) -> None:
         if target is not None:
@@ -192,6 +214,9 @@ class ModelDrafter:
         self.step_s: float | None = None  # seconds per 1-token draft eval (EMA)
         self.sync_s: float | None = None  # seconds per catch-up eval (EMA)
         self.prefill_tok_s: float | None = None  # seconds per token of a long catch-up (EMA)
+        if costs is not None:  # measured at load (measure_draft): no blind first draft
+            self.step_s = self.sync_s = costs[0]
+            self.prefill_tok_s = costs[1]
         self._idle = 0
         self._probe_every = probe_every
         self.meter = RateMeter()
@@ -300,7 +325,7 @@ class ModelDrafter:
         self.meter.close(len(context))
         self.tracker.observe(context)
         room = self.draft.n_ctx - len(context) - 1
-        k, _ = self.plan(min(k, room), self.gap(context))
+        k, _ = self.plan(min(k, room), self.gap(context), amortize=max(1, self._idle))
         d = self.draft_tokens(context, k)
         self.meter.open("model" if len(d) else "plain", t0, len(context))
         return d

@@ -14,7 +14,7 @@ from toy import ToyModel
 
 from specedit.engine.combined import CombinedDrafter
 from specedit.engine.decode import GenConfig, generate
-from specedit.engine.draft_model import ModelDrafter, check_vocab, common_prefix
+from specedit.engine.draft_model import ModelDrafter, check_vocab, common_prefix, measure_draft
 from specedit.engine.lookup import LookupDrafter
 from specedit.engine.policy import AdaptivePolicy, PolicyConfig
 from specedit.engine.sampling import SamplingParams
@@ -125,6 +125,16 @@ def test_adaptive_k_turns_off_a_useless_draft_model():
     pol.off_reason = "the guard is on"
     assert d.plan(8)[0] == 0  # the policy would drop the draft: do not make it
     generate(target, PROMPT, GenConfig(max_tokens=10), d, policy=pol)  # runs end to end
+
+
+def test_measured_costs_skip_a_blind_first_draft():
+    step, per_token = measure_draft(ToyModel(64))
+    assert step > 0 and per_token > 0
+    pol = AdaptivePolicy(PolicyConfig(), costs={1: 0.01, 2: 0.02, 4: 0.04, 8: 0.08})
+    draft = ToyModel(64, seed=2)
+    d = ModelDrafter(draft, SamplingParams(), policy=pol, costs=(0.01, 0.002))
+    assert len(d.propose(PROMPT, 8)) == 0  # a CPU-like cost curve: drafting cannot pay
+    assert draft.calls == [] and d.off_reason  # not even the prompt was evaluated
 
 
 def test_catch_up_is_priced_and_failed_probes_back_off():
