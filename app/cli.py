@@ -124,6 +124,7 @@ def build_parser() -> argparse.ArgumentParser:
     t = sub.add_parser("tui", help="open the terminal app (also: specedit PATH)")
     t.add_argument("path", nargs="?")
     t.add_argument("--model", default=DEFAULT_MODEL)
+    t.add_argument("--draft-model", default=None, help="a draft model (catalog name or path)")
     return p
 
 
@@ -278,7 +279,8 @@ def cmd_undo(a) -> int:
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     known = {"rewrite", "generate", "models", "undo", "bench", "serve", "tui", "-h", "--help"}
-    if not argv or (argv[0] not in known and not argv[0].startswith("--")):
+    tui_opts = ("--model", "--draft-model")
+    if not argv or (argv[0] not in known and (not argv[0].startswith("--") or argv[0] in tui_opts)):
         argv = ["tui", *argv]  # `specedit` and `specedit PATH` open the terminal app
     a = build_parser().parse_args(argv)
     logging.basicConfig(

@@ -7,6 +7,8 @@ Contract: ``LlamaTarget`` implements ``models.base.TargetModel``.
     ``llama_get_logits`` as a numpy *view* ``[len(want), V]`` (no copy), valid
     until the next call. ``logits_all`` is never used.
   * ``rollback(pos)`` removes cache entries at ``>= pos``.
+  * ``cache_tokens`` lists the token ids in the KV cache by position, so a caller
+    can reuse the longest shared prefix of its next prompt.
   * Metadata comes from ``models.gguf_meta`` before llama.cpp is touched, so a
     missing, truncated or non-GGUF file fails with a clear ``ModelError``.
   * The chat template is the GGUF's own, rendered with jinja2.
@@ -88,6 +90,7 @@ class LlamaTarget:
         self._batch = llama_cpp.llama_batch_init(n_batch, 0, 1)
         self._mem = llama_cpp.llama_get_memory(self._ctx)
         self.n_past = 0
+        self.cache_tokens: list[int] = []  # token ids in the KV cache, by position
         self.add_bos = bool(
             self._llama.metadata.get("tokenizer.ggml.add_bos_token", "false") == "true"
         )
@@ -113,6 +116,7 @@ class LlamaTarget:
     def rollback(self, pos: int) -> None:
         self._lc.llama_memory_seq_rm(self._mem, 0, pos, -1)
         self.n_past = min(self.n_past, pos)
+        del self.cache_tokens[pos:]
 
     def eval(self, tokens: Sequence[int], pos: int, want: Sequence[int]) -> np.ndarray:
         n = len(tokens)
@@ -121,6 +125,8 @@ class LlamaTarget:
         if pos + n > self.n_ctx:
             raise ModelError(f"context full: {pos + n} > {self.n_ctx} tokens")
         want = list(want)
+        if pos > self.n_past:
+            raise ModelError(f"eval at {pos} leaves a gap after the {self.n_past} cached tokens")
         if pos < self.n_past:
             self.rollback(pos)
         b = self._batch
@@ -141,6 +147,7 @@ class LlamaTarget:
             if rc != 0:
                 raise ModelError(f"llama_decode failed with status {rc} at position {pos + s}")
             self.n_past = pos + s + len(chunk)
+            self.cache_tokens[pos + s :] = [int(t) for t in chunk]
             if wanted:
                 ptr = self._lc.llama_get_logits(self._ctx)
                 view = np.ctypeslib.as_array(ptr, shape=(len(wanted), self.n_vocab))
