@@ -27,7 +27,8 @@ Contract: ``ModelDrafter(draft, sampling, target=..., policy=...)`` implements t
     tokens than the policy will keep (the policy trims drafts by its own
     estimate, so tokens beyond its k would be wasted). Otherwise k = 0 (no
     draft: a plain step), with a 2-token probe every ``probe_every`` such
-    steps to refresh alpha. ``costs`` from ``measure_draft`` (at load) seed
+    steps to refresh alpha, unless even 90% acceptance could not pay for the
+    measured costs (then probing is pure waste). ``costs`` from ``measure_draft`` (at load) seed
     the cost model; without them the first draft is a short exploratory one. A
     fixed k in the policy is obeyed. Without a policy it drafts ``k_default``.
     When the cache lags far behind (another proposer drafted meanwhile), the
@@ -195,7 +196,7 @@ class ModelDrafter:
         policy: AdaptivePolicy | None = None,
         k_max: int = 8,
         k_default: int = 4,
-        probe_every: int = 16,
+        probe_every: int = 32,
         min_gain: float = 1.1,
         costs: tuple[float, float] | None = None,
         seed: int | None = None,
@@ -264,6 +265,11 @@ class ModelDrafter:
                 best_k, best = k, rate
         return best_k
 
+    def _could_pay(self, k_cap: int, alpha: float = 0.9) -> bool:
+        """Whether drafting would beat plain at a high acceptance: else probes are waste."""
+        plain = self.min_gain / self._target_cost(1)
+        return any(self._rate(alpha, k) > plain for k in range(1, k_cap + 1))
+
     def realized_loss(self) -> bool:
         """True when measured model-drafted steps ran slower than measured plain steps."""
         model, plain = self.meter.rate("model"), self.meter.rate("plain")
@@ -309,7 +315,7 @@ class ModelDrafter:
             self._probe_every = self.probe_every
             return best_k, self._rate(a, best_k, gap)
         self._idle += 1
-        if explore and self._idle >= self._probe_every and k_pol:
+        if explore and self._idle >= self._probe_every and k_pol and self._could_pay(k_cap):
             # a probe refreshes alpha; each one that does not turn drafting on doubles
             # the wait for the next (its catch-up costs a small prefill)
             self._idle = 0

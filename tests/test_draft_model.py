@@ -150,8 +150,10 @@ def test_catch_up_is_priced_and_failed_probes_back_off():
     d.tracker.steps.clear()
     d.tracker.steps.extend([(4, 0)] * 32)  # a useless draft model
     probes = [i for i in range(200) if d.plan(8)[0] > 0]
-    assert probes == [14, 46, 110]  # after 16 (the gap=500 call was one), 32, 64 idle steps
+    assert probes == [30, 94]  # after 32 idle steps (the gap=500 call was one), then 64
     assert [i for i in range(300) if d.plan(8, explore=False)[0] > 0] == []
+    d.step_s = d.sync_s = 0.05  # five target steps per draft token: even 90% cannot pay
+    assert [i for i in range(600) if d.plan(8)[0] > 0] == []
 
 
 def test_realized_rate_guard_and_no_wake_up_for_one_lookup_miss():
