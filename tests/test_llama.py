@@ -70,17 +70,24 @@ def test_greedy_speculative_equals_plain_exact_mode(qwen05, name):
     instr = "Output the file exactly as it is."
     plain = rewrite(qwen05, text, RewriteOptions(instr, draft="none"), path=name)
     exact = rewrite(qwen05, text, RewriteOptions(instr, exact=True), path=name)
-    fast = rewrite(qwen05, text, RewriteOptions(instr), path=name)
     assert exact.raw == plain.raw  # bit-exact sub-blocks: token-identical to plain decoding
-    s, f = exact.metrics.snapshot(), fast.metrics.snapshot()
-    assert s["exact"] and not f["exact"] and s["generated_tokens"] > 100
+    s = exact.metrics.snapshot()
+    assert s["exact"] and s["generated_tokens"] > 100
     assert plain.metrics.snapshot()["tokens_per_call"] == 1.0
     if qwen05.exact_block > 1:
         assert s["tokens_per_call"] > 1.5, s
-    assert f["tokens_per_call"] > 2.0, f  # copying: many tokens per target call
-    assert f["acceptance_by_source"].get("file", 0) > 0.8, f
     # the 0.5B model copies nearly verbatim (it may drop a comment line)
     assert len(plain.hunks) <= 2 and abs(len(plain.new_text) - len(text)) < 0.1 * len(text)
+
+
+def test_default_mode_copies_many_tokens_per_call(qwen05):
+    qwen05.target.rollback(0)  # a cold cache: the run pays its own prefill
+    text = _head("bisect.py", 30)
+    fast = rewrite(qwen05, text, RewriteOptions("Output the file exactly as it is."))
+    f = fast.metrics.snapshot()
+    assert not f["exact"]
+    assert f["tokens_per_call"] > 2.0, f  # copying: many tokens per target call
+    assert f["acceptance_by_source"].get("file", 0) > 0.5, f  # drafts come from the file
 
 
 def test_edit_changes_only_the_asked_lines(qwen05):
