@@ -158,6 +158,8 @@ def _verify_block(target, block, pos, draft: Draft, cfg, n_out: int, m: Metrics)
     step = cfg.exact_block or len(block)
     for s in range(0, len(block), step):
         chunk = block[s : s + step]
+        if s:  # each exact-mode sub-block is a target call of its own
+            m.target_calls += 1
         logits = target.eval(chunk, pos + s, range(len(chunk)))
         with m.time("sample"):
             res = rv.feed(logits)

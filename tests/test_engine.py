@@ -52,6 +52,7 @@ def test_exact_mode_detects_and_fixes_batch_drift():
     assert out.tokens == ref.tokens
     assert out.metrics.exact
     assert max(m.calls[1:]) <= 4  # every verify sub-block stayed within the exact size
+    assert out.metrics.target_calls == len(m.calls) - 1  # sub-blocks count as calls (no prefill)
     # without exact mode the drifting blocks change logits (the reason exact mode exists)
     loose = generate(
         ToyModel(inexact_from=8),
