@@ -12,7 +12,9 @@ Contract: ``TorchTarget`` implements ``models.base.TargetModel``.
     ``SPECEDIT_TORCH_DEVICE`` overrides the device.
   * KV cache: one transformers ``DynamicCache``. ``rollback(pos)`` crops it
     (a slice, no recompute); ``eval`` at ``pos`` below the cached length crops
-    first, so stale draft entries never leak into a later block.
+    first, so stale draft entries never leak into a later block; ``eval``
+    past it (a gap) is refused. ``cache_tokens`` lists the cached token ids
+    by position, for prefix reuse across prompts.
   * ``eval(tokens, pos, want)`` runs one forward pass (in ``n_batch`` chunks
     for long prefills) and projects through ``lm_head`` only the hidden states
     of the requested offsets (``logits_to_keep`` with an index tensor).
@@ -222,6 +224,7 @@ class TorchTarget:
         except TypeError:  # older transformers
             self._cache = self._cache_cls()
         self.n_past = 0
+        self.cache_tokens: list[int] = []  # token ids in the KV cache, by position
 
     def rollback(self, pos: int) -> None:
         if pos <= 0:
@@ -231,6 +234,7 @@ class TorchTarget:
         if have > pos:
             self._cache.crop(pos - have)  # a negative count removes that many entries
         self.n_past = min(self.n_past, pos)
+        del self.cache_tokens[pos:]
 
     @torch.inference_mode()
     def eval_device(self, tokens: Sequence[int], pos: int, want: Sequence[int]) -> torch.Tensor:
@@ -259,6 +263,7 @@ class TorchTarget:
                 **{self._cache_kw: self._cache},
             )
             self.n_past = pos + e
+            self.cache_tokens[pos + s :] = [int(t) for t in tokens[s:e]]
             if wanted:
                 rows.append(out.logits[0])
         if not rows:

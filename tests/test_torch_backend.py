@@ -70,8 +70,10 @@ def test_rollback_and_overwrite_without_recompute(tiny):
     tiny.rollback(0)
     tiny.eval(ids[:10], 0, [])
     tiny.eval([5, 6, 7, 8], 10, range(4))  # a rejected draft
+    assert tiny.cache_tokens == ids[:10] + [5, 6, 7, 8]
     tiny.rollback(10)
     assert tiny.n_past == 10 and tiny._cache.get_seq_length() == 10
+    assert tiny.cache_tokens == ids[:10]
     np.testing.assert_allclose(tiny.eval(ids[10:], 10, [0]), ref[[10]], atol=1e-4)
     # eval below the cached length drops the stale entries by itself
     tiny.eval([1, 2, 3], 12, range(3))
