@@ -18,6 +18,9 @@ Model:
     continuing copies keep separate acceptance estimates. On a CPU where a 2-token block costs twice
     a 1-token one this turns speculation off for low acceptance; on a GPU with
     a flat cost curve it picks large k by itself.
+  * Exploration: a cost curve measured under load can be wrong, and only calls
+    of that size correct it, so after ``probe_every`` declined drafts in a row
+    the policy tries its best speculative k once.
   * Guard: when the recent speculative steps' measured throughput falls below
     the plain throughput, speculation switches off (``off_reason`` says why)
     and is probed again every ``probe_every`` steps.
@@ -58,6 +61,7 @@ class AdaptivePolicy:
         self._plain: deque[tuple[float, int]] = deque(maxlen=self.cfg.window)
         self.off_reason = ""
         self._since_probe = 0
+        self._declined = 0
         self.k = self.cfg.fixed_k if self.cfg.fixed_k is not None else 0
 
     # ---- cost model ------------------------------------------------------------
@@ -126,14 +130,24 @@ class AdaptivePolicy:
             self._since_probe = 0
         a = self.alpha(match_len)
         best_k, best = 0, 1.0 / self.cost(1)
+        best_spec_k, best_spec = 1, 0.0
         for k in _KS[1:]:
             if k > self.cfg.k_max:
                 break
             rate = self.expected_tokens(a, k) / self.cost(k + 1)
             if rate > best:
                 best_k, best = k, rate
-        if self.off_reason and best_k == 0:
-            best_k = 2  # a probe: a short draft to refresh the estimate
+            if rate > best_spec:
+                best_spec_k, best_spec = k, rate
+        if best_k == 0:
+            # costs measured under load can be wrong and are only corrected by
+            # measuring: after a run of declined drafts, try the best speculative k
+            self._declined += 1
+            if self.off_reason or self._declined >= self.cfg.probe_every:
+                self._declined = 0
+                best_k = min(best_spec_k, 8) if not self.off_reason else 2
+        else:
+            self._declined = 0
         self.k = best_k
         return best_k
 

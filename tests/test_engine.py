@@ -248,3 +248,10 @@ def test_stream_iterator_yields_what_generate_returns():
     except StopIteration as stop:
         assert stop.value.tokens == ref
     assert got == ref
+
+
+def test_policy_explores_when_calibration_says_never_speculate():
+    """A wrong cost curve (e.g. measured under load) is corrected by trying a block."""
+    pol = AdaptivePolicy(PolicyConfig(), costs={1: 0.01, 4: 1.0, 16: 4.0, 64: 16.0})
+    ks = [pol.choose(True, 20) for _ in range(20)]
+    assert ks.count(0) >= 10 and any(k > 0 for k in ks)

@@ -140,4 +140,6 @@ def test_fixed_k_and_plain_share_the_loop(qwen05):
         LookupDrafter(prompt_len=len(prompt)),
     )
     assert spec.tokens == plain.tokens
-    assert spec.metrics.target_calls < plain.metrics.target_calls
+    assert spec.metrics.accepted_tokens > 0
+    if qwen05.exact_block > 1:  # exact sub-blocks of 1 token are one call each
+        assert spec.metrics.target_calls < plain.metrics.target_calls
