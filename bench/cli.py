@@ -10,9 +10,7 @@ best peer ratio, greedy equality counts and the fraction of prefill speed.
 from __future__ import annotations
 
 import argparse
-import json
 import logging
-import time
 from pathlib import Path
 
 from rich.console import Console
@@ -165,6 +163,7 @@ def plot(record: dict, path: Path) -> bool:
 
 
 def run(a) -> int:
+    from .record import save_record
     from .run import BenchConfig, run_bench
 
     cfg = BenchConfig(
@@ -181,18 +180,13 @@ def run(a) -> int:
     )
     err = Console(stderr=True)
     record = run_bench(cfg, progress=lambda msg: err.print(f"[dim]{msg}[/]"))
-    out = Path(a.out)
-    out.mkdir(parents=True, exist_ok=True)
-    stamp = time.strftime("%Y%m%d-%H%M%S")
-    jpath = out / f"bench-{stamp}.json"
-    jpath.write_text(json.dumps(record, indent=1))
     record["targets"] = [
         {"measure": w, "measured": m, "target": tgt, "met": ok} for w, m, tgt, ok in targets(record)
     ]
-    jpath.write_text(json.dumps(record, indent=1))
+    jpath = save_record(record, a.out, "bench")
     Console().print(table(record))
     Console().print(targets_table(record))
     err.print(f"wrote {jpath}")
-    if plot(record, out / f"bench-{stamp}.png"):
-        err.print(f"wrote {out / f'bench-{stamp}.png'}")
+    if plot(record, jpath.with_suffix(".png")):
+        err.print(f"wrote {jpath.with_suffix('.png')}")
     return 0

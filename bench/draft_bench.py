@@ -22,9 +22,7 @@ from __future__ import annotations
 import argparse
 import json
 import logging
-import time
 from dataclasses import asdict, dataclass
-from pathlib import Path
 
 from ..app.rewrite import _newline_ids, build_prompt
 from ..app.session import load_session
@@ -33,6 +31,7 @@ from ..engine.decode import GenConfig
 from ..engine.draft_model import ModelDrafter
 from ..engine.lookup import LookupDrafter
 from ..engine.policy import PolicyConfig
+from .record import save_record
 from .spec_runs import Run, engine_run, machine, summarise, task_record
 from .tasks import load_tasks
 
@@ -155,10 +154,7 @@ def main(argv: list[str] | None = None) -> int:
         exact=a.exact,
     )
     record = run_draft_bench(cfg, progress=log.info)
-    out = Path(a.out)
-    out.mkdir(parents=True, exist_ok=True)
-    path = out / f"draft-bench-{time.strftime('%Y%m%d-%H%M%S')}.json"
-    path.write_text(json.dumps(record, indent=1))
+    path = save_record(record, a.out, "draft-bench")
     log.info("summary %s", json.dumps(record["summary"], indent=1))
     log.info("wrote %s", path)
     return 0

@@ -25,7 +25,6 @@ import json
 import logging
 import time
 from dataclasses import asdict, dataclass
-from pathlib import Path
 
 from ..app.prompt import closing_fence_at
 from ..app.rewrite import _newline_ids, build_prompt
@@ -34,6 +33,7 @@ from ..engine.decode import GenConfig
 from ..engine.lookup import LookupDrafter
 from ..engine.policy import PolicyConfig
 from ..models.base import StreamDecoder
+from .record import save_record
 from .spec_runs import Run, engine_run, machine, summarise, task_record
 from .tasks import load_tasks
 
@@ -203,10 +203,7 @@ def main(argv: list[str] | None = None) -> int:
         threads=a.threads,
     )
     record = run_torch_bench(cfg, progress=log.info)
-    out = Path(a.out)
-    out.mkdir(parents=True, exist_ok=True)
-    path = out / f"torch-bench-{time.strftime('%Y%m%d-%H%M%S')}.json"
-    path.write_text(json.dumps(record, indent=1))
+    path = save_record(record, a.out, "torch-bench")
     log.info("summary %s", json.dumps(record["summary"], indent=1))
     log.info("wrote %s", path)
     return 0
