@@ -402,7 +402,10 @@ def verify_kernel(
             else:
                 e = _philox_exp(seed, ctr_row + start // 4, BLOCK)
             if HAS_DRAFT_PROBS:
-                q = tl.load(q_row + cols, mask=valid & is_draft, other=0.0).to(tl.float32)
+                # A block-shaped mask: the interpreter of triton 3.9 refuses a
+                # block & scalar-bool mask ("mask has unsupported dtype").
+                q_ok = cols < tl.where(is_draft, col_hi, 0)
+                q = tl.load(q_row + cols, mask=q_ok, other=0.0).to(tl.float32)
                 res = tl.maximum(p - q, 0.0)
                 rmass += tl.sum(res, axis=0)
                 sc = p / e
