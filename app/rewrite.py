@@ -118,6 +118,24 @@ def _newline_ids(target) -> list[int]:
     )
 
 
+def lookup_drafter(target, spans, prompt_len: int) -> LookupDrafter:
+    """The prompt-lookup drafter over ``target``'s vocabulary (byte pieces for resync)."""
+
+    def encode(b: bytes) -> list[int]:
+        try:
+            return target.tokenize(b.decode("utf-8"), special=False)
+        except UnicodeDecodeError:  # the tail of a split character: no clean re-encoding
+            return []
+
+    return LookupDrafter(
+        spans=spans,
+        prompt_len=prompt_len,
+        newline_ids=_newline_ids(target),
+        piece=lambda t: target.detokenize([t]),
+        encode=encode,
+    )
+
+
 def _check_fits(session: ModelSession, n_prompt: int, n_out: int, what: str) -> None:
     n_ctx = session.target.n_ctx
     if n_prompt + n_out + 8 > n_ctx:
@@ -133,9 +151,7 @@ def _drafter(session, opts, spans, prompt, policy):
     """The proposer ``opts.draft`` asks for (None for plain decoding)."""
     if opts.draft == "none":
         return None
-    lookup = LookupDrafter(
-        spans=spans, prompt_len=len(prompt), newline_ids=_newline_ids(session.target)
-    )
+    lookup = lookup_drafter(session.target, spans, len(prompt))
     if opts.draft == "lookup" or (opts.draft == "auto" and session.draft is None):
         return lookup
     if session.draft is None:

@@ -24,12 +24,11 @@ import json
 import logging
 from dataclasses import asdict, dataclass
 
-from ..app.rewrite import _newline_ids, build_prompt
+from ..app.rewrite import build_prompt, lookup_drafter
 from ..app.session import load_session
 from ..engine.combined import CombinedDrafter
 from ..engine.decode import GenConfig
 from ..engine.draft_model import ModelDrafter
-from ..engine.lookup import LookupDrafter
 from ..engine.policy import PolicyConfig
 from .record import save_record
 from .spec_runs import Run, engine_run, machine, summarise, task_record
@@ -65,9 +64,7 @@ class DraftBenchConfig:
 def _drafter(mode: str, sess, prompt, spans, policy, sampling):
     if mode == "plain":
         return None
-    lookup = LookupDrafter(
-        spans=spans, prompt_len=len(prompt), newline_ids=_newline_ids(sess.target)
-    )
+    lookup = lookup_drafter(sess.target, spans, len(prompt))
     if mode == "lookup":
         return lookup
     model = ModelDrafter(sess.draft, sampling, policy=policy, costs=sess.draft_costs)

@@ -30,10 +30,9 @@ from dataclasses import asdict, dataclass, field
 import numpy as np
 
 from ..app.prompt import closing_fence_at
-from ..app.rewrite import _newline_ids, build_prompt
+from ..app.rewrite import build_prompt, lookup_drafter
 from ..app.session import ModelSession, load_session
 from ..engine.decode import GenConfig, generate
-from ..engine.lookup import LookupDrafter
 from ..engine.policy import PolicyConfig
 from ..models.base import StreamDecoder
 from .tasks import Task, load_tasks
@@ -93,11 +92,7 @@ def _ours(sess: ModelSession, task: Task, prompt, spans, mode: str, max_tokens: 
         policy=PolicyConfig(fixed_k=k),
         exact_block=sess.exact_block if mode == "exact" else None,
     )
-    drafter = (
-        LookupDrafter(spans=spans, prompt_len=len(prompt), newline_ids=_newline_ids(target))
-        if spec
-        else None
-    )
+    drafter = lookup_drafter(target, spans, len(prompt)) if spec else None
     cb, _ = _fence_stop(target, task.fence)
     target.rollback(0)
     r = generate(target, prompt, cfg, drafter, on_tokens=cb, policy=sess.policy(cfg.policy))

@@ -27,10 +27,9 @@ import time
 from dataclasses import asdict, dataclass
 
 from ..app.prompt import closing_fence_at
-from ..app.rewrite import _newline_ids, build_prompt
+from ..app.rewrite import build_prompt, lookup_drafter
 from ..app.session import load_session
 from ..engine.decode import GenConfig
-from ..engine.lookup import LookupDrafter
 from ..engine.policy import PolicyConfig
 from ..models.base import StreamDecoder
 from .record import save_record
@@ -142,13 +141,7 @@ def run_torch_bench(cfg: TorchBenchConfig, progress=None) -> dict:
                 else:
                     spec = mode == "specedit"
                     gc = GenConfig(max_tokens=max_tokens, speculate=spec, policy=PolicyConfig())
-                    drafter = (
-                        LookupDrafter(
-                            spans=spans, prompt_len=len(prompt), newline_ids=_newline_ids(target)
-                        )
-                        if spec
-                        else None
-                    )
+                    drafter = lookup_drafter(target, spans, len(prompt)) if spec else None
                     r = engine_run(target, prompt, gc, drafter, sess.policy(gc.policy), task.fence)
                 runs[mode].append(r)
         results.append(task_record(target, task.kind, task.name, prompt, task.fence, runs))

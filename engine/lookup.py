@@ -21,6 +21,16 @@ How it drafts:
   * **Line resync.** When nothing else matches and the context ends at a line
     start, the drafter jumps to the start of the source line that follows the
     most recent matching line, so a copy resumes right after an edited hunk.
+  * **Byte resync.** When the target's token differs from the draft only in
+    where a token boundary falls (``".\n"`` for ``"."`` + ``"\n"``, or the
+    reverse), the bytes still agree with the source: given the vocabulary's
+    byte pieces (``piece``), the drafter finds the source position where the
+    output's bytes end and keeps copying from there, re-encoding (``encode``)
+    the tail of a source token the output stopped inside. The copy then goes on
+    as if nothing happened instead of re-anchoring from a short match.
+  * **Span end.** A draft from the file or a context file stops a few tokens
+    past the end of its span: what follows in the prompt is boilerplate, not
+    text the output will copy.
   * The index is updated incrementally as tokens arrive; nothing is rescanned.
 
 Positions are labelled by ``spans`` (e.g. the file's tokens in the prompt are
@@ -31,7 +41,7 @@ Positions are labelled by ``spans`` (e.g. the file's tokens in the prompt are
 from __future__ import annotations
 
 import bisect
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
@@ -50,6 +60,9 @@ class LookupDrafter:
         max_match: int = 64,
         max_candidates: int = 64,
         newline_ids: Sequence[int] = (),
+        piece: Callable[[int], bytes] | None = None,
+        encode: Callable[[bytes], Sequence[int]] | None = None,
+        span_tail: int = 4,
     ) -> None:
         self.spans = sorted(spans)
         self.prompt_len = prompt_len
@@ -57,6 +70,10 @@ class LookupDrafter:
         self.max_match = max_match
         self.max_candidates = max_candidates
         self.newline_ids = frozenset(newline_ids)
+        self._piece_fn = piece
+        self._pieces: dict[int, bytes] = {}
+        self._encode = encode
+        self.span_tail = span_tail
         self.reset()
 
     def reset(self) -> None:
@@ -67,6 +84,7 @@ class LookupDrafter:
         self._cursor: int | None = None
         self._cursor_ctx = 0  # context length when the cursor was last valid
         self._last_good: int | None = None  # cursor of the last copy that matched
+        self._prefix: list[int] = []  # tokens drafted before the cursor's (byte resync)
         self.last_match_len = 0
 
     # ---- index -------------------------------------------------------------
@@ -109,6 +127,9 @@ class LookupDrafter:
             return Draft()
         cur = self._follow_cursor(n)
         if cur is None:
+            cur = self._byte_resync(n)
+        if cur is None:
+            self._prefix = []
             cur = self._anchor(n)
         if cur is not None:
             self._last_good = cur
@@ -116,28 +137,99 @@ class LookupDrafter:
             cur = self._near_resync(n)
         if cur is None:
             cur = self._line_resync(n)
-        if cur is None or cur >= n:
+        if cur is None or (cur >= n and not self._prefix):
             self._cursor = None
+            self._prefix = []
             self.last_match_len = 0
             return Draft()
         self._cursor, self._cursor_ctx = cur, n
-        end = min(cur + k, n)
+        pre = self._prefix[:k]
+        end = min(cur + k - len(pre), n, self._span_end(cur))
+        tokens = self._buf[cur:end]
+        if pre:
+            tokens = np.concatenate([np.asarray(pre, np.int64), tokens])
         return Draft(
-            tokens=self._buf[cur:end].copy(),
+            tokens=tokens.copy(),
             source=self.label(cur),
             match_len=self.last_match_len,
         )
+
+    def _span_end(self, pos: int) -> int:
+        """Where a draft from ``pos`` stops: a few tokens past the end of its span."""
+        if self.prompt_len is not None and pos >= self.prompt_len:
+            return self._n
+        i = bisect.bisect_right(self.spans, (pos, float("inf"), "")) - 1
+        if i >= 0 and self.spans[i][0] <= pos < self.spans[i][1]:
+            return self.spans[i][1] + self.span_tail
+        return self._n
 
     def _follow_cursor(self, n: int) -> int | None:
         c = self._cursor
         if c is None:
             return None
         delta = n - self._cursor_ctx
-        if delta <= 0 or c + delta > n:
+        if delta <= 0:
             return None
-        if np.array_equal(self._buf[c : c + delta], self._buf[self._cursor_ctx : n]):
+        got = self._buf[self._cursor_ctx : n]
+        pre = self._prefix
+        if delta <= len(pre):  # still inside the re-encoded prefix
+            if got.tolist() != pre[:delta]:
+                return None
+            self._prefix = pre[delta:]
             self.last_match_len += delta
-            return c + delta
+            return c
+        rest = delta - len(pre)
+        if c + rest > n or got[: len(pre)].tolist() != pre:
+            return None
+        if np.array_equal(self._buf[c : c + rest], got[len(pre) :]):
+            self._prefix = []
+            self.last_match_len += delta
+            return c + rest
+        return None
+
+    def _piece(self, t: int) -> bytes:
+        b = self._pieces.get(t)
+        if b is None:
+            b = self._pieces[t] = self._piece_fn(t)
+        return b
+
+    def _byte_resync(self, n: int) -> int | None:
+        """Continue the copy when the output's bytes still follow the source's.
+
+        The tokens accepted since the last draft diverged from the draft, but if
+        their bytes are a prefix of the bytes the copy expected, only a token
+        boundary moved: resume at the source token where those bytes end (and
+        re-encode the rest of a source token the output ended inside).
+        """
+        c = self._cursor
+        if c is None or self._piece_fn is None:
+            return None
+        got = self._buf[self._cursor_ctx : n].tolist()
+        if not got:
+            return None
+        out = b"".join(self._piece(t) for t in got)
+        limit = min(n, self._span_end(c), c + 4 * len(got) + 8)
+        expected = self._prefix + self._buf[c:limit].tolist()
+        acc = b""
+        for i, t in enumerate(expected):
+            acc += self._piece(t)
+            if len(acc) < len(out):
+                continue
+            if not acc.startswith(out):
+                return None
+            np_ = len(self._prefix)
+            cur = c + max(0, i + 1 - np_)
+            tail = self._prefix[i + 1 :]
+            if len(acc) > len(out):  # the output stopped inside token i
+                if self._encode is None:
+                    return None
+                head = list(self._encode(acc[len(out) :]))
+                if not head:
+                    return None
+                tail = head + tail
+            self._prefix = tail
+            self.last_match_len += len(got)
+            return cur
         return None
 
     def _match_len(self, p: int, n: int) -> int:
