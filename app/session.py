@@ -152,7 +152,7 @@ def load_session(
     deltas = {int(k): float(v) for k, v in entry["deltas"].items()}
     # block costs depend on the machine's load right now: measured at every load, not cached
     pol = AdaptivePolicy(PolicyConfig())
-    pol.calibrate(target, (target.tokenize(_PROBE) * 4)[:64], 0, sizes=(1, 4, 16, 64))
+    pol.calibrate(target, (target.tokenize(_PROBE) * 4)[:64], 0, sizes=(1, 4, 16, 32, 64))
     costs = dict(pol._cost)
     sess = ModelSession(
         target=target,

@@ -5,9 +5,9 @@ Contract: ``policy.choose(draft_available, match_len) -> k`` before each step an
 a plain step (no draft is verified).
 
 Model:
-  * cost ``t(b)`` of one target call over a block of ``b`` tokens, in seconds,
-    kept per power-of-two bucket as an exponential moving average of measured
-    calls (seeded by ``calibrate`` or by a linear prior);
+  * cost ``t(b)`` of one target call over a block of ``b`` tokens, in seconds:
+    a piecewise-linear curve through measured sizes (seeded by ``calibrate``,
+    else by a linear prior), kept current by every measured call;
   * per-token acceptance ``alpha``: a drafter whose tokens are each accepted
     with probability alpha yields ``E(k) = (1 - alpha^(k+1)) / (1 - alpha)``
     tokens per call. alpha is estimated from recent steps as
@@ -28,7 +28,6 @@ Model:
 
 from __future__ import annotations
 
-import math
 from collections import deque
 from dataclasses import dataclass
 
@@ -43,6 +42,9 @@ class PolicyConfig:
     """Largest k the policy may choose."""
     alpha_prior: float = 0.6
     """Acceptance assumed before anything is measured."""
+    copy_prior: float = 0.95
+    """Acceptance assumed for a continuing copy (a match of FRESH tokens or more)
+    before any is measured: a copy that has run for a while tends to go on."""
     window: int = 32
     """How many recent steps the acceptance estimate looks at."""
     probe_every: int = 16
@@ -66,10 +68,6 @@ class AdaptivePolicy:
 
     # ---- cost model ------------------------------------------------------------
     @staticmethod
-    def _bucket(b: int) -> int:
-        return 1 << max(0, math.ceil(math.log2(max(b, 1))))
-
-    @staticmethod
     def _prior(b: int) -> float:
         return 1.0 + 0.15 * (b - 1)  # optimistic prior shape: measured calls correct it
 
@@ -89,11 +87,24 @@ class AdaptivePolicy:
         return self._cost[lo] * (1 - w) + self._cost[hi] * w
 
     def record_cost(self, b: int, seconds: float) -> None:
-        key = b if b in (1, 2, 3) else self._bucket(b)
-        scale = key / b if key != b else 1.0
-        old = self._cost.get(key)
-        val = seconds * scale
-        self._cost[key] = val if old is None else 0.8 * old + 0.2 * val
+        """Fold one measured call into the curve.
+
+        A call at a measured size updates that point (moving average). Between two
+        measured sizes it scales both neighbours by the measured/predicted ratio,
+        weighted by nearness: the curve's level follows the machine's load while
+        its shape (fixed cost plus per-token cost) stays the calibrated one.
+        """
+        known = sorted(self._cost)
+        lo = max((x for x in known if x <= b), default=None)
+        hi = min((x for x in known if x >= b), default=None)
+        if b in self._cost or lo is None or hi is None:
+            old = self._cost.get(b)
+            self._cost[b] = seconds if old is None else 0.8 * old + 0.2 * seconds
+            return
+        ratio = seconds / self.cost(b)
+        w = (b - lo) / (hi - lo)
+        self._cost[lo] *= ratio ** (0.2 * (1 - w))
+        self._cost[hi] *= ratio ** (0.2 * w)
 
     # ---- acceptance --------------------------------------------------------------
     FRESH = 8
@@ -105,10 +116,10 @@ class AdaptivePolicy:
         acc = sum(a for _, a in steps)
         rej = sum(1 for d, a in steps if a < d)
         prior_w = 4.0
-        prior = self.cfg.alpha_prior * (0.7 if fresh else 1.0)
+        prior = self.cfg.alpha_prior * 0.7 if fresh else self.cfg.copy_prior
         a = (acc + prior * prior_w) / (acc + rej + prior_w)
         if match_len >= self.FRESH:  # a long verbatim match predicts a long copy
-            a = max(a, 1.0 - 1.0 / (match_len + 1))
+            a = max(a, 1.0 - 1.0 / (2 * match_len + 2))
         return min(a, 0.995)
 
     @staticmethod

@@ -255,3 +255,29 @@ def test_policy_explores_when_calibration_says_never_speculate():
     pol = AdaptivePolicy(PolicyConfig(), costs={1: 0.01, 4: 1.0, 16: 4.0, 64: 16.0})
     ks = [pol.choose(True, 20) for _ in range(20)]
     assert ks.count(0) >= 10 and any(k > 0 for k in ks)
+
+
+def test_cost_curve_keeps_its_shape_and_follows_the_load():
+    """Calls between calibrated sizes rescale the neighbours; the curve stays affine-like."""
+    costs = {1: 0.05, 4: 0.08, 16: 0.17, 64: 0.55}  # this CPU's measured shape, 0.5B model
+    pol = AdaptivePolicy(PolicyConfig(), costs=dict(costs))
+    base49 = 0.17 + (49 - 16) / 48 * (0.55 - 0.17)
+    for _ in range(40):  # the machine got 1.5x slower; only 49-token calls are measured
+        pol.observe(49, 1.5 * base49, 48, 48, 49)
+    # the measured size is predicted right, and the 16/64 neighbours moved, not just one bucket
+    assert pol.cost(49) == pytest.approx(1.5 * base49, rel=0.02)
+    assert pol.cost(16) > 0.17 * 1.1 and pol.cost(64) > 0.55 * 1.1
+    assert pol.cost(1) == costs[1] and pol.cost(4) == costs[4]  # far sizes untouched
+
+
+def test_long_copies_get_long_blocks_on_a_cpu_cost_curve():
+    """On a CPU-like curve, a copy that keeps being accepted ends up at k >= 31."""
+    pol = AdaptivePolicy(PolicyConfig(), costs={1: 0.05, 4: 0.08, 16: 0.17, 64: 0.55})
+    ks, match = [], 4
+    for _ in range(12):
+        k = pol.choose(True, match)
+        ks.append(k)
+        pol.observe(k + 1, pol.cost(k + 1), k, k, k + 1, match)
+        match += k + 1
+    assert ks[0] <= 4  # a fresh, short anchor: a short block
+    assert min(ks[4:]) >= 31  # a long, faithful copy: long blocks
