@@ -3,8 +3,9 @@
 Contract: ``load_session(model, ...)`` resolves a catalog name or GGUF path,
 loads the backend, runs the batch-exactness self-check (cached on disk per
 model file, backend, build and thread count, so only the first load pays for
-it) and calibrates the block-cost curve of the adaptive policy (measured at
-every load: it depends on the machine's current load; calls keep refining it).
+it) and calibrates the block-cost curve of the adaptive policy (its shape is
+cached with the exactness check; its level, which follows the machine's load,
+is re-measured at every load with two 1-token calls; calls keep refining it).
 ``ModelSession.lock`` serialises generations: one at a time, this is a
 single-user latency tool. A backend that lists its cached token ids
 (``cache_tokens``) lets the next prompt that shares a prefix (the same file,
@@ -63,6 +64,8 @@ class ModelSession:
     """A draft model (same backend, same vocabulary) for ``--draft model:``/``auto``."""
     draft_costs: tuple[float, float] | None = None
     """The draft's measured (step, per-token block) seconds: ``measure_draft``."""
+    cache_key: str = ""
+    """Identifies the model file, backend and build: keys the on-disk caches."""
 
     @property
     def batch_exact(self) -> bool:
@@ -116,6 +119,29 @@ def _save_cache(data: dict) -> None:
         log.warning("could not save model checks: %s", e)
 
 
+_SIZES = (1, 4, 16, 32, 64)
+
+
+def _calibrate(target, entry: dict, save) -> dict[int, float]:
+    """The block-cost curve: its shape is measured once and cached with the exactness
+    check; its level (the machine's load right now) is re-measured at every load with
+    two 1-token calls, and calls during generation keep refining both."""
+    probe = (target.tokenize(_PROBE) * 4)[:64]
+    pol = AdaptivePolicy(PolicyConfig())
+    shape = {int(k): float(v) for k, v in entry.get("costs", {}).items()}
+    if not shape:
+        pol.calibrate(target, probe, 0, sizes=_SIZES)
+        entry["costs"] = {str(k): v for k, v in pol._cost.items()}
+        save()
+        return dict(pol._cost)
+    level = []
+    for _ in range(2):
+        pol.calibrate(target, probe, 0, sizes=(1,))
+        level.append(pol._cost[1])
+    scale = min(level) / shape[1] if shape.get(1) else 1.0
+    return {k: v * scale for k, v in shape.items()}
+
+
 def load_session(
     model: str,
     *,
@@ -150,10 +176,7 @@ def load_session(
         cache[key] = entry
         _save_cache(cache)
     deltas = {int(k): float(v) for k, v in entry["deltas"].items()}
-    # block costs depend on the machine's load right now: measured at every load, not cached
-    pol = AdaptivePolicy(PolicyConfig())
-    pol.calibrate(target, (target.tokenize(_PROBE) * 4)[:64], 0, sizes=(1, 4, 16, 32, 64))
-    costs = dict(pol._cost)
+    costs = _calibrate(target, entry, lambda: _save_cache(cache))
     sess = ModelSession(
         target=target,
         model_name=name,
@@ -164,6 +187,7 @@ def load_session(
         load_s=time.perf_counter() - t,
         draft=draft,
         draft_costs=draft_costs,
+        cache_key=key,
     )
     if not sess.batch_exact:
         log.warning(

@@ -11,11 +11,11 @@ Model:
   * per-token acceptance ``alpha``: a drafter whose tokens are each accepted
     with probability alpha yields ``E(k) = (1 - alpha^(k+1)) / (1 - alpha)``
     tokens per call. alpha is estimated from recent steps as
-    accepted / (accepted + rejections), shrunk toward a prior, and raised for
-    long anchored matches (a long verbatim match predicts a long copy);
+    accepted / (accepted + rejections), per bucket of anchor match length,
+    shrunk toward a prior, and raised for long anchored matches (a long
+    verbatim match predicts a long copy);
   * choice: ``argmax_k E(k) / t(k + 1)`` over the candidate ks, where ``k = 0``
-    is plain decoding with ``E = 1``. Fresh anchors (short matches) and
-    continuing copies keep separate acceptance estimates. On a CPU where a 2-token block costs twice
+    is plain decoding with ``E = 1``. On a CPU where a 2-token block costs twice
     a 1-token one this turns speculation off for low acceptance; on a GPU with
     a flat cost curve it picks large k by itself.
   * Exploration: a cost curve measured under load can be wrong, and only calls
@@ -58,7 +58,7 @@ class AdaptivePolicy:
     def __init__(self, cfg: PolicyConfig | None = None, costs: dict[int, float] | None = None):
         self.cfg = cfg or PolicyConfig()
         self._cost: dict[int, float] = dict(costs or {})
-        self._steps: deque[tuple[int, int, bool]] = deque(maxlen=2 * self.cfg.window)
+        self._steps: deque[tuple[int, int, int]] = deque(maxlen=2 * self.cfg.window)
         self._spec: deque[tuple[float, int]] = deque(maxlen=self.cfg.window)
         self._plain: deque[tuple[float, int]] = deque(maxlen=self.cfg.window)
         self.off_reason = ""
@@ -109,14 +109,29 @@ class AdaptivePolicy:
     # ---- acceptance --------------------------------------------------------------
     FRESH = 8
     """Anchors shorter than this many tokens count as fresh (less trusted) matches."""
+    _BUCKETS = (3, 5, FRESH)  # match lengths [0,3) [3,5) [5,8) [8,...)
+    _PRIOR_SCALE = (0.5, 0.75, 1.0)
+
+    @classmethod
+    def _bucket_of(cls, match_len: int) -> int:
+        return sum(match_len >= b for b in cls._BUCKETS)
 
     def alpha(self, match_len: int = 0) -> float:
-        fresh = match_len < self.FRESH
-        steps = [(d, a) for d, a, f in self._steps if f == fresh]
+        """Per-token acceptance predicted for a draft anchored on ``match_len`` tokens.
+
+        Measured separately per match-length bucket: in free-form text a 2-token
+        match ("of the") is a weak predictor and a 6-token one a good one, so the
+        policy can decline the first and take the second.
+        """
+        b = self._bucket_of(match_len)
+        steps = [(d, a) for d, a, sb in self._steps if sb == b]
         acc = sum(a for _, a in steps)
         rej = sum(1 for d, a in steps if a < d)
         prior_w = 4.0
-        prior = self.cfg.alpha_prior * 0.7 if fresh else self.cfg.copy_prior
+        if b < len(self._BUCKETS):
+            prior = self.cfg.alpha_prior * self._PRIOR_SCALE[b]
+        else:
+            prior = self.cfg.copy_prior
         a = (acc + prior * prior_w) / (acc + rej + prior_w)
         if match_len >= self.FRESH:  # a long verbatim match predicts a long copy
             a = max(a, 1.0 - 1.0 / (2 * match_len + 2))
@@ -186,7 +201,7 @@ class AdaptivePolicy:
         """Book one target call over ``block`` tokens that took ``seconds``."""
         self.record_cost(block, seconds)
         if drafted:
-            self._steps.append((drafted, accepted, match_len < self.FRESH))
+            self._steps.append((drafted, accepted, self._bucket_of(match_len)))
             self._spec.append((seconds, emitted))
         else:
             self._plain.append((seconds, emitted))

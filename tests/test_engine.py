@@ -281,3 +281,15 @@ def test_long_copies_get_long_blocks_on_a_cpu_cost_curve():
         match += k + 1
     assert ks[0] <= 4  # a fresh, short anchor: a short block
     assert min(ks[4:]) >= 31  # a long, faithful copy: long blocks
+
+
+def test_acceptance_is_tracked_per_match_length():
+    """Free-form text: 2-token matches mislead, 6-token ones copy. Draft only on the latter."""
+    pol = AdaptivePolicy(PolicyConfig(), costs={1: 0.05, 4: 0.08, 16: 0.17, 64: 0.55})
+    for _ in range(12):
+        pol.observe(3, 0.06, 2, 0, 1, match_len=2)
+        pol.observe(5, 0.07, 4, 4, 5, match_len=6)
+        pol.observe(1, 0.05, 0, 0, 1)
+    assert pol.alpha(2) < 0.2 < 0.8 < pol.alpha(6)
+    assert pol.choose(True, 2) == 0
+    assert pol.choose(True, 6) >= 3
