@@ -72,6 +72,11 @@ def _add_decoding(p: argparse.ArgumentParser) -> None:
     g.add_argument("--seed", type=int, default=0)
     g.add_argument("--max-tokens", type=int, default=None)
     g.add_argument("--exact", action="store_true", help="verify in bit-exact sub-blocks")
+    g.add_argument(
+        "--no-prompt-cache",
+        action="store_true",
+        help="do not keep the file prefix's KV state on disk for the next run",
+    )
     g.add_argument("--ctx", type=int, default=16384, help="context length in tokens")
     g.add_argument("--threads", type=int, default=None)
     g.add_argument("--json", action="store_true", help="print one JSON object")
@@ -169,6 +174,7 @@ def cmd_rewrite(a) -> int:
         max_tokens=a.max_tokens,
         context=context,
         region=a.lines,
+        prompt_cache=not a.no_prompt_cache,
     )
     res = rewrite(sess, src.text, opts, path=a.path, on_text=_stream(a))
     t_diff = time.perf_counter()
@@ -233,6 +239,7 @@ def cmd_generate(a) -> int:
         sampling=_sampling(a),
         exact=a.exact,
         max_tokens=a.max_tokens,
+        prompt_cache=not a.no_prompt_cache,
     )
     stream = None if a.json else (lambda piece: out.out(piece, end=""))
     text, m = answer(sess, a.prompt, context, opts, on_text=stream)

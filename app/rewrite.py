@@ -28,6 +28,7 @@ from ..engine.metrics import Metrics
 from ..engine.policy import PolicyConfig
 from ..engine.sampling import SamplingParams
 from ..models.base import ModelError, StreamDecoder
+from . import prompt_cache
 from .diff import Hunk, compute_hunks, split_lines, unified_diff
 from .files import FileError
 from .prompt import (
@@ -64,6 +65,9 @@ class RewriteOptions:
     """(name, text) of context files: shown to the model and used as draft sources."""
     region: tuple[int, int] | None = None
     """0-based [start, end) lines to rewrite; the rest stays byte-identical."""
+    prompt_cache: bool = False
+    """Keep the KV state of the prompt's file prefix on disk for the next process
+    (``app.prompt_cache``); for one-shot front ends such as ``specedit rewrite``."""
 
 
 @dataclass
@@ -196,6 +200,9 @@ def _run(session, prompt, spans, opts, max_tokens, fence, on_text, cancel, metri
     with session.lock:
         # reuse the KV cache of the longest prefix shared with what the cache holds now
         cached = _shared_prefix(getattr(target, "cache_tokens", []), prompt)
+        disk = opts.prompt_cache and bool(session.cache_key)
+        if disk:
+            cached = prompt_cache.restore(target, prompt, session.cache_key, have=cached)
         policy = session.policy(cfg.policy)
         drafter = _drafter(session, opts, spans, prompt, policy)  # owns the draft's cache
         res = generate(
@@ -209,6 +216,9 @@ def _run(session, prompt, spans, opts, max_tokens, fence, on_text, cancel, metri
             policy=policy,
             cached_prefix=cached,
         )
+        keep = max((end for _, end, _ in spans), default=0)  # system text + files
+        if disk and res.metrics.stop_reason != "cancelled":
+            prompt_cache.store(target, prompt, keep, session.cache_key)
     parts.append(dec.flush())
     text = "".join(parts)
     if fence is not None:  # tokens past the closing fence arrive in the same accepted batch

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import sys
 from pathlib import Path
 
 from rich.console import Console
@@ -184,8 +185,10 @@ def run(a) -> int:
         {"measure": w, "measured": m, "target": tgt, "met": ok} for w, m, tgt, ok in targets(record)
     ]
     jpath = save_record(record, a.out, "bench")
-    Console().print(table(record))
-    Console().print(targets_table(record))
+    # piped or in CI the terminal width is unknown: keep every column readable
+    out = Console() if sys.stdout.isatty() else Console(width=200)
+    out.print(table(record))
+    out.print(targets_table(record))
     err.print(f"wrote {jpath}")
     if plot(record, jpath.with_suffix(".png")):
         err.print(f"wrote {jpath.with_suffix('.png')}")

@@ -71,6 +71,7 @@ def prefill(target, prompt: Sequence[int], metrics: Metrics, start: int = 0) -> 
     """Evaluate ``prompt[start:]`` (``start`` tokens are already cached); last row of logits."""
     if start >= len(prompt):
         start = len(prompt) - 1
+    metrics.cached_tokens = start
     t = time.perf_counter()
     logits = np.array(target.eval(prompt[start:], start, [len(prompt) - 1 - start])[0])
     metrics.observe_prefill(len(prompt) - start, time.perf_counter() - t)

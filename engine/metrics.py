@@ -32,6 +32,8 @@ class Metrics:
     drafted_tokens: int = 0
     accepted_tokens: int = 0
     emitted_tokens: int = 0
+    cached_tokens: int = 0
+    """Prompt tokens whose KV entries were already cached (not prefilled)."""
     prefill_s: float = 0.0
     decode_s: float = 0.0
     draft_s: float = 0.0
@@ -126,6 +128,7 @@ class Metrics:
                 s: round(self.accepted_by_source[s] / n, 4) for s, n in self.by_source.items() if n
             },
             "drafted_by_source": dict(self.by_source),
+            "cached_tokens": self.cached_tokens,
             "prefill_tps": round(self.prefill_tps, 2),
             "decode_tps": round(self.decode_tps, 2),
             "prefill_s": round(self.prefill_s, 4),

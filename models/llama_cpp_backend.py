@@ -9,6 +9,9 @@ Contract: ``LlamaTarget`` implements ``models.base.TargetModel``.
   * ``rollback(pos)`` removes cache entries at ``>= pos``.
   * ``cache_tokens`` lists the token ids in the KV cache by position, so a caller
     can reuse the longest shared prefix of its next prompt.
+  * ``save_state(path)`` / ``load_state(path)`` write and read the cached
+    sequence (KV entries plus token ids) with llama.cpp's sequence state files,
+    so a later process can skip re-evaluating a prompt prefix it has seen.
   * Metadata comes from ``models.gguf_meta`` before llama.cpp is touched, so a
     missing, truncated or non-GGUF file fails with a clear ``ModelError``.
   * The chat template is the GGUF's own, rendered with jinja2.
@@ -155,6 +158,37 @@ class LlamaTarget:
         if rows is None:
             return np.empty((0, self.n_vocab), dtype=np.float32)
         return rows
+
+    # ---- state files (a prompt cache across processes) ----------------------------
+    def save_state(self, path: str | Path) -> int:
+        """Write the cached sequence (KV and token ids) to ``path``; returns bytes written."""
+        n = len(self.cache_tokens)
+        arr = (self._lc.llama_token * max(n, 1))(*self.cache_tokens)
+        written = self._lc.llama_state_seq_save_file(self._ctx, str(path).encode(), 0, arr, n)
+        if not written:
+            raise ModelError(f"llama.cpp could not save its state to {path}")
+        return int(written)
+
+    def load_state(self, path: str | Path, max_tokens: int | None = None) -> list[int]:
+        """Replace the cache with the sequence saved in ``path``; returns its token ids.
+
+        A file that does not fit (or is not a state file of this model) leaves an
+        empty cache and returns ``[]``.
+        """
+        cap = max_tokens or self.n_ctx
+        arr = (self._lc.llama_token * cap)()
+        count = ctypes.c_size_t(0)
+        self.rollback(0)
+        read = self._lc.llama_state_seq_load_file(
+            self._ctx, str(path).encode(), 0, arr, cap, ctypes.byref(count)
+        )
+        if not read or count.value == 0:
+            self.rollback(0)
+            return []
+        toks = [int(t) for t in arr[: count.value]]
+        self.cache_tokens = list(toks)
+        self.n_past = len(toks)
+        return toks
 
     def tokenize(self, text: str, special: bool = False, add_bos: bool = False) -> list[int]:
         return self._llama.tokenize(text.encode("utf-8"), add_bos=add_bos, special=special)

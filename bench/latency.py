@@ -1,0 +1,141 @@
+"""End-to-end latency of one rewrite, split into its parts.
+
+Contract: ``python -m specedit.bench.latency [--model M] [--lines N] [-r R]``
+rewrites an ``N``-line real source file (the standard library's
+``textwrap.py``) with a one-line change through the real command,
+``specedit rewrite FILE -i ... --json``, in a fresh process each time, and
+reports medians over ``R`` repeats of each part the user waits for:
+``wall`` (the whole command), ``import`` (starting Python and importing the
+CLI, measured on its own), ``model_load`` (llama.cpp load, cached exactness
+check, cost-curve level), ``prefill``, ``decode``, ``rest`` (prompt building,
+extraction, hunks and diff) and ``process`` (wall minus the command's own
+total: interpreter start, imports, exit).
+
+Two cases: ``cold`` (``--no-prompt-cache``: the whole prompt is prefilled) and
+``warm`` (the file's prefix state saved on disk by an earlier run with the same
+file, as after a first edit: only the instruction is prefilled). Runs use a
+scratch state directory (with the user's model checks copied in), so the
+user's prompt cache is neither used nor filled. It also checks the edit: the
+diff should change one line. A JSON record goes to ``bench/results``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from .record import save_record
+from .tasks import _stdlib, _truncate
+
+log = logging.getLogger(__name__)
+
+INSTRUCTION = "Change the default width of TextWrapper.__init__ from 70 to 80. Change nothing else."
+
+
+def _file(lines: int, folder: Path) -> Path:
+    text = _truncate((_stdlib() / "textwrap.py").read_text(encoding="utf-8"), lines)
+    path = folder / "textwrap_excerpt.py"
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def _cli(path: Path, model: str, extra: list[str], env: dict) -> dict:
+    cmd = [str(Path(sys.executable).with_name("specedit")), "rewrite", str(path)]
+    cmd += ["-i", INSTRUCTION, "--model", model, "--json", *extra]
+    t = time.perf_counter()
+    proc = subprocess.run(cmd, capture_output=True, text=True, check=False, env=env)
+    wall = time.perf_counter() - t
+    if proc.returncode != 0:
+        raise RuntimeError(f"specedit rewrite failed: {proc.stderr.strip()[-500:]}")
+    out = json.loads(proc.stdout)
+    st, tm = out["stats"], out["stats"]["timing_s"]
+    return {
+        "wall": wall,
+        "model_load": tm["model_load"],
+        "prefill": tm["prefill"],
+        "decode": tm["decode"],
+        "rest": max(tm["total"] - tm["model_load"] - tm["prefill"] - tm["decode"], 0.0),
+        "process": max(wall - tm["total"], 0.0),
+        "prompt_tokens": st["prompt_tokens"],
+        "cached_tokens": st["cached_tokens"],
+        "generated_tokens": st["generated_tokens"],
+        "decode_tps": st["decode_tps"],
+        "tokens_per_call": st["tokens_per_call"],
+        "changed_lines": sum(
+            1 for ln in out["diff"].splitlines() if ln.startswith("+") and not ln.startswith("+++")
+        ),
+    }
+
+
+def _import_s() -> float:
+    t = time.perf_counter()
+    subprocess.run([sys.executable, "-c", "import specedit.app.cli"], check=True)
+    return time.perf_counter() - t
+
+
+def main(argv: list[str] | None = None) -> int:
+    from ..app.files import state_dir
+
+    ap = argparse.ArgumentParser(prog="python -m specedit.bench.latency", description=__doc__)
+    ap.add_argument("--model", default="qwen2.5-coder-1.5b")
+    ap.add_argument("--lines", type=int, default=200)
+    ap.add_argument("-r", "--repeats", type=int, default=3)
+    ap.add_argument("--out", default="bench/results")
+    a = ap.parse_args(argv)
+    logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    cases: dict[str, list[dict]] = {"cold": [], "warm": []}
+    imports = []
+    with tempfile.TemporaryDirectory() as tmp:
+        path = _file(a.lines, Path(tmp))
+        scratch = Path(tmp) / "state"
+        scratch.mkdir()
+        checks = state_dir() / "model_checks.json"
+        if checks.exists():
+            shutil.copy(checks, scratch / "model_checks.json")
+        env = {**os.environ, "SPECEDIT_STATE_DIR": str(scratch)}
+        _cli(path, a.model, [], env)  # fills the prompt cache (and the checks, if new)
+        for i in range(a.repeats):
+            log.warning("repeat %d/%d", i + 1, a.repeats)
+            imports.append(_import_s())
+            cases["cold"].append(_cli(path, a.model, ["--no-prompt-cache"], env))
+            cases["warm"].append(_cli(path, a.model, [], env))
+    record = {
+        "model": a.model,
+        "lines": a.lines,
+        "instruction": INSTRUCTION,
+        "import_s": statistics.median(imports),
+        "medians": {
+            c: {k: round(statistics.median(r[k] for r in rs), 3) for k in rs[0]}
+            for c, rs in cases.items()
+        },
+        "runs": cases,
+    }
+    out = save_record(record, a.out, "latency")
+    parts = ("wall", "process", "model_load", "prefill", "decode", "rest")
+    sys.stdout.write(f"{'':>12}{'cold':>10}{'warm':>10}   (medians of {a.repeats}, seconds)\n")
+    for k in parts:
+        c, w = record["medians"]["cold"][k], record["medians"]["warm"][k]
+        sys.stdout.write(f"{k:>12}{c:10.3f}{w:10.3f}\n")
+    sys.stdout.write(f"{'import':>12}{record['import_s']:10.3f}   (inside process)\n")
+    for c in ("cold", "warm"):
+        m = record["medians"][c]
+        sys.stdout.write(
+            f"{c}: {m['prompt_tokens']:.0f} prompt tokens prefilled ({m['cached_tokens']:.0f} "
+            f"cached), {m['generated_tokens']:.0f} generated at {m['decode_tps']:.1f} tok/s "
+            f"({m['tokens_per_call']:.1f}/call), {m['changed_lines']:.0f} changed line(s)\n"
+        )
+    sys.stdout.write(f"wrote {out}\n")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
