@@ -5,7 +5,7 @@ loads the backend, runs the batch-exactness self-check (cached on disk per
 model file, backend, build and thread count, so only the first load pays for
 it) and calibrates the block-cost curve of the adaptive policy (its shape is
 cached with the exactness check; its level, which follows the machine's load,
-is re-measured at every load with two 1-token calls; calls keep refining it).
+is re-measured at every load with 1-token calls; calls keep refining it).
 ``ModelSession.lock`` serialises generations: one at a time, this is a
 single-user latency tool. A backend that lists its cached token ids
 (``cache_tokens``) lets the next prompt that shares a prefix (the same file,
@@ -123,23 +123,23 @@ _SIZES = (1, 4, 16, 32, 64)
 
 
 def _calibrate(target, entry: dict, save) -> dict[int, float]:
-    """The block-cost curve: its shape is measured once and cached with the exactness
-    check; its level (the machine's load right now) is re-measured at every load with
-    two 1-token calls, and calls during generation keep refining both."""
+    """The block-cost curve: its shape is measured once (warmed up, fastest of two calls
+    per size, kept only if plausible) and cached with the exactness check; its level
+    (the machine's load right now) is re-measured at every load as the fastest of three
+    1-token calls, and calls during generation keep refining both."""
     probe = (target.tokenize(_PROBE) * 4)[:64]
     pol = AdaptivePolicy(PolicyConfig())
     shape = {int(k): float(v) for k, v in entry.get("costs", {}).items()}
-    if not shape:
-        pol.calibrate(target, probe, 0, sizes=_SIZES)
-        entry["costs"] = {str(k): v for k, v in pol._cost.items()}
-        save()
+    if not (shape and AdaptivePolicy.plausible(shape) and shape.get(1)):
+        for _ in range(2):  # a curve measured while the machine was busy can be bent
+            pol.calibrate(target, probe, 0, sizes=_SIZES)
+            if AdaptivePolicy.plausible(pol._cost):
+                entry["costs"] = {str(k): v for k, v in pol._cost.items()}
+                save()
+                break
         return dict(pol._cost)
-    level = []
-    for _ in range(2):
-        pol.calibrate(target, probe, 0, sizes=(1,))
-        level.append(pol._cost[1])
-    scale = min(level) / shape[1] if shape.get(1) else 1.0
-    return {k: v * scale for k, v in shape.items()}
+    pol.calibrate(target, probe, 0, sizes=(1,), repeats=3)
+    return {k: v * pol._cost[1] / shape[1] for k, v in shape.items()}
 
 
 def load_session(

@@ -120,7 +120,10 @@ def targets(record: dict) -> list[tuple[str, float | None, str, bool | None]]:
         eq = [t["modes"][mode]["greedy_equal_plain"] for t in tasks if mode in t["modes"]]
         if eq:
             frac = sum(eq) / len(eq)
-            out.append((f"greedy output equal to plain ({mode})", frac, "100%", frac == 1.0))
+            if mode == "exact" or record["model"].get("batch_exact"):
+                out.append((f"greedy output equal to plain ({mode})", frac, "100%", frac == 1.0))
+            else:  # batched numerics differ on this backend: equality is --exact's promise
+                out.append((f"greedy output equal to plain ({mode})", frac, "(info)", None))
     return out
 
 

@@ -177,17 +177,39 @@ class AdaptivePolicy:
         self.k = best_k
         return best_k
 
-    def calibrate(self, target, tokens, pos: int, sizes=(1, 2, 4, 8, 16, 32, 64)) -> None:
-        """Measure t(b) on ``target`` by evaluating ``tokens[:b]`` at ``pos`` (then rolled back)."""
+    def calibrate(
+        self, target, tokens, pos: int, sizes=(1, 2, 4, 8, 16, 32, 64), repeats: int = 2
+    ) -> None:
+        """Measure t(b) on ``target`` by evaluating ``tokens[:b]`` at ``pos`` (then rolled back).
+
+        One untimed warm-up call first (the first call after a load pays for page
+        faults and allocations), then the fastest of ``repeats`` calls per size:
+        noise on a shared machine only ever adds time.
+        """
         import time
 
+        sizes = [b for b in sizes if b <= len(tokens) and pos + b < target.n_ctx]
+        if not sizes:
+            return
+        target.eval(tokens[: sizes[-1]], pos, range(sizes[-1]))
         for b in sizes:
-            if b > len(tokens) or pos + b >= target.n_ctx:
-                break
-            t = time.perf_counter()
-            target.eval(tokens[:b], pos, range(b))
-            self._cost[b] = time.perf_counter() - t
+            best = float("inf")
+            for _ in range(repeats):
+                t = time.perf_counter()
+                target.eval(tokens[:b], pos, range(b))
+                best = min(best, time.perf_counter() - t)
+            self._cost[b] = best
         target.rollback(pos)
+
+    @staticmethod
+    def plausible(costs: dict[int, float]) -> bool:
+        """A measured curve worth keeping: positive and non-decreasing in the block size."""
+        vals = [costs[b] for b in sorted(costs)]
+        return (
+            bool(vals)
+            and vals[0] > 0
+            and all(b >= a * 0.95 for a, b in zip(vals, vals[1:], strict=False))
+        )
 
     def observe(
         self,

@@ -293,3 +293,24 @@ def test_acceptance_is_tracked_per_match_length():
     assert pol.alpha(2) < 0.2 < 0.8 < pol.alpha(6)
     assert pol.choose(True, 2) == 0
     assert pol.choose(True, 6) >= 3
+
+
+def test_calibration_warms_up_and_keeps_the_fastest_call():
+    """The first call after a load is slow (page faults); it must not set t(1)."""
+    m = ToyModel()
+    slow_first = {"n": 0}
+    orig = m.eval
+
+    def eval_(tokens, pos, want):
+        import time
+
+        slow_first["n"] += 1
+        if slow_first["n"] == 1:
+            time.sleep(0.2)
+        return orig(tokens, pos, want)
+
+    m.eval = eval_
+    pol = AdaptivePolicy(PolicyConfig())
+    pol.calibrate(m, list(range(64)), 0, sizes=(1, 4, 16))
+    assert pol.cost(1) < 0.1 and AdaptivePolicy.plausible(pol._cost)
+    assert not AdaptivePolicy.plausible({1: 0.6, 4: 0.18, 16: 0.4, 32: 3.8, 64: 1.2})
