@@ -109,7 +109,13 @@ def build_parser() -> argparse.ArgumentParser:
     u = sub.add_parser("undo", help="restore the previous content of a file")
     u.add_argument("path")
 
-    b = sub.add_parser("bench", help="benchmark specedit against plain decoding and peers")
+    b = sub.add_parser(
+        "bench",
+        help="benchmark specedit against plain decoding and peers",
+        description="Side-by-side decode benchmark (llama.cpp). Other suites: "
+        + ", ".join(f"`specedit bench {k} ...` ({v})" for k, v in BENCH_SUITES.items())
+        + "; each takes --help.",
+    )
     from ..bench.cli import add_arguments
 
     add_arguments(b)
@@ -283,8 +289,26 @@ def cmd_undo(a) -> int:
     return 0
 
 
+BENCH_SUITES = {
+    "torch": "torch backend vs transformers' prompt lookup",
+    "draft": "draft-model pair vs plain and lookup",
+    "latency": "end-to-end latency of specedit rewrite, by part",
+    "tui": "tokens/s inside the terminal app vs headless",
+    "kernel": "Triton verification kernel vs torch",
+}
+
+
+def _bench_suite(name: str, argv: list[str]) -> int:
+    import importlib
+
+    mod = name if name == "latency" else f"{name}_bench"
+    return importlib.import_module(f"specedit.bench.{mod}").main(argv)
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
+    if len(argv) > 1 and argv[0] == "bench" and argv[1] in BENCH_SUITES:
+        return _bench_suite(argv[1], argv[2:])
     known = {"rewrite", "generate", "models", "undo", "bench", "serve", "tui", "-h", "--help"}
     tui_opts = ("--model", "--draft-model")
     if not argv or (argv[0] not in known and (not argv[0].startswith("--") or argv[0] in tui_opts)):

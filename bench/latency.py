@@ -1,6 +1,6 @@
 """End-to-end latency of one rewrite, split into its parts.
 
-Contract: ``python -m specedit.bench.latency [--model M] [--lines N] [-r R]``
+Contract: ``specedit bench latency [--model M] [--lines N] [-r R]``
 rewrites an ``N``-line real source file (the standard library's
 ``textwrap.py``) with a one-line change through the real command,
 ``specedit rewrite FILE -i ... --json``, in a fresh process each time, and
@@ -85,7 +85,7 @@ def _import_s() -> float:
 def main(argv: list[str] | None = None) -> int:
     from ..app.files import state_dir
 
-    ap = argparse.ArgumentParser(prog="python -m specedit.bench.latency", description=__doc__)
+    ap = argparse.ArgumentParser(prog="specedit bench latency", description=__doc__)
     ap.add_argument("--model", default="qwen2.5-coder-1.5b")
     ap.add_argument("--lines", type=int, default=200)
     ap.add_argument("-r", "--repeats", type=int, default=3)

@@ -10,8 +10,8 @@ from __future__ import annotations
 import argparse
 import json
 
+from specedit.app.cli import main
 from specedit.bench import cli as bench_cli
-from specedit.bench import latency
 
 
 def test_specedit_bench_side_by_side(qwen05_path, tmp_path, capsys, monkeypatch):
@@ -47,8 +47,9 @@ def test_specedit_bench_side_by_side(qwen05_path, tmp_path, capsys, monkeypatch)
 
 
 def test_latency_bench_reports_each_part(qwen05_path, tmp_path, capsys):
-    rc = latency.main(
-        ["--model", str(qwen05_path), "--lines", "40", "-r", "1", "--out", str(tmp_path)]
+    rc = main(  # through the command line, as a user runs it
+        ["bench", "latency", "--model", str(qwen05_path), "--lines", "40", "-r", "1"]
+        + ["--out", str(tmp_path)]
     )
     assert rc == 0
     rec = json.loads(next(tmp_path.glob("latency-*.json")).read_text())
