@@ -34,7 +34,7 @@ from ..app.rewrite import build_prompt, lookup_drafter
 from ..app.session import ModelSession, load_session
 from ..engine.decode import GenConfig, generate
 from ..engine.policy import PolicyConfig
-from ..models.base import StreamDecoder
+from .spec_runs import fence_cut, fence_stop
 from .tasks import Task, load_tasks
 
 log = logging.getLogger(__name__)
@@ -69,18 +69,10 @@ class Run:
     text: str = ""
 
 
-def _fence_stop(target, fence: str | None):
-    if fence is None:
-        return None, None
-    dec = StreamDecoder(target)
-    buf: list[str] = []
-
-    def cb(toks):
-        buf.append(dec.feed(toks))
-        tail = "".join(buf[-8:])
-        return closing_fence_at(tail, fence) < 0 if "\n" + fence in tail else True
-
-    return cb, buf
+def _body(text: str, fence: str | None) -> str:
+    """The text before the closing fence line (a peer's stop string drops that line)."""
+    at = closing_fence_at(text, fence) if fence else -1
+    return (text[:at] if at >= 0 else text).rstrip("\n")
 
 
 def _ours(sess: ModelSession, task: Task, prompt, spans, mode: str, max_tokens: int, k) -> Run:
@@ -93,17 +85,18 @@ def _ours(sess: ModelSession, task: Task, prompt, spans, mode: str, max_tokens: 
         exact_block=sess.exact_block if mode == "exact" else None,
     )
     drafter = lookup_drafter(target, spans, len(prompt)) if spec else None
-    cb, _ = _fence_stop(target, task.fence)
     target.rollback(0)
-    r = generate(target, prompt, cfg, drafter, on_tokens=cb, policy=sess.policy(cfg.policy))
+    stop = fence_stop(target, task.fence)
+    r = generate(target, prompt, cfg, drafter, on_tokens=stop, policy=sess.policy(cfg.policy))
     m = r.metrics
-    n = max(len(r.tokens) - 1, 0)
+    out = fence_cut(target, r.tokens, task.fence)  # not a block accepted past the fence
+    n = max(len(out) - 1, 0)
     return Run(
         n / m.decode_s if m.decode_s > 0 else 0.0,
-        len(r.tokens),
+        len(out),
         m.tokens_per_call,
         m.acceptance,
-        r.tokens,
+        out,
         target.detokenize(r.tokens).decode("utf-8", "replace"),
     )
 
@@ -203,9 +196,11 @@ def _task_record(sess, task: Task, prompt, runs: dict[str, list[Run]]) -> dict:
     base = statistics.median(r.decode_tps for r in plain) if plain else None
     for mode, rs in runs.items():
         tps = statistics.median(r.decode_tps for r in rs)
-        if mode.startswith("pld"):
-            equal = plain_text is not None and rs[0].text == plain_text
-        else:
+        if mode.startswith("pld"):  # the peer's text, against plain's text up to the fence
+            equal = plain_text is not None and _body(rs[0].text, task.fence) == _body(
+                plain_text, task.fence
+            )
+        else:  # token for token, up to the closing fence
             equal = plain_out is not None and rs[0].output == plain_out
         rec["modes"][mode] = {
             "decode_tps": round(tps, 2),
