@@ -15,9 +15,8 @@ $(BIN)/python:
 	$(BIN)/pip install -q -U pip setuptools wheel
 
 # llama-cpp-python builds from source (about 5 minutes on 2 cores; pip caches the wheel)
-$(VENV)/.core: pyproject.toml scripts/llama-cmake-args.sh | $(BIN)/python
-	$(BIN)/python -c "import llama_cpp" 2>/dev/null || \
-	  CMAKE_ARGS="$$(bash scripts/llama-cmake-args.sh)" $(BIN)/pip install $(LLAMA)
+$(VENV)/.core: pyproject.toml scripts/llama-cmake-args.sh scripts/install-llama.sh | $(BIN)/python
+	bash scripts/install-llama.sh $(BIN) $(LLAMA)
 	$(BIN)/pip install -q -e '.[tui,server,bench]'
 	touch $@
 

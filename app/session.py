@@ -94,7 +94,8 @@ def _cache_key(path: Path, backend: str, threads: int) -> str:
     try:
         import llama_cpp
 
-        build = llama_cpp.__version__
+        # the version and the build's features (SIMD sets, OpenMP): a rebuild re-checks
+        build = llama_cpp.__version__ + " " + llama_cpp.llama_print_system_info().decode()
     except Exception:  # pragma: no cover
         build = "?"
     return f"{path.resolve()}|{st.st_size}|{int(st.st_mtime)}|{backend}|{build}|{threads}"
