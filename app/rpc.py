@@ -222,7 +222,27 @@ class Connection:
                     await asyncio.wait_for(self._drain(), 1.0)
                 except (TimeoutError, ConnectionError, OSError):
                     pass
+                await self._linger()
             self.close()
+
+    async def _linger(self, seconds: float = 0.5, cap: int = 1 << 20) -> None:
+        """Half-close, then discard what the client still sends, briefly.
+
+        Closing a socket with unread input makes the kernel reset the connection,
+        and a client still sending (after a fatal frame) would lose the error reply.
+        """
+        loop = asyncio.get_running_loop()
+        end, seen = loop.time() + seconds, 0
+        try:
+            if self.writer.can_write_eof():
+                self.writer.write_eof()
+            while seen < cap and (left := end - loop.time()) > 0:
+                chunk = await asyncio.wait_for(self.reader.read(65536), left)
+                if not chunk:
+                    break
+                seen += len(chunk)
+        except (TimeoutError, ConnectionError, OSError, RuntimeError):
+            pass
 
     async def _drain(self) -> None:
         if self.closed:

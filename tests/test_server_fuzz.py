@@ -173,3 +173,21 @@ def test_fuzz_wire(server, chunks):
 def test_after_fuzz_nothing_queued(server):
     assert not server.server.scheduler.queue
     assert server.server.scheduler.running is None
+
+
+def test_oversized_frame_reply_survives_unread_input(server):
+    """The server answers an over-limit Content-Length and closes; input the client sent
+    after it must not turn that close into a reset that swallows the error reply."""
+    for _ in range(20):
+        s = socket.socket(socket.AF_UNIX)
+        s.connect(str(server.socket_path))
+        s.settimeout(2.0)
+        try:
+            s.sendall(b"Content-Length: 2671811181\r\n\r\n" + b"x" * (1 << 20))
+            s.shutdown(socket.SHUT_WR)
+        except OSError:
+            pass  # the server stopped reading: what it sent must still arrive
+        data = _read_all(s)
+        s.close()
+        assert b'"code": -32600' in data or b'"code":-32600' in data, data[:200]
+        _check_replies(data)

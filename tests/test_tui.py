@@ -289,8 +289,22 @@ def test_idle_reload_on_rename_save(workdir):
 # ------------------------------------------------------------------ the real model
 
 
+def _slowed(target, monkeypatch, seconds: float = 0.08) -> None:
+    """Stretch each real target call a little, so a test can act while generation runs
+    (the 0.5B model rewrites these small files in well under a second)."""
+    orig = target.eval
+
+    def eval_(*a, **kw):
+        time.sleep(seconds)
+        return orig(*a, **kw)
+
+    monkeypatch.setattr(target, "eval", eval_)
+
+
 @pytest.mark.model
-def test_end_to_end_rewrite_review_write_undo(workdir, qwen05):
+def test_end_to_end_rewrite_review_write_undo(workdir, qwen05, monkeypatch):
+    _slowed(qwen05.target, monkeypatch)
+
     async def run() -> None:
         app = app_for(session=qwen05)
         async with app.run_test(size=SIZE) as pilot:
@@ -327,8 +341,9 @@ def test_end_to_end_rewrite_review_write_undo(workdir, qwen05):
 
 
 @pytest.mark.model
-def test_conflict_during_generation_then_rerun_and_cancel(workdir, qwen05):
+def test_conflict_during_generation_then_rerun_and_cancel(workdir, qwen05, monkeypatch):
     changed = STATS.replace("prices", "values")
+    _slowed(qwen05.target, monkeypatch)
 
     async def run() -> None:
         app = app_for(session=qwen05)
