@@ -309,7 +309,7 @@ def test_end_to_end_rewrite_review_write_undo(workdir, qwen05, monkeypatch):
         app = app_for(session=qwen05)
         async with app.run_test(size=SIZE) as pilot:
             screen = app.screen
-            await pilot.press(*"Rename the variable result to acc.")
+            await pilot.press(*"Rename the function average to mean.")
             await pilot.press("enter")
             assert screen.mode == "generating"
             fronts = []  # where the live diff's generation front was at each poll
