@@ -216,8 +216,8 @@ def _run(session, prompt, spans, opts, max_tokens, fence, on_text, cancel, metri
             policy=policy,
             cached_prefix=cached,
         )
-        keep = max((end for _, end, _ in spans), default=0)  # system text + files
         if disk and res.metrics.stop_reason != "cancelled":
+            keep = max((end for _, end, _ in spans), default=0)  # system text + files
             prompt_cache.store(target, prompt, keep, session.cache_key)
     parts.append(dec.flush())
     text = "".join(parts)

@@ -111,12 +111,21 @@ class LookupDrafter:
                     self._line_starts.append(i)
         self._n = n
 
+    def _span(self, pos: int) -> tuple[int, int, str] | None:
+        """The labelled prompt span holding ``pos`` (None in the output or between spans)."""
+        if self.prompt_len is not None and pos >= self.prompt_len:
+            return None
+        i = bisect.bisect_right(self.spans, (pos, float("inf"), "")) - 1
+        if i >= 0 and self.spans[i][0] <= pos < self.spans[i][1]:
+            return self.spans[i]
+        return None
+
     def label(self, pos: int) -> str:
         if self.prompt_len is not None and pos >= self.prompt_len:
             return "output"
-        i = bisect.bisect_right(self.spans, (pos, float("inf"), "")) - 1
-        if i >= 0 and self.spans[i][0] <= pos < self.spans[i][1]:
-            return self.spans[i][2]
+        span = self._span(pos)
+        if span is not None:
+            return span[2]
         return "prompt" if self.prompt_len is not None else "context"
 
     # ---- drafting ------------------------------------------------------------
@@ -156,12 +165,8 @@ class LookupDrafter:
 
     def _span_end(self, pos: int) -> int:
         """Where a draft from ``pos`` stops: a few tokens past the end of its span."""
-        if self.prompt_len is not None and pos >= self.prompt_len:
-            return self._n
-        i = bisect.bisect_right(self.spans, (pos, float("inf"), "")) - 1
-        if i >= 0 and self.spans[i][0] <= pos < self.spans[i][1]:
-            return self.spans[i][1] + self.span_tail
-        return self._n
+        span = self._span(pos)
+        return self._n if span is None else span[1] + self.span_tail
 
     def _follow_cursor(self, n: int) -> int | None:
         c = self._cursor

@@ -71,15 +71,19 @@ class AdaptivePolicy:
     def _prior(b: int) -> float:
         return 1.0 + 0.15 * (b - 1)  # optimistic prior shape: measured calls correct it
 
+    def _neighbours(self, b: int) -> tuple[int | None, int | None]:
+        """The measured sizes nearest ``b`` from below and from above (None past the ends)."""
+        lo = max((x for x in self._cost if x <= b), default=None)
+        hi = min((x for x in self._cost if x >= b), default=None)
+        return lo, hi
+
     def cost(self, b: int) -> float:
         """Estimated seconds for a block of ``b`` tokens (interpolated between buckets)."""
         if not self._cost:
             return self._prior(b)
         if b in self._cost:
             return self._cost[b]
-        known = sorted(self._cost)
-        lo = max((x for x in known if x <= b), default=None)
-        hi = min((x for x in known if x >= b), default=None)
+        lo, hi = self._neighbours(b)
         if lo is None or hi is None:  # outside the measured range: scale by the prior
             ref = lo if lo is not None else hi
             return self._cost[ref] * self._prior(b) / self._prior(ref)
@@ -94,9 +98,7 @@ class AdaptivePolicy:
         weighted by nearness: the curve's level follows the machine's load while
         its shape (fixed cost plus per-token cost) stays the calibrated one.
         """
-        known = sorted(self._cost)
-        lo = max((x for x in known if x <= b), default=None)
-        hi = min((x for x in known if x >= b), default=None)
+        lo, hi = self._neighbours(b)
         if b in self._cost or lo is None or hi is None:
             old = self._cost.get(b)
             self._cost[b] = seconds if old is None else 0.8 * old + 0.2 * seconds
