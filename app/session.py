@@ -120,7 +120,7 @@ def _save_cache(data: dict) -> None:
         log.warning("could not save model checks: %s", e)
 
 
-_SIZES = (1, 4, 16, 32, 64)
+_SIZES = (1, 4, 16, 32, 64, 128)
 
 
 def _calibrate(target, entry: dict, save) -> dict[int, float]:
@@ -128,10 +128,10 @@ def _calibrate(target, entry: dict, save) -> dict[int, float]:
     per size, kept only if plausible) and cached with the exactness check; its level
     (the machine's load right now) is re-measured at every load as the fastest of three
     1-token calls, and calls during generation keep refining both."""
-    probe = (target.tokenize(_PROBE) * 4)[:64]
+    probe = (target.tokenize(_PROBE) * 8)[: _SIZES[-1]]
     pol = AdaptivePolicy(PolicyConfig())
     shape = {int(k): float(v) for k, v in entry.get("costs", {}).items()}
-    if not (shape and AdaptivePolicy.plausible(shape) and shape.get(1)):
+    if not (set(_SIZES) <= set(shape) and AdaptivePolicy.plausible(shape)):
         for _ in range(2):  # a curve measured while the machine was busy can be bent
             pol.calibrate(target, probe, 0, sizes=_SIZES)
             if AdaptivePolicy.plausible(pol._cost):

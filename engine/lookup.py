@@ -164,9 +164,18 @@ class LookupDrafter:
         )
 
     def _span_end(self, pos: int) -> int:
-        """Where a draft from ``pos`` stops: a few tokens past the end of its span."""
-        span = self._span(pos)
-        return self._n if span is None else span[1] + self.span_tail
+        """Where a draft from ``pos`` stops: a few tokens past the end of its span.
+
+        A cursor already in that tail (a copy that ran to the span's end, then
+        re-synchronised on bytes) is still bound by it: what follows is prompt
+        boilerplate, and drafting it past the closing fence wasted whole blocks.
+        """
+        if self.prompt_len is not None and pos >= self.prompt_len:
+            return self._n
+        i = bisect.bisect_right(self.spans, (pos, float("inf"), "")) - 1
+        if i >= 0 and pos < self.spans[i][1] + self.span_tail:
+            return self.spans[i][1] + self.span_tail
+        return self._n
 
     def _follow_cursor(self, n: int) -> int | None:
         c = self._cursor

@@ -314,3 +314,29 @@ def test_calibration_warms_up_and_keeps_the_fastest_call():
     pol.calibrate(m, list(range(64)), 0, sizes=(1, 4, 16))
     assert pol.cost(1) < 0.1 and AdaptivePolicy.plausible(pol._cost)
     assert not AdaptivePolicy.plausible({1: 0.6, 4: 0.18, 16: 0.4, 32: 3.8, 64: 1.2})
+
+
+def test_policy_picks_tile_sized_blocks():
+    """Past 4 tokens a block is a multiple of 8 (llama.cpp's CPU tiles: 49 tokens cost more
+    than 48), and a long faithful copy gets long blocks."""
+    costs = {1: 0.042, 4: 0.064, 16: 0.142, 32: 0.253, 64: 0.479, 128: 0.915}
+    seen = set()
+    for match in (0, 2, 4, 6, 10, 20, 40, 100, 300):
+        pol = AdaptivePolicy(PolicyConfig(), costs=dict(costs))
+        for _ in range(8):
+            k = pol.choose(True, match)
+            seen.add(k + 1)
+            pol.observe(k + 1, pol.cost(k + 1), k, k, k + 1, match)
+    assert all(b <= 4 or b % 8 == 0 for b in seen), seen
+    assert max(seen) >= 32
+
+
+def test_long_copies_do_not_vouch_for_fresh_anchors():
+    """A copy running for 200 tokens is accepted; 10-token re-anchors keep failing.
+    The second must not inherit the first's acceptance."""
+    pol = AdaptivePolicy(PolicyConfig(), costs={1: 0.05, 4: 0.08, 16: 0.17, 64: 0.55})
+    for _ in range(10):
+        pol.observe(64, 0.55, 63, 63, 64, match_len=200)
+        pol.observe(16, 0.17, 15, 0, 1, match_len=10)
+    assert pol.alpha(10) < 0.5 < 0.95 < pol.alpha(200)
+    assert pol.choose(True, 10) < pol.choose(True, 200)

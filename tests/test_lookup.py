@@ -163,6 +163,11 @@ def test_drafts_stop_a_few_tokens_past_the_end_of_their_span():
     assert toks(draft) == src[2:] + boiler[:3]
     # a span-less drafter copies on into the boilerplate
     assert len(drafter(prompt).propose(ctx, 64)) == 64
+    # the copy reached the span's end and the first tail token: a cursor now inside the
+    # tail may draft only what is left of the tail, not the boilerplate after it
+    ctx = [*prompt, *src, boiler[0]]
+    d = drafter(prompt, spans=[span], span_tail=3)
+    assert toks(d.propose(ctx, 64)) == boiler[1:3]
 
 
 def test_short_context_and_zero_k_give_no_draft():
