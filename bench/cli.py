@@ -109,13 +109,25 @@ def targets(record: dict) -> list[tuple[str, float | None, str, bool | None]]:
             0.6,
         ),
         (
+            "identity copy: verify ceiling / prefill",
+            _median(t.get("ceiling_fraction_of_prefill") for t in tasks if t["kind"] == "copy"),
+            "(info)",
+            None,
+        ),
+        (
+            "identity copy: decode / verify ceiling",
+            _median(t.get("copy_fraction_of_ceiling") for t in tasks if t["kind"] == "copy"),
+            "(info)",
+            None,
+        ),
+        (
             "writing+roleplay: specedit / plain",
             _median(ratios(("writing", "roleplay"))),
             ">= 0.95",
             0.95,
         ),
     ]
-    out = [(w, m, tgt, None if m is None else m >= thr) for w, m, tgt, thr in rows]
+    out = [(w, m, tgt, None if m is None or thr is None else m >= thr) for w, m, tgt, thr in rows]
     for mode in ("exact", "specedit"):
         eq = [t["modes"][mode]["greedy_equal_plain"] for t in tasks if mode in t["modes"]]
         if eq:
@@ -189,7 +201,7 @@ def run(a) -> int:
     ]
     jpath = save_record(record, a.out, "bench")
     # piped or in CI the terminal width is unknown: keep every column readable
-    out = Console() if sys.stdout.isatty() else Console(width=200)
+    out = Console() if sys.stdout.isatty() else Console(width=260)
     out.print(table(record))
     out.print(targets_table(record))
     err.print(f"wrote {jpath}")

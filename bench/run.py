@@ -156,6 +156,27 @@ def _prefill_tps(sess: ModelSession, text: str) -> float:
     return best
 
 
+def _verify_ceiling_tps(sess: ModelSession, text: str, sizes=(64, 128)) -> float:
+    """The fastest a perfect copy could go: tokens per second of a verification call with
+    logits at every row (what greedy checking of a fully accepted block needs), at the
+    middle of the source text, for the largest blocks the policy uses; best of two."""
+    target = sess.target
+    ids = target.tokenize(text)[: target.n_ctx - 8]
+    pos = max(1, min(len(ids) // 2, len(ids) - max(sizes)))
+    block = (ids[pos:] * (max(sizes) // max(1, len(ids) - pos) + 1))[: max(sizes)]
+    target.rollback(0)
+    target.eval(ids[:pos], 0, [pos - 1])
+    best = 0.0
+    for b in sizes:
+        for _ in range(2):
+            t = time.perf_counter()
+            target.eval(block[:b], pos, range(b))
+            best = max(best, b / (time.perf_counter() - t))
+            target.rollback(pos)
+    target.rollback(0)
+    return best
+
+
 def run_bench(cfg: BenchConfig, progress=None) -> dict:
     sess = load_session(cfg.model, n_ctx=cfg.n_ctx, threads=cfg.threads)
     tasks = load_tasks(list(cfg.kinds), cfg.n_per_kind, cfg.max_lines)
@@ -213,9 +234,14 @@ def _task_record(sess, task: Task, prompt, runs: dict[str, list[Run]]) -> dict:
         }
     rec["prefill_tps"] = round(_prefill_tps(sess, task.source_text), 1)
     if "specedit" in rec["modes"]:
-        rec["copy_fraction_of_prefill"] = round(
-            rec["modes"]["specedit"]["decode_tps"] / rec["prefill_tps"], 3
-        )
+        spec = rec["modes"]["specedit"]["decode_tps"]
+        rec["copy_fraction_of_prefill"] = round(spec / rec["prefill_tps"], 3)
+        if task.kind == "copy":
+            rec["verify_ceiling_tps"] = round(_verify_ceiling_tps(sess, task.source_text), 1)
+            rec["ceiling_fraction_of_prefill"] = round(
+                rec["verify_ceiling_tps"] / rec["prefill_tps"], 3
+            )
+            rec["copy_fraction_of_ceiling"] = round(spec / rec["verify_ceiling_tps"], 3)
     return rec
 
 

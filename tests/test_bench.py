@@ -38,10 +38,16 @@ def test_specedit_bench_side_by_side(qwen05_path, tmp_path, capsys, monkeypatch)
     assert copy["modes"]["exact"]["greedy_equal_plain"] is True  # --exact's promise
     assert copy["modes"]["specedit"]["tokens_per_call"] > 1.0  # a copy is drafted
     assert 0 < copy["copy_fraction_of_prefill"] < 2
+    # the physical ceiling of a copy (all-row-logits verification calls) is measured too
+    assert copy["verify_ceiling_tps"] > 0
+    assert copy["copy_fraction_of_ceiling"] == round(
+        copy["modes"]["specedit"]["decode_tps"] / copy["verify_ceiling_tps"], 3
+    )
     assert {t["measure"] for t in rec["targets"]} >= {
         "code tasks: specedit / plain",
         "code tasks: specedit / best peer",
         "greedy output equal to plain (exact)",
+        "identity copy: verify ceiling / prefill",
     }
     assert rec["summary"]["writing"]["plain"]["tasks"] == 1
 
