@@ -34,7 +34,7 @@ import time
 from pathlib import Path
 
 from .record import save_record
-from .tasks import _stdlib, _truncate
+from .tasks import stdlib_dir, truncate_lines
 
 log = logging.getLogger(__name__)
 
@@ -42,7 +42,7 @@ INSTRUCTION = "Change the default width of TextWrapper.__init__ from 70 to 80. C
 
 
 def _file(lines: int, folder: Path) -> Path:
-    text = _truncate((_stdlib() / "textwrap.py").read_text(encoding="utf-8"), lines)
+    text = truncate_lines((stdlib_dir() / "textwrap.py").read_text(encoding="utf-8"), lines)
     path = folder / "textwrap_excerpt.py"
     path.write_text(text, encoding="utf-8")
     return path

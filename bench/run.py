@@ -143,9 +143,8 @@ class Peer:
         return Run(max(n - 1, 0) / dt, n, 0.0, 0.0, [], res["choices"][0]["text"])
 
 
-def _prefill_tps(sess: ModelSession, text: str) -> float:
+def _prefill_tps(sess: ModelSession, ids: list[int]) -> float:
     target = sess.target
-    ids = target.tokenize(text)[: target.n_ctx - 8]
     best = 0.0
     for _ in range(2):
         target.rollback(0)
@@ -156,12 +155,11 @@ def _prefill_tps(sess: ModelSession, text: str) -> float:
     return best
 
 
-def _verify_ceiling_tps(sess: ModelSession, text: str, sizes=(64, 128)) -> float:
+def _verify_ceiling_tps(sess: ModelSession, ids: list[int], sizes=(64, 128)) -> float:
     """The fastest a perfect copy could go: tokens per second of a verification call with
     logits at every row (what greedy checking of a fully accepted block needs), at the
     middle of the source text, for the largest blocks the policy uses; best of two."""
     target = sess.target
-    ids = target.tokenize(text)[: target.n_ctx - 8]
     pos = max(1, min(len(ids) // 2, len(ids) - max(sizes)))
     block = (ids[pos:] * (max(sizes) // max(1, len(ids) - pos) + 1))[: max(sizes)]
     target.rollback(0)
@@ -232,12 +230,13 @@ def _task_record(sess, task: Task, prompt, runs: dict[str, list[Run]]) -> dict:
             "ratio_to_plain": round(tps / base, 3) if base else None,
             "greedy_equal_plain": equal,
         }
-    rec["prefill_tps"] = round(_prefill_tps(sess, task.source_text), 1)
+    ids = sess.target.tokenize(task.source_text)[: sess.target.n_ctx - 8]
+    rec["prefill_tps"] = round(_prefill_tps(sess, ids), 1)
     if "specedit" in rec["modes"]:
         spec = rec["modes"]["specedit"]["decode_tps"]
         rec["copy_fraction_of_prefill"] = round(spec / rec["prefill_tps"], 3)
         if task.kind == "copy":
-            rec["verify_ceiling_tps"] = round(_verify_ceiling_tps(sess, task.source_text), 1)
+            rec["verify_ceiling_tps"] = round(_verify_ceiling_tps(sess, ids), 1)
             rec["ceiling_fraction_of_prefill"] = round(
                 rec["verify_ceiling_tps"] / rec["prefill_tps"], 3
             )

@@ -46,11 +46,11 @@ class Task:
     source_text: str = ""
 
 
-def _stdlib() -> Path:
+def stdlib_dir() -> Path:
     return Path(sysconfig.get_paths()["stdlib"])
 
 
-def _truncate(text: str, max_lines: int) -> str:
+def truncate_lines(text: str, max_lines: int) -> str:
     lines = text.splitlines(keepends=True)
     if len(lines) <= max_lines:
         return text
@@ -64,11 +64,11 @@ def _truncate(text: str, max_lines: int) -> str:
 
 
 def _rewrite_task(kind: str, fname: str, instruction: str, max_lines: int) -> Task | None:
-    path = _stdlib() / fname
+    path = stdlib_dir() / fname
     if not path.exists():
         log.warning("bench: %s not found, skipped", path)
         return None
-    text = _truncate(path.read_text(encoding="utf-8"), max_lines)
+    text = truncate_lines(path.read_text(encoding="utf-8"), max_lines)
     messages, prefix = rewrite_messages(text, instruction, fname)
     fence = prefix.split("\n", 1)[0].rstrip("abcdefghijklmnopqrstuvwxyz+-.")
     return Task(kind, fname, messages, prefix, {FILE_MARK: text}, fence, text)

@@ -111,14 +111,17 @@ class LookupDrafter:
                     self._line_starts.append(i)
         self._n = n
 
-    def _span(self, pos: int) -> tuple[int, int, str] | None:
-        """The labelled prompt span holding ``pos`` (None in the output or between spans)."""
+    def _span_from(self, pos: int) -> tuple[int, int, str] | None:
+        """The last labelled prompt span starting at or before ``pos`` (None in the output)."""
         if self.prompt_len is not None and pos >= self.prompt_len:
             return None
         i = bisect.bisect_right(self.spans, (pos, float("inf"), "")) - 1
-        if i >= 0 and self.spans[i][0] <= pos < self.spans[i][1]:
-            return self.spans[i]
-        return None
+        return self.spans[i] if i >= 0 else None
+
+    def _span(self, pos: int) -> tuple[int, int, str] | None:
+        """The labelled prompt span holding ``pos`` (None in the output or between spans)."""
+        span = self._span_from(pos)
+        return span if span is not None and pos < span[1] else None
 
     def label(self, pos: int) -> str:
         if self.prompt_len is not None and pos >= self.prompt_len:
@@ -170,11 +173,9 @@ class LookupDrafter:
         re-synchronised on bytes) is still bound by it: what follows is prompt
         boilerplate, and drafting it past the closing fence wasted whole blocks.
         """
-        if self.prompt_len is not None and pos >= self.prompt_len:
-            return self._n
-        i = bisect.bisect_right(self.spans, (pos, float("inf"), "")) - 1
-        if i >= 0 and pos < self.spans[i][1] + self.span_tail:
-            return self.spans[i][1] + self.span_tail
+        span = self._span_from(pos)
+        if span is not None and pos < span[1] + self.span_tail:
+            return span[1] + self.span_tail
         return self._n
 
     def _follow_cursor(self, n: int) -> int | None:
