@@ -27,7 +27,9 @@ How it drafts:
     byte pieces (``piece``), the drafter finds the source position where the
     output's bytes end and keeps copying from there, re-encoding (``encode``)
     the tail of a source token the output stopped inside. The copy then goes on
-    as if nothing happened instead of re-anchoring from a short match.
+    as if nothing happened instead of re-anchoring from a short match. An output
+    that stops inside a run of newlines (``"\n\n"`` for ``"\n\n\n"``) dropped a
+    blank line: the copy resumes after the run.
   * **Span end.** A draft from the file or a context file stops a few tokens
     past the end of its span: what follows in the prompt is boilerplate, not
     text the output will copy.
@@ -235,10 +237,14 @@ class LookupDrafter:
             np_ = len(self._prefix)
             cur = c + max(0, i + 1 - np_)
             tail = self._prefix[i + 1 :]
-            if len(acc) > len(out):  # the output stopped inside token i
+            rest = acc[len(out) :]
+            # the output stopped inside token i. If that token is a run of newlines, the
+            # output dropped a blank line (a model writes "\n\n\n" as one token, not
+            # "\n\n" + "\n"): resume after it. Otherwise re-encode the rest of the token.
+            if rest and self._piece(t).strip(b"\n"):
                 if self._encode is None:
                     return None
-                head = list(self._encode(acc[len(out) :]))
+                head = list(self._encode(rest))
                 if not head:
                     return None
                 tail = head + tail

@@ -20,6 +20,8 @@ PIECES = {
     16: b"e",
     17: b"f",
     20: b".\n",
+    21: b"\n\n",
+    22: b"\n\n\n",
     30: b"}",
 }
 
@@ -137,6 +139,21 @@ def test_byte_resync_when_the_output_splits_a_source_token():
     assert toks(d.propose(ctx, 3)) == [13, 14, 15]
     ctx += [13, 14]  # and the cursor follows through the re-encoded prefix
     assert toks(d.propose(ctx, 2)) == [15, 16]
+
+
+def test_byte_resync_skips_a_dropped_blank_line():
+    """The source has "\n\n\n" (one token) and the target writes "\n\n": it dropped a
+    blank line (it would have written the one token otherwise), so the copy goes on
+    with the next source token, not with a re-encoded "\n" the target will not write."""
+    src = [10, 11, 22, 14, 15, 16]  # "ab\n\n\ncde"
+    prompt = [1, 2, *src, 3]
+    ctx = [*prompt, 10, 11]
+    d = drafter(prompt, piece=PIECES.__getitem__, encode=encode)
+    assert toks(d.propose(ctx, 3)) == [22, 14, 15]
+    ctx.append(21)
+    draft = d.propose(ctx, 3)
+    assert toks(draft) == [14, 15, 16]
+    assert draft.match_len >= 3  # the same copy, not a fresh anchor
 
 
 def test_byte_resync_gives_up_on_a_real_edit():
