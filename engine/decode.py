@@ -139,7 +139,7 @@ def _draft(drafter, pol, ctx, cfg, m, room: int) -> tuple[Draft, int]:
     with m.time("draft"):
         # ask for the most the policy could want; the policy trims it
         probe = drafter.propose(ctx, min(cfg.policy.fixed_k or cfg.policy.k_max, room))
-        k = pol.choose(len(probe) > 0, probe.match_len)
+        k = pol.choose(len(probe) > 0, probe.match_len, anchored=probe.probs is None)
         k = min(k, len(probe), room)
         if k <= 0:
             return Draft(), 0

@@ -18,6 +18,9 @@ Model:
     is plain decoding with ``E = 1``. On a CPU where a 2-token block costs twice
     a 1-token one this turns speculation off for low acceptance; on a GPU with
     a flat cost curve it picks large k by itself.
+  * Growth cap: a lookup draft anchored on ``m`` tokens gets blocks of at most
+    ``max(8, 1.5 m)`` tokens; per-token acceptance says how likely the next token
+    is, the cap says how far a young match has earned a bet.
   * Exploration: a cost curve measured under load can be wrong, and only calls
     of that size correct it, so after ``probe_every`` declined drafts in a row
     the policy tries its best speculative k once.
@@ -49,6 +52,18 @@ class PolicyConfig:
     """How many recent steps the acceptance estimate looks at."""
     probe_every: int = 16
     """While speculation is off, try a short draft this often (in steps)."""
+    growth: float | None = 1.5
+    """A lookup draft anchored on ``m`` matched tokens is verified in blocks of at most
+    ``max(min_block, growth * m)`` tokens: a copy that has held for m tokens is bet on
+    for about half as long again. Without the cap a few short blocks accepted after a
+    re-anchor raised the estimate enough for 48-token bets that the model's next
+    divergence wasted. None: no cap. Drafts from a model (not anchored) are not capped."""
+    min_block: int = 8
+    """The growth cap never goes below this many tokens."""
+    copy_alpha_max: float = 0.998
+    """Ceiling on predicted acceptance for copies that have run 32+ tokens (ALPHA_MAX
+    for the others): with the growth cap guarding fresh anchors, long copies can be
+    verified in 96- and 128-token blocks."""
 
 
 # Candidate ks. Blocks (k + 1 tokens) past 4 are multiples of 8: llama.cpp's CPU
@@ -141,12 +156,13 @@ class AdaptivePolicy:
         else:  # a long verbatim match predicts a long copy, until measured otherwise
             prior = max(self.cfg.copy_prior, 1.0 - 1.0 / (2 * match_len + 2))
         a = (acc + prior * prior_w) / (acc + rej + prior_w)
-        return min(a, self.ALPHA_MAX)
+        cap = self.cfg.copy_alpha_max if b == len(self._BUCKETS) else self.ALPHA_MAX
+        return min(a, cap)
 
     ALPHA_MAX = 0.995
-    """Ceiling on predicted acceptance. It keeps k finite on a flat (GPU) curve, and on
-    a CPU it stops a few accepted blocks from betting 96-128 tokens on a fresh anchor:
-    tried at 0.998, one such block lost 700 ms on a 620-token copy (5.7 s in all)."""
+    """Ceiling on predicted acceptance below the copy bucket. It keeps k finite on a flat
+    (GPU) curve, and on a CPU it stops a few accepted blocks from betting 96-128 tokens
+    on a fresh anchor (at 0.998 one such block lost 700 ms of a 5.7 s copy)."""
 
     @staticmethod
     def expected_tokens(alpha: float, k: int) -> float:
@@ -154,7 +170,8 @@ class AdaptivePolicy:
             return k + 1.0
         return (1.0 - alpha ** (k + 1)) / (1.0 - alpha)
 
-    def choose(self, draft_available: bool, match_len: int = 0) -> int:
+    def choose(self, draft_available: bool, match_len: int = 0, anchored: bool = True) -> int:
+        """The k for the next step; ``anchored``: a lookup draft (see ``growth``)."""
         if not draft_available:
             return 0
         if self.cfg.fixed_k is not None:
@@ -168,8 +185,11 @@ class AdaptivePolicy:
         a = self.alpha(match_len)
         best_k, best = 0, 1.0 / self.cost(1)
         best_spec_k, best_spec = 1, 0.0
+        cap = self.cfg.k_max
+        if anchored and self.cfg.growth is not None:
+            cap = min(cap, max(self.cfg.min_block, int(self.cfg.growth * match_len)) - 1)
         for k in _KS[1:]:
-            if k > self.cfg.k_max:
+            if k > cap:
                 break
             rate = self.expected_tokens(a, k) / self.cost(k + 1)
             if rate > best:
