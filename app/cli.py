@@ -295,6 +295,7 @@ BENCH_SUITES = {
     "latency": "end-to-end latency of specedit rewrite, by part",
     "tui": "tokens/s inside the terminal app vs headless",
     "kernel": "Triton verification kernel vs torch",
+    "replay": "speculation policies replayed on recorded outputs, without noise",
 }
 
 

@@ -66,3 +66,35 @@ def test_latency_bench_reports_each_part(qwen05_path, tmp_path, capsys):
     assert warm["cached_tokens"] > 0  # the file's prefix came from the prompt cache
     assert warm["prompt_tokens"] < cold["prompt_tokens"]
     assert "prefill" in capsys.readouterr().out
+
+
+def test_policy_replay_reproduces_outputs_within_bounds(qwen05_path, tmp_path, capsys):
+    """``specedit bench replay`` records a real copy, then replays policies on it: every
+    replay re-emits the recorded output, speculation beats plain on a copy, nothing beats
+    the oracle (the output drafting itself in 128-token blocks), and k fixed at 0 is
+    plain decoding to the last float."""
+    rc = main(
+        ["bench", "replay", "--model", str(qwen05_path), "--kinds", "copy", "-n", "1"]
+        + ["--max-lines", "20", "--ctx", "2048", "--out", str(tmp_path)]
+        + ["--policy", "off:fixed_k=0", "--policy", "k7:fixed_k=7,growth=None"]
+    )
+    assert rc == 0
+    out = capsys.readouterr().out
+    assert "median copy" in out and "oracle" in out
+    rec = json.loads(next(tmp_path.glob("replay-*.json")).read_text())
+    assert rec["cost_table"] and rec["tasks"][0]["kind"] == "copy"
+    row = rec["tasks"][0]
+    assert row["off"]["ratio_to_plain"] == 1.0
+    for name in ("default", "no-growth-cap", "k7"):
+        assert 1.0 < row[name]["ratio_to_plain"], name
+        assert row[name]["fraction_of_oracle"] <= 1.0 + 1e-9, name
+    assert row["k7"]["calls"] < row["off"]["calls"]
+    assert rec["policies"]["k7"]["fixed_k"] == 7 and rec["policies"]["k7"]["growth"] is None
+
+
+def test_cost_table_interpolates_in_size_and_position():
+    from specedit.bench.replay_bench import CostTable
+
+    t = CostTable({"500": {"1": 0.04, "8": 0.10}, "1000": {"1": 0.06, "8": 0.14}})
+    assert t.at(8, 500) == 0.10 and t.at(8, 2000) == 0.14 and t.at(1, 100) == 0.04
+    assert abs(t.at(4, 750) - (0.04 + 0.06 * 3 / 7 + 0.06 + 0.08 * 3 / 7) / 2) < 1e-12
