@@ -179,21 +179,10 @@ def plot(record: dict, path: Path) -> bool:
 
 
 def run(a) -> int:
-    from .record import save_record
+    from .record import config_from_args, save_record
     from .run import BenchConfig, run_bench
 
-    cfg = BenchConfig(
-        model=a.model,
-        kinds=tuple(a.kinds),
-        n_per_kind=a.n_per_kind,
-        repeats=a.repeats,
-        modes=tuple(a.modes),
-        max_lines=a.max_lines,
-        max_tokens=a.max_tokens,
-        n_ctx=a.ctx,
-        threads=a.threads,
-        k=a.k,
-    )
+    cfg = config_from_args(BenchConfig, a)
     err = Console(stderr=True)
     record = run_bench(cfg, progress=lambda msg: err.print(f"[dim]{msg}[/]"))
     record["targets"] = [

@@ -30,7 +30,7 @@ from ..engine.combined import CombinedDrafter
 from ..engine.decode import GenConfig
 from ..engine.draft_model import ModelDrafter
 from ..engine.policy import PolicyConfig
-from .record import save_record
+from .record import config_from_args, save_record
 from .spec_runs import Run, engine_run, machine, summarise, task_record
 from .tasks import load_tasks
 
@@ -136,20 +136,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--out", default="bench/results", help="folder for the JSON record")
     a = p.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
-    cfg = DraftBenchConfig(
-        model=a.model,
-        draft=a.draft,
-        backend=a.backend,
-        kinds=tuple(a.kinds),
-        n_per_kind=a.n_per_kind,
-        repeats=a.repeats,
-        max_lines=a.max_lines,
-        max_tokens=a.max_tokens,
-        n_ctx=a.ctx,
-        threads=a.threads,
-        k=a.k,
-        exact=a.exact,
-    )
+    cfg = config_from_args(DraftBenchConfig, a)
     record = run_draft_bench(cfg, progress=log.info)
     path = save_record(record, a.out, "draft-bench")
     log.info("summary %s", json.dumps(record["summary"], indent=1))

@@ -32,7 +32,7 @@ from ..app.session import load_session
 from ..engine.decode import GenConfig
 from ..engine.policy import PolicyConfig
 from ..models.base import StreamDecoder
-from .record import save_record
+from .record import config_from_args, save_record
 from .spec_runs import Run, engine_run, machine, summarise, task_record
 from .tasks import load_tasks
 
@@ -183,18 +183,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--out", default="bench/results", help="folder for the JSON record")
     a = p.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
-    cfg = TorchBenchConfig(
-        model=a.model,
-        kinds=tuple(a.kinds),
-        n_per_kind=a.n_per_kind,
-        repeats=a.repeats,
-        modes=tuple(a.modes),
-        max_lines=a.max_lines,
-        max_tokens=a.max_tokens,
-        pld_tokens=a.pld_tokens,
-        n_ctx=a.ctx,
-        threads=a.threads,
-    )
+    cfg = config_from_args(TorchBenchConfig, a)
     record = run_torch_bench(cfg, progress=log.info)
     path = save_record(record, a.out, "torch-bench")
     log.info("summary %s", json.dumps(record["summary"], indent=1))

@@ -39,6 +39,7 @@ from ..app.files import read_source
 from ..app.rewrite import RewriteOptions, rewrite
 from ..app.session import ModelSession, load_session
 from ..models.catalog import TEST_MODEL
+from .record import config_from_args
 
 log = logging.getLogger(__name__)
 
@@ -208,14 +209,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--screenshot", default=None, help="save an SVG of the app (warm-up run)")
     a = p.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(message)s", stream=sys.stderr)
-    cfg = TuiBenchConfig(
-        model=a.model,
-        file=a.file,
-        instruction=a.instruction,
-        repeats=a.repeats,
-        n_ctx=a.ctx,
-        threads=a.threads,
-    )
+    cfg = config_from_args(TuiBenchConfig, a)
     record = run_tui_bench(cfg, a.screenshot)
     text = json.dumps(record, indent=1)
     if a.json:

@@ -98,3 +98,16 @@ def test_cost_table_interpolates_in_size_and_position():
     t = CostTable({"500": {"1": 0.04, "8": 0.10}, "1000": {"1": 0.06, "8": 0.14}})
     assert t.at(8, 500) == 0.10 and t.at(8, 2000) == 0.14 and t.at(1, 100) == 0.04
     assert abs(t.at(4, 750) - (0.04 + 0.06 * 3 / 7 + 0.06 + 0.08 * 3 / 7) / 2) < 1e-12
+
+
+def test_bench_configs_come_from_arguments_of_the_same_names():
+    from specedit.bench.record import config_from_args
+    from specedit.bench.run import BenchConfig
+
+    p = argparse.ArgumentParser()
+    bench_cli.add_arguments(p)
+    cfg = config_from_args(
+        BenchConfig, p.parse_args(["--kinds", "rag", "--ctx", "4096", "--k", "5"])
+    )
+    assert cfg.kinds == ("rag",) and cfg.n_ctx == 4096 and cfg.k == 5
+    assert cfg.modes == BenchConfig().modes and cfg.repeats == BenchConfig().repeats

@@ -274,26 +274,24 @@ local function with_review(fn)
   maybe_finish(buf)
 end
 
-function M.accept()
+-- apply `decide` (review.accept or review.reject) to the hunk under the cursor
+local function decide_at_cursor(decide)
   with_review(function(buf, st)
     local h = review.hunk_at_cursor(buf, st)
     if h then
-      review.accept(buf, h)
+      decide(buf, h)
     else
       vim.notify('specedit: no hunk under the cursor', vim.log.levels.INFO)
     end
   end)
 end
 
+function M.accept()
+  decide_at_cursor(review.accept)
+end
+
 function M.reject()
-  with_review(function(buf, st)
-    local h = review.hunk_at_cursor(buf, st)
-    if h then
-      review.reject(buf, h)
-    else
-      vim.notify('specedit: no hunk under the cursor', vim.log.levels.INFO)
-    end
-  end)
+  decide_at_cursor(review.reject)
 end
 
 function M.accept_all()
