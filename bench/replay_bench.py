@@ -16,7 +16,8 @@ CLI: ``specedit bench replay [--model M] [--kinds ...] [-n N] [--from FILE]
 [--policy NAME:key=value,...]``: records (or loads ``--from``), replays the
 default policy, the policy without the growth cap and any ``--policy`` given, and
 prints simulated tok/s as ratios to plain and fractions of the oracle, with
-medians per kind. The record (with the results) goes to ``bench/results``.
+medians per kind. The record (its ``results`` added) goes to ``bench/results``
+and can be replayed again with ``--from``.
 """
 
 from __future__ import annotations
@@ -108,7 +109,12 @@ def record_tasks(session, tasks) -> dict:
     from .spec_runs import fence_stop
 
     target = session.target
-    out = {"model": session.model_name, "session_costs": session.costs, "tasks": []}
+    out = {
+        "model": session.model_name,
+        "model_path": str(session.model_path),
+        "session_costs": session.costs,
+        "tasks": [],
+    }
     for task in tasks:
         prompt, spans = build_prompt(session, task.messages, task.prefix, task.pieces)
         n_src = sum(e - s for s, e, _ in spans)
@@ -264,7 +270,7 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.INFO, format="%(message)s", stream=sys.stderr)
     if a.source:
         rec = json.loads(Path(a.source).read_text())
-        a.model = rec["model"]
+        a.model = rec.get("model_path") or rec["model"]
     sess = load_session(a.model, n_ctx=a.ctx)
     if not a.source:
         tasks = load_tasks(a.kinds, a.n_per_kind, a.max_lines)
@@ -278,7 +284,9 @@ def main(argv: list[str] | None = None) -> int:
             sess.target, [tuple(s) for s in task["spans"]], len(task["prompt"])
         ),
     )
-    rec = {**rec, "policies": {k: dataclasses.asdict(v) for k, v in policies.items()}, **result}
+    # the recorded tasks stay as they are, so the saved file can be replayed (--from)
+    rec = {**rec, "policies": {k: dataclasses.asdict(v) for k, v in policies.items()}}
+    rec["results"] = result
     path = save_record(rec, a.out, "replay")
     lines = [f"policy replay: {rec['model']} (simulated tok/s ratio to plain | fraction of oracle)"]
     for row in result["tasks"]:

@@ -81,15 +81,20 @@ def test_policy_replay_reproduces_outputs_within_bounds(qwen05_path, tmp_path, c
     assert rc == 0
     out = capsys.readouterr().out
     assert "median copy" in out and "oracle" in out
-    rec = json.loads(next(tmp_path.glob("replay-*.json")).read_text())
+    path = next(tmp_path.glob("replay-*.json"))
+    rec = json.loads(path.read_text())
     assert rec["cost_table"] and rec["tasks"][0]["kind"] == "copy"
-    row = rec["tasks"][0]
+    row = rec["results"]["tasks"][0]
     assert row["off"]["ratio_to_plain"] == 1.0
     for name in ("default", "no-growth-cap", "k7"):
         assert 1.0 < row[name]["ratio_to_plain"], name
         assert row[name]["fraction_of_oracle"] <= 1.0 + 1e-9, name
     assert row["k7"]["calls"] < row["off"]["calls"]
     assert rec["policies"]["k7"]["fixed_k"] == 7 and rec["policies"]["k7"]["growth"] is None
+    # the saved record replays again, to the same figures
+    assert main(["bench", "replay", "--from", str(path), "--out", str(tmp_path / "again")]) == 0
+    again = json.loads(next((tmp_path / "again").glob("replay-*.json")).read_text())
+    assert again["results"]["tasks"][0]["default"] == row["default"]
 
 
 def test_cost_table_interpolates_in_size_and_position():

@@ -344,19 +344,22 @@ def test_long_copies_do_not_vouch_for_fresh_anchors():
 
 def test_young_matches_get_blocks_they_have_earned():
     """After a re-anchor, short accepted blocks must not buy a 48-token bet: a lookup
-    draft anchored on m tokens gets at most max(8, 1.5 m) tokens, while a long copy
+    draft anchored on m tokens gets at most max(16, 1.5 m) tokens, while a long copy
     (whose acceptance may reach 0.998) grows to 64-128-token blocks. A model's draft
     (not anchored) is not capped, and the cap can be switched off."""
     costs = {1: 0.042, 4: 0.064, 16: 0.142, 32: 0.253, 64: 0.479, 128: 0.915}
     pol = AdaptivePolicy(PolicyConfig(), costs=dict(costs))
     for _ in range(6):  # everything accepted so far, in every bucket
         for m in (2, 6, 12, 40, 200):
-            pol.observe(8, pol.cost(8), 7, 7, 8, match_len=m)
-    for m in (4, 11, 20, 40):
-        assert pol.choose(True, m) + 1 <= max(8, 1.5 * m), m
+            pol.observe(16, pol.cost(16), 15, 15, 16, match_len=m)
+    for m in (4, 11, 20, 30):
+        assert pol.choose(True, m) + 1 <= max(16, 1.5 * m), m
     assert pol.choose(True, 300) + 1 >= 64
     uncapped = AdaptivePolicy(PolicyConfig(growth=None), costs=dict(costs))
     for _ in range(6):
         uncapped.observe(16, uncapped.cost(16), 15, 15, 16, match_len=11)
     assert uncapped.choose(True, 11) + 1 > 16
-    assert pol.choose(True, 0) + 1 <= 8 < pol.choose(True, 0, anchored=False) + 1
+    model = AdaptivePolicy(PolicyConfig(), costs=dict(costs))
+    for _ in range(12):  # a draft model whose drafts are all accepted (match length 0)
+        model.observe(32, model.cost(32), 31, 31, 32, match_len=0)
+    assert model.choose(True, 0) + 1 <= 16 < model.choose(True, 0, anchored=False) + 1
