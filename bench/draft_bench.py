@@ -31,7 +31,7 @@ from ..engine.decode import GenConfig
 from ..engine.draft_model import ModelDrafter
 from ..engine.policy import PolicyConfig
 from .record import config_from_args, save_record
-from .spec_runs import Run, engine_run, machine, summarise, task_record
+from .spec_runs import Run, engine_run, machine, rewrite_budget, summarise, task_record
 from .tasks import load_tasks
 
 log = logging.getLogger(__name__)
@@ -89,8 +89,7 @@ def run_draft_bench(cfg: DraftBenchConfig, progress=None) -> dict:
         modes_seen += [m for m in modes if m not in modes_seen]
         max_tokens = cfg.max_tokens
         if not free:
-            n_src = sum(e - s for s, e, _ in spans)
-            max_tokens = min(2 * cfg.max_tokens, int(n_src * 1.3) + 64)
+            max_tokens = min(2 * cfg.max_tokens, rewrite_budget(spans))
         runs: dict[str, list[Run]] = {m: [] for m in modes}
         for rep in range(cfg.repeats):
             for mode in modes:

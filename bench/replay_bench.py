@@ -9,8 +9,8 @@ it equals the recorded token (greedy decoding makes acceptance a function of the
 output alone) and a step costs the table's time for its block size at its position.
 Each task also gets two bounds under the same costs: ``plain`` (one token per call)
 and ``oracle`` (the recorded output drafting itself, split into the cheapest
-blocks: no drafter can do better). A live run differs by the machine's noise and by the rare token a
-batch-inexact backend flips at another block size.
+blocks: no drafter can do better). A live run differs by the machine's noise and
+by the rare token a batch-inexact backend flips at another block size.
 
 CLI: ``specedit bench replay [--model M] [--kinds ...] [-n N] [--from FILE]
 [--policy NAME:key=value,...]``: records (or loads ``--from``), replays the
@@ -29,7 +29,6 @@ import json
 import logging
 import statistics
 import sys
-import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
@@ -84,18 +83,9 @@ def measure_costs(target, tokens: Sequence[int], positions=POSITIONS, sizes=SIZE
     for pos in fit:
         target.rollback(0)
         target.eval(tokens[:pos], 0, [pos - 1])
-        target.eval(tokens[pos : pos + top], pos, range(top))  # warm-up
-        target.rollback(pos)
-        row = {}
-        for b in sizes:
-            best = float("inf")
-            for _ in range(3):
-                t = time.perf_counter()
-                target.eval(tokens[pos : pos + b], pos, range(b))
-                best = min(best, time.perf_counter() - t)
-                target.rollback(pos)
-            row[str(b)] = best
-        table[str(pos)] = row
+        pol = AdaptivePolicy()  # its calibration: a warm-up, then the fastest of 3 per size
+        pol.calibrate(target, tokens[pos : pos + top], pos, sizes=sizes, repeats=3)
+        table[str(pos)] = {str(b): t for b, t in pol._cost.items()}
     target.rollback(0)
     if not table:
         raise ValueError(f"too few tokens ({len(tokens)}) to measure {top}-token calls")
@@ -105,8 +95,8 @@ def measure_costs(target, tokens: Sequence[int], positions=POSITIONS, sizes=SIZE
 def record_tasks(session, tasks) -> dict:
     """Run each task once with the default settings; keep prompts, spans and outputs."""
     from ..app.rewrite import build_prompt, lookup_drafter
-    from ..engine.decode import GenConfig, generate
-    from .spec_runs import fence_stop
+    from ..engine.decode import GenConfig
+    from .spec_runs import engine_run, rewrite_budget
 
     target = session.target
     out = {
@@ -117,27 +107,19 @@ def record_tasks(session, tasks) -> dict:
     }
     for task in tasks:
         prompt, spans = build_prompt(session, task.messages, task.prefix, task.pieces)
-        n_src = sum(e - s for s, e, _ in spans)
-        cfg = GenConfig(max_tokens=int(n_src * 1.3) + 64 if task.fence else 256)
-        target.rollback(0)
-        r = generate(
-            target,
-            prompt,
-            cfg,
-            lookup_drafter(target, spans, len(prompt)),
-            on_tokens=fence_stop(target, task.fence),
-            policy=session.policy(cfg.policy),
-        )
+        cfg = GenConfig(max_tokens=rewrite_budget(spans) if task.fence else 256)
+        drafter = lookup_drafter(target, spans, len(prompt))
+        r = engine_run(target, prompt, cfg, drafter, session.policy(cfg.policy), task.fence)
         out["tasks"].append(
             {
                 "kind": task.kind,
                 "name": task.name,
                 "prompt": [int(t) for t in prompt],
                 "spans": [list(s) for s in spans],
-                "output": [int(t) for t in r.tokens],
+                "output": [int(t) for t in r.output],
             }
         )
-        log.info("recorded %s %s: %d tokens", task.kind, task.name, len(r.tokens))
+        log.info("recorded %s %s: %d tokens", task.kind, task.name, r.tokens)
     ids = [t for task in out["tasks"] for t in task["prompt"] + task["output"]]
     out["cost_table"] = measure_costs(target, ids)
     return out

@@ -34,7 +34,7 @@ from ..app.rewrite import build_prompt, lookup_drafter
 from ..app.session import ModelSession, load_session
 from ..engine.decode import GenConfig, generate
 from ..engine.policy import PolicyConfig
-from .spec_runs import fence_cut, fence_stop
+from .spec_runs import fence_cut, fence_stop, rewrite_budget
 from .tasks import Task, load_tasks
 
 log = logging.getLogger(__name__)
@@ -182,11 +182,7 @@ def run_bench(cfg: BenchConfig, progress=None) -> dict:
     results = []
     for ti, task in enumerate(tasks):
         prompt, spans = build_prompt(sess, task.messages, task.prefix, task.pieces)
-        if task.fence is not None:
-            n_src = sum(e - s for s, e, _ in spans)
-            max_tokens = int(n_src * 1.3) + 64
-        else:
-            max_tokens = cfg.max_tokens
+        max_tokens = rewrite_budget(spans) if task.fence is not None else cfg.max_tokens
         runs: dict[str, list[Run]] = {m: [] for m in cfg.modes}
         for rep in range(cfg.repeats):
             for mode in cfg.modes:

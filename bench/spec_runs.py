@@ -1,6 +1,7 @@
 """Shared pieces of the torch-backend and draft-model benchmarks: one run, medians, summary.
 
-Contract: ``engine_run(target, prompt, cfg, drafter, policy, fence)`` runs the
+Contract: ``rewrite_budget(spans)`` is the output cap of a rewrite task;
+``engine_run(target, prompt, cfg, drafter, policy, fence)`` runs the
 specedit engine once from an empty cache and returns a ``Run``; ``task_record``
 reduces several runs per mode to medians, ratios to ``plain`` and greedy
 equality (outputs cut at the closing fence, so a block accepted past the fence
@@ -33,6 +34,11 @@ class Run:
     acceptance: float = 0.0
     by_source: dict = field(default_factory=dict)
     output: list[int] = field(default_factory=list)
+
+
+def rewrite_budget(spans) -> int:
+    """Output tokens a rewrite task may take: 1.3 times its source spans' tokens, plus 64."""
+    return int(sum(e - s for s, e, _ in spans) * 1.3) + 64
 
 
 def fence_stop(target, fence: str | None):

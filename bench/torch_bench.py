@@ -33,7 +33,7 @@ from ..engine.decode import GenConfig
 from ..engine.policy import PolicyConfig
 from ..models.base import StreamDecoder
 from .record import config_from_args, save_record
-from .spec_runs import Run, engine_run, machine, summarise, task_record
+from .spec_runs import Run, engine_run, machine, rewrite_budget, summarise, task_record
 from .tasks import load_tasks
 
 log = logging.getLogger(__name__)
@@ -128,8 +128,7 @@ def run_torch_bench(cfg: TorchBenchConfig, progress=None) -> dict:
         prompt, spans = build_prompt(sess, task.messages, task.prefix, task.pieces)
         max_tokens = cfg.max_tokens
         if task.fence is not None:
-            n_src = sum(e - s for s, e, _ in spans)
-            max_tokens = min(max_tokens, int(n_src * 1.3) + 64)
+            max_tokens = min(max_tokens, rewrite_budget(spans))
         runs: dict[str, list[Run]] = {m: [] for m in cfg.modes}
         for rep in range(cfg.repeats):
             for mode in cfg.modes:
