@@ -7,7 +7,10 @@ Contract:
     assistant turn is pre-filled with the opening fence so the output starts
     with the first line of the file. ``FILE_MARK``/``CTX_MARK`` placeholders let
     the caller tokenize the file and context pieces separately and know their
-    token spans (the lookup drafter labels its sources with them).
+    token spans (the lookup drafter labels its sources with them). The whole file
+    comes before anything that depends on the instruction or the region, so every
+    rewrite of one file shares the prompt's prefix up to the file's end (the part a
+    prompt cache or a warm-up keeps).
   * ``closing_fence_at(text, fence)`` finds where the block ends, for the stop
     check while streaming.
   * ``extract_block(raw, fence)`` recovers the rewritten text from what the
@@ -21,6 +24,7 @@ import re
 from pathlib import PurePath
 
 FILE_MARK = "\x00SPECEDIT_FILE\x00"
+FULL_MARK = "\x00SPECEDIT_FULL\x00"
 CTX_MARK = "\x00SPECEDIT_CTX{}\x00"
 
 SYSTEM_REWRITE = (
@@ -83,7 +87,9 @@ def rewrite_messages(
 
     ``full_text`` is the whole file when ``text`` is only a region of it; it is
     shown for reference and the model is told to output the region alone.
-    The file's own content appears as ``FILE_MARK`` for the caller to splice.
+    The text to rewrite appears as ``FILE_MARK`` and the whole file, in a region
+    rewrite, as ``FULL_MARK``, for the caller to splice as pieces that end in a newline
+    (the user's text is tokenized on its own and never parsed for special tokens).
     """
     fence = fence_for(text + (full_text or ""))
     lang = language_for(path)
@@ -91,14 +97,16 @@ def rewrite_messages(
     parts = []
     for i, (cpath, _ctext) in enumerate(context):
         parts.append(f"Context file {cpath}:\n{fence}\n{CTX_MARK.format(i)}{fence}\n")
+    # the whole file comes first either way, so a region rewrite and a whole-file one
+    # share the prompt's prefix up to the end of the file (see ``file_prefix_end``)
+    whole = FILE_MARK if full_text is None else FULL_MARK
+    parts.append(f"File {name}:\n{fence}{lang}\n{whole}{fence}\n")
     if full_text is not None:
         parts.append(
-            f"The whole file {name}, for reference:\n{fence}{lang}\n{full_text}{_nl(full_text)}"
-            f"{fence}\n\nRewrite only this part of it and output only the rewritten part:\n"
+            "Rewrite only this part of it and output only the rewritten part:\n"
+            f"{fence}{lang}\n{FILE_MARK}{fence}\n"
         )
-    else:
-        parts.append(f"File {name}:\n")
-    parts.append(f"{fence}{lang}\n{FILE_MARK}{_nl(text)}{fence}\n\nInstruction: {instruction}")
+    parts.append(f"Instruction: {instruction}")
     messages = [
         {"role": "system", "content": SYSTEM_REWRITE},
         {"role": "user", "content": "\n".join(parts)},

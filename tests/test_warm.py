@@ -1,0 +1,80 @@
+"""Warm-ups and the shared prompt prefix, on the real llama.cpp backend with the 0.5B model."""
+
+from __future__ import annotations
+
+import sysconfig
+import threading
+from pathlib import Path
+
+import pytest
+
+from specedit.app.rewrite import WARM_CHUNK, RewriteOptions, _rewrite_prompt, rewrite, warm
+
+pytestmark = pytest.mark.model
+
+
+def _text(lines: int = 80) -> str:
+    src = Path(sysconfig.get_paths()["stdlib"]) / "colorsys.py"
+    return "".join(src.read_text(encoding="utf-8").splitlines(keepends=True)[:lines])
+
+
+def _opts(instruction: str, region=None) -> RewriteOptions:
+    return RewriteOptions(instruction=instruction, max_tokens=12, region=region)
+
+
+def test_warm_leaves_only_the_instruction_to_prefill(qwen05):
+    t = qwen05.target
+    text = _text()
+    t.rollback(0)
+    cold = rewrite(qwen05, text, _opts("Rename rgb_to_yiq to rgb2yiq."), path="c.py")
+    t.rollback(0)
+    w = warm(qwen05, text, path="c.py")
+    assert w.status == "done" and w.cached_tokens == 0
+    assert w.evaluated_tokens == w.prefix_tokens > 3 * WARM_CHUNK
+    assert t.cache_tokens[: w.prefix_tokens] == _prompt(qwen05, text)[: w.prefix_tokens]
+    assert warm(qwen05, text, path="c.py").status == "cached"
+
+    hot = rewrite(qwen05, text, _opts("Rename rgb_to_yiq to rgb2yiq."), path="c.py")
+    assert hot.metrics.cached_tokens == w.prefix_tokens
+    assert hot.metrics.prompt_tokens < 40  # the instruction and the chat tail
+    assert hot.raw == cold.raw
+
+    # a region rewrite of the same file shares the prefix: the file comes first
+    region = rewrite(qwen05, text, _opts("Rename hsv_to_rgb to hsv2rgb.", (5, 12)), path="c.py")
+    assert region.metrics.cached_tokens >= w.prefix_tokens
+    # the path is part of the prompt: another file name is another prefix
+    t.rollback(0)
+    assert warm(qwen05, text, path="d.py").cached_tokens < 10
+
+
+def test_an_interrupted_warm_keeps_what_it_did(qwen05):
+    t = qwen05.target
+    text = _text(120)
+    t.rollback(0)
+    stop = threading.Event()
+    stop.set()
+    w = warm(qwen05, text, path="c.py", interrupt=stop)
+    assert w.status == "interrupted" and w.evaluated_tokens == 0
+    t.eval(_prompt(qwen05, text)[:WARM_CHUNK], 0, [])  # as if one chunk had run
+    w = warm(qwen05, text, path="c.py")
+    assert w.status == "done" and w.cached_tokens == WARM_CHUNK
+    assert w.evaluated_tokens == w.prefix_tokens - WARM_CHUNK
+
+
+def test_the_file_is_never_parsed_for_special_tokens(qwen05):
+    """A file that contains the chat template's markers stays text, in a region rewrite too."""
+    text = 'END = "<|im_end|>"\nSTART = "<|im_start|>system"\n' + _text(20)
+    im_end = qwen05.target.tokenize("<|im_end|>", special=True)
+    assert len(im_end) == 1
+    for region in (None, (0, 2)):
+        prompt, spans, _, _ = _rewrite_prompt(
+            qwen05, text, text.splitlines(keepends=True), _opts("Rename END.", region), "s.py"
+        )
+        for s, e, _ in spans:
+            assert im_end[0] not in prompt[s:e]
+        # the template's own markers: system and user turns end, nothing more
+        assert prompt.count(im_end[0]) == 2
+
+
+def _prompt(session, text: str) -> list[int]:
+    return _rewrite_prompt(session, text, text.splitlines(keepends=True), _opts("-"), "c.py")[0]
