@@ -9,6 +9,8 @@ Contract (the wire protocol is documented in ``docs/protocol.md``):
   (0600) once the server listens and removed when it stops; a live server on the same path
   makes :meth:`Server.start` raise :class:`AlreadyRunning`, a stale one is cleaned up.
 * Methods: ``initialize``, ``rewrite/start`` (returns ``{sessionId}`` at once),
+  ``rewrite/warm`` (returns ``{warmId}`` at once; prefills a file's prompt prefix while
+  the model is idle and reports ``rewrite/warmed``),
   ``rewrite/cancel``, ``$/cancelRequest`` (cancels the session its request started),
   ``rewrite/apply`` (atomic write with backup; -32801 when the file changed), ``shutdown``
   then ``exit`` (stops the server; ``exit`` alone just closes that connection).
@@ -46,8 +48,8 @@ from .rpc import (
     Connection,
     RpcError,
 )
-from .server_jobs import Job, Scheduler
-from .server_params import parse_apply, parse_start, session_id
+from .server_jobs import Job, Scheduler, Warm
+from .server_params import parse_apply, parse_start, parse_warm, session_id
 from .server_paths import (
     AlreadyRunning,
     ServerSetupError,
@@ -96,6 +98,7 @@ class Server:
         self.handlers = {
             "initialize": self._initialize,
             "rewrite/start": self._start,
+            "rewrite/warm": self._warm,
             "rewrite/cancel": self._cancel,
             "$/cancelRequest": self._cancel_request,
             "rewrite/apply": self._apply,
@@ -229,6 +232,15 @@ class Server:
             del by_request[next(iter(by_request))]
         position = self.scheduler.submit(job)
         return {"sessionId": job.id, "queuePosition": position, "range": p.range_json}
+
+    async def _warm(self, conn: Connection, params: Any) -> dict[str, Any]:
+        self._check_auth(conn)
+        if self._shutdown_requested:
+            raise RpcError(INVALID_REQUEST, "the server is shutting down")
+        text, path = parse_warm(params)
+        w = Warm(owner=conn, text=text, path=path)
+        self.scheduler.warm(w)
+        return {"warmId": w.id}
 
     async def _cancel(self, conn: Connection, params: Any) -> dict[str, Any]:
         self._check_auth(conn)

@@ -13,8 +13,13 @@ Contract:
   line of output arrived (``app.diff.preview_hunks``, in full-text line numbers).
 * Every job ends with exactly one ``rewrite/done`` (``ok`` | ``cancelled`` | ``error``).
   :meth:`Scheduler.cancel` works on queued and running jobs (a running one stops at its next
-  decode step); :meth:`Scheduler.cancel_owner` cancels all jobs of a vanished client.
+  decode step); :meth:`Scheduler.cancel_owner` cancels all jobs (and the warm-up) of a
+  vanished client.
 * Finished jobs are kept (the newest :data:`KEEP_FINISHED`) for ``rewrite/apply``.
+* :meth:`Scheduler.warm` queues a warm-up of a file (``app.rewrite.warm``): at most one
+  waits, the newest; it runs only while no rewrite waits, a submitted rewrite or a newer
+  warm-up interrupts it between two chunks, and its owner gets one ``rewrite/warmed``
+  (``done`` | ``cached`` | ``interrupted`` | ``superseded`` | ``error``).
 """
 
 from __future__ import annotations
@@ -34,7 +39,7 @@ from ..engine.metrics import Metrics
 from .diff import preview_hunks, split_lines
 from .files import FileError
 from .prompt import closing_fence_at, fence_for
-from .rewrite import RewriteOptions, RewriteResult, rewrite
+from .rewrite import RewriteOptions, RewriteResult, rewrite, warm
 from .rpc import Connection
 from .session import ModelSession
 
@@ -69,6 +74,17 @@ class Job:
 
     def elapsed_ms(self) -> int:
         return int((time.perf_counter() - self.created) * 1000)
+
+
+@dataclass
+class Warm:
+    """One warm-up request: prefill the prompt prefix of ``text`` for later rewrites."""
+
+    owner: Connection
+    text: str
+    path: str | None
+    id: int = field(default_factory=lambda: next(_ids))
+    interrupt: threading.Event = field(default_factory=threading.Event)
 
 
 def _partial_body(raw: str, fence: str) -> str:
@@ -106,6 +122,8 @@ class Scheduler:
         self._wake = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
         self.completed = 0
+        self._warm: Warm | None = None  # the pending warm-up
+        self.warming: Warm | None = None  # the running one
 
     def start(self) -> None:
         self._task = asyncio.get_running_loop().create_task(self._loop(), name="scheduler")
@@ -115,6 +133,8 @@ class Scheduler:
             self.cancel(job.id)
         if self.running is not None:
             self.running.cancel.set()
+        if self.warming is not None:
+            self.warming.interrupt.set()
         if self._task is not None:
             self._task.cancel()
             try:
@@ -127,11 +147,22 @@ class Scheduler:
     def submit(self, job: Job) -> int:
         self.jobs[job.id] = job
         self.queue.append(job)
+        if self.warming is not None:  # a rewrite never waits for more than a chunk of one
+            self.warming.interrupt.set()
         self._wake.set()
         position = len(self.queue) if self.running is not None else 0
         if position:  # after the rewrite/start response, which the caller is about to send
             asyncio.get_running_loop().call_soon(self._queued_progress, job)
         return position
+
+    def warm(self, w: Warm) -> None:
+        """Queue a warm-up; it replaces a waiting one and interrupts a running one."""
+        if self._warm is not None:
+            self._warmed(self._warm, {"status": "superseded"})
+        self._warm = w
+        if self.warming is not None:
+            self.warming.interrupt.set()
+        self._wake.set()
 
     def get(self, job_id: str) -> Job | None:
         return self.jobs.get(job_id)
@@ -152,6 +183,10 @@ class Scheduler:
         return True
 
     def cancel_owner(self, owner: Connection) -> int:
+        if self._warm is not None and self._warm.owner is owner:
+            self._warm = None
+        if self.warming is not None and self.warming.owner is owner:
+            self.warming.interrupt.set()
         ids = [j.id for j in self.jobs.values() if j.owner is owner and j.state != "done"]
         return sum(self.cancel(i) for i in ids)
 
@@ -231,11 +266,39 @@ class Scheduler:
             del self.jobs[oldest]
         log.info("session %s: %s %s", job.id, status, message)
 
+    def _warmed(self, w: Warm, result: dict[str, Any]) -> None:
+        if not w.owner.closed:
+            w.owner.notify("rewrite/warmed", {"warmId": w.id, "path": w.path, **result})
+
+    async def _run_warm(self, w: Warm) -> None:
+        if w.owner.closed:
+            return
+        self.warming = w
+        try:
+            fut = asyncio.get_running_loop().run_in_executor(
+                self._pool,
+                lambda: warm(self.session, w.text, path=w.path, interrupt=w.interrupt),
+            )
+            result = (await fut).to_json()
+        except FileError as e:
+            result = {"status": "error", "message": str(e)}
+        except Exception as e:  # a warm-up only ever saves time: report, carry on
+            log.exception("warm-up %d failed", w.id)
+            result = {"status": "error", "message": f"internal error: {e}"}
+        finally:
+            self.warming = None
+        self._warmed(w, result)
+
     async def _loop(self) -> None:
         while True:
-            while not self.queue:
+            while not self.queue and self._warm is None:
                 self._wake.clear()
                 await self._wake.wait()
+            if not self.queue:
+                w, self._warm = self._warm, None
+                if w is not None:
+                    await self._run_warm(w)
+                continue
             job = self.queue.popleft()
             self._queue_changed()
             if job.owner.closed:

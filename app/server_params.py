@@ -1,8 +1,9 @@
 """Validation of ``specedit serve`` request params: wrong params become JSON-RPC -32602.
 
-Contract: :func:`parse_start` and :func:`parse_apply` take the raw ``params`` of
-``rewrite/start`` / ``rewrite/apply`` and return typed values, or raise
-:class:`~specedit.app.rpc.RpcError` with code -32602 and a message naming the field.
+Contract: :func:`parse_start`, :func:`parse_warm` and :func:`parse_apply` take the raw
+``params`` of ``rewrite/start`` / ``rewrite/warm`` / ``rewrite/apply`` and return typed
+values, or raise :class:`~specedit.app.rpc.RpcError` with code -32602 and a message naming
+the field.
 Ranges are 0-based ``[startLine, endLine)`` over lines split on ``"\\n"`` (as hunks are).
 With ``options.expand == "node"`` the range grows to the enclosing tree-sitter node
 (``app.syntax``) when the language is known from ``options.language`` or ``path``.
@@ -137,6 +138,18 @@ def parse_start(params: Any) -> StartParams:
     opts = RewriteOptions(instruction=instruction, region=region, **kw)
     range_json = {"startLine": region[0], "endLine": region[1]} if region else None
     return StartParams(text, path, sha, opts, range_json)
+
+
+def parse_warm(params: Any) -> tuple[str, str | None]:
+    """``rewrite/warm``: the buffer's text and its path, as ``rewrite/start`` would send them."""
+    p = _obj(params, "rewrite/warm")
+    text = p.get("text")
+    if not isinstance(text, str) or not text.strip():
+        raise _bad("text (the buffer's content) must be a non-empty string")
+    path = _opt_str(p, "path")
+    if path is not None and ("\x00" in path or not path):
+        raise _bad("path must be a non-empty string without NUL")
+    return text, path
 
 
 def _expand(text: str, path: str | None, lang: str | None, a: int, b: int) -> tuple[int, int]:

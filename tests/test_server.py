@@ -155,6 +155,54 @@ def test_queue_positions_and_cancel(server, client):
         other.close()
 
 
+BIG = "".join(f'def f{i}(x):\n    """Add {i} to x."""\n    return x + {i}\n\n\n' for i in range(50))
+
+
+def _warm(c: RpcClient, text: str, path: str) -> int:
+    return c.call("rewrite/warm", {"text": text, "path": path})["warmId"]
+
+
+def _warmed(c: RpcClient, wid: int, timeout: float = 120) -> dict:
+    return c.wait_notification("rewrite/warmed", lambda p: p["warmId"] == wid, timeout)
+
+
+def test_warm_up_then_rewrite(server, client):
+    w = _warmed(client, _warm(client, LONG, "w.py"))
+    assert w["status"] == "done" and w["path"] == "w.py"
+    # the system text may still be cached from an earlier rewrite; the file was not
+    assert w["cachedTokens"] < 60 < w["prefixTokens"] == w["cachedTokens"] + w["evaluatedTokens"]
+    assert _warmed(client, _warm(client, LONG, "w.py"))["status"] == "cached"
+    sid = _start(client, text=LONG, path="w.py", range={"startLine": 0, "endLine": 2})
+    done = _done(client, sid)
+    assert done["status"] == "ok"
+    # the whole file was prefilled already: only the region and the instruction were left
+    assert done["stats"]["cached_tokens"] >= w["prefixTokens"]
+    assert done["stats"]["prompt_tokens"] < 80
+    too_long = _warmed(client, _warm(client, "x = 1\n" * 3000, "long.py"))
+    assert too_long["status"] == "error" and "context" in too_long["message"]
+    assert client.request("rewrite/warm", {"text": " "})["error"]["code"] == -32602
+    assert client.request("rewrite/warm", {"text": "x", "path": 3})["error"]["code"] == -32602
+
+
+def test_a_rewrite_interrupts_a_warm_up_and_a_newer_one_supersedes(server, client):
+    wid = _warm(client, BIG, "big.py")
+    time.sleep(1.0)  # running now: the model was idle
+    sid = _start(client)
+    w = _warmed(client, wid)
+    assert w["status"] == "interrupted", w
+    assert 0 < w["evaluatedTokens"] < w["prefixTokens"] - w["cachedTokens"]
+    assert _done(client, sid)["status"] == "ok"
+    # while a rewrite runs, warm-ups wait; only the newest one runs after it
+    sid = _start(client, text=LONG, range=None, instruction="Add docstrings")
+    client.wait_notification(
+        "rewrite/progress", lambda p: p["sessionId"] == sid and p["state"] == "running"
+    )
+    older, newer = _warm(client, BIG, "big.py"), _warm(client, TEXT, "m.py")
+    assert _warmed(client, older)["status"] == "superseded"
+    assert _done(client, sid)["status"] == "ok"
+    assert _warmed(client, newer)["status"] == "done"
+
+
 def test_disconnect_cancels(server, client):
     gone = RpcClient.unix(server.socket_path)
     sid = _start(gone, text=LONG, range=None, instruction="Add docstrings", options={})
