@@ -73,6 +73,14 @@ local ok, err = xpcall(function()
     end, 20)
   end
   out.original = lines()
+  local on_done = client.handlers['rewrite/done']
+  out.done_stats = {}
+  client.handlers['rewrite/done'] = function(p) table.insert(out.done_stats, p.stats); on_done(p) end
+
+  -- 0: typing the command (then Esc) warms the buffer up
+  vim.api.nvim_feedkeys(vim.api.nvim_replace_termcodes(':1,2SpeceditRew<Esc>', true, false, true), 'tx', false)
+  vim.wait(120000, function() return sp.warmed ~= nil end, 20)
+  out.warmed = sp.warmed
 
   -- 1: rewrite lines 1-2, look at the inline diff, accept all, undo once
   vim.cmd('1,2SpeceditRewrite Rename the function add to plus')
@@ -151,6 +159,9 @@ def test_rewrite_accept_reject_cancel(qwen05, tmp_path):
         took = time.monotonic() - t
     original = TEXT.splitlines()
     assert out["original"] == original
+    # typing :SpeceditRewrite warmed the buffer up; the rewrite prefilled only what follows
+    assert out["warmed"]["status"] == "done" and out["warmed"]["path"] == str(f)
+    assert out["done_stats"][0]["cached_tokens"] >= out["warmed"]["prefixTokens"] > 0
     assert out["review1"] == "review", out["notes"]
     assert out["proposed"][0] == "def plus(a, b):" and out["proposed"][1:] == original[1:]
     assert "def add(a, b):" in out["virt_lines"]  # the deleted line, shown virtually

@@ -26,3 +26,26 @@ cmd('SpeceditReject', 'reject', { desc = 'specedit: reject the hunk under the cu
 cmd('SpeceditAcceptAll', 'accept_all', { desc = 'specedit: accept every hunk' })
 cmd('SpeceditRejectAll', 'reject_all', { desc = 'specedit: reject every hunk' })
 cmd('SpeceditStatus', 'status', { desc = 'specedit: show the connection and rewrite state' })
+cmd('SpeceditWarm', 'warm_command', { desc = 'specedit: have the server read this buffer now' })
+
+-- warm-ups (rewrite/warm): while :SpeceditRewrite is being typed, and on entering a buffer
+-- while connected; require('specedit').setup({ warm = false }) turns both off
+local group = vim.api.nvim_create_augroup('specedit', { clear = true })
+vim.api.nvim_create_autocmd('CmdlineChanged', {
+  group = group,
+  pattern = ':',
+  callback = function()
+    local line = vim.fn.getcmdline()
+    if line:find('SpeceditR', 1, true) then
+      require('specedit').on_cmdline(line)
+    end
+  end,
+})
+vim.api.nvim_create_autocmd('BufEnter', {
+  group = group,
+  callback = function(a)
+    if package.loaded['specedit'] then
+      require('specedit').warm(a.buf, false)
+    end
+  end,
+})

@@ -6,6 +6,9 @@
  *  - `SpeceditClient.connect(socketPath)` opens a vscode-jsonrpc connection (LSP framing)
  *    over `net.createConnection(socketPath)`; `initialize`, `rewrite`, `cancel`, `apply`
  *    and `shutdown` map 1:1 to the methods in docs/protocol.md.
+ *  - `warm({text, path})` asks the server to prefill the prompt prefix every rewrite of that
+ *    buffer shares (while the user types the instruction); it resolves with the
+ *    `rewrite/warmed` params (status done | cached | interrupted | superseded | error).
  *  - `rewrite()` returns a `RewriteHandle` whose `done` promise settles with the
  *    `rewrite/done` params; progress and previews of that session go to its handlers.
  *    Notifications that arrive before `rewrite/start` has answered are replayed.
@@ -100,6 +103,22 @@ export interface Done {
   hunks: Hunk[];
   validation: Validation | null;
   stats: Record<string, unknown>;
+}
+
+export interface WarmParams {
+  text: string;
+  path?: string;
+}
+
+export interface Warmed {
+  warmId: number;
+  path: string | null;
+  status: 'done' | 'cached' | 'interrupted' | 'superseded' | 'error';
+  message?: string;
+  prefixTokens?: number;
+  cachedTokens?: number;
+  evaluatedTokens?: number;
+  ms?: number;
 }
 
 export interface InitializeResult {
@@ -223,6 +242,8 @@ interface SessionRoute extends RewriteHandlers {
 export class SpeceditClient {
   private sessions = new Map<string, SessionRoute>();
   private early = new Map<string, Array<[string, unknown]>>();
+  private warms = new Map<number, (w: Warmed) => void>();
+  private earlyWarms = new Map<number, Warmed>();
   private closed = false;
   private closeListeners: Array<() => void> = [];
 
@@ -233,6 +254,15 @@ export class SpeceditClient {
     connection.onNotification('rewrite/progress', (p: Progress) => this.route('rewrite/progress', p));
     connection.onNotification('rewrite/preview', (p: Preview) => this.route('rewrite/preview', p));
     connection.onNotification('rewrite/done', (p: Done) => this.route('rewrite/done', p));
+    connection.onNotification('rewrite/warmed', (w: Warmed) => {
+      const resolve = this.warms.get(w.warmId);
+      if (resolve) {
+        this.warms.delete(w.warmId);
+        resolve(w);
+      } else {
+        this.earlyWarms.set(w.warmId, w);
+      }
+    });
     connection.onClose(() => this.onClosed());
     connection.listen();
   }
@@ -308,6 +338,17 @@ export class SpeceditClient {
     return { started, done, cancel };
   }
 
+  /** Prefill the prompt prefix of `params.text` on the server; see docs/protocol.md. */
+  async warm(params: WarmParams): Promise<Warmed> {
+    const { warmId } = await this.connection.sendRequest<{ warmId: number }>('rewrite/warm', params);
+    const early = this.earlyWarms.get(warmId);
+    if (early) {
+      this.earlyWarms.delete(warmId);
+      return early;
+    }
+    return new Promise<Warmed>((resolve) => this.warms.set(warmId, resolve));
+  }
+
   async cancel(sessionId: string): Promise<boolean> {
     const res = await this.connection.sendRequest<{ cancelled: boolean }>('rewrite/cancel', { sessionId });
     return res.cancelled;
@@ -368,6 +409,10 @@ export class SpeceditClient {
       });
     }
     this.sessions.clear();
+    for (const [id, resolve] of this.warms) {
+      resolve({ warmId: id, path: null, status: 'error', message: 'the connection to the server was lost' });
+    }
+    this.warms.clear();
     for (const l of this.closeListeners) {
       l();
     }

@@ -39,6 +39,7 @@ function settings() {
     command: c.get<string[]>('command') ?? ['specedit', 'serve'],
     autoStart: c.get<boolean>('autoStart') ?? true,
     maxTokens: c.get<number | null>('maxTokens') ?? null,
+    warm: c.get<boolean>('warm') ?? true,
   };
 }
 
@@ -112,12 +113,29 @@ function proposedText(r: Review): string {
   return applyHunks(r.text, r.hunks, ids);
 }
 
+/**
+ * Have the server prefill the prompt prefix of `doc` (see rewrite/warm in docs/protocol.md):
+ * on 2 CPU cores a 200-line file takes the 1.5B model ~20 s, which then overlaps with typing
+ * the instruction. `connect`: also connect (or start the server) when not connected yet.
+ */
+function warmDocument(doc: vscode.TextDocument, connect: boolean): void {
+  const text = normalizeEol(doc.getText());
+  if (!settings().warm || !text.trim() || (!connect && (!client || client.isClosed))) {
+    return;
+  }
+  const path = doc.uri.scheme === 'file' ? doc.uri.fsPath : undefined;
+  void getClient()
+    .then((c) => c.warm({ text, path }))
+    .catch(() => undefined); // a warm-up only saves time; the rewrite reports errors
+}
+
 async function rewrite(selectionOnly: boolean): Promise<void> {
   const editor = vscode.window.activeTextEditor;
   if (!editor) {
     void vscode.window.showWarningMessage('specedit: open a file first');
     return;
   }
+  warmDocument(editor.document, true);
   const instruction = await vscode.window.showInputBox({
     prompt: selectionOnly ? 'specedit: how should the selection change?' : 'specedit: how should the file change?',
     placeHolder: 'e.g. Rename Inventory to Stock and add docstrings',
@@ -308,6 +326,11 @@ export function activate(context: vscode.ExtensionContext): void {
         return vscode.commands.executeCommand('vscode.diff', r.uri, proposedUri(r.uri), 'specedit: proposed');
       }
       return undefined;
+    }),
+    vscode.window.onDidChangeActiveTextEditor((e) => {
+      if (e && (e.document.uri.scheme === 'file' || e.document.uri.scheme === 'untitled')) {
+        warmDocument(e.document, false);
+      }
     }),
     proposedChanged,
     lensesChanged,

@@ -170,6 +170,18 @@ describe('against specedit serve', { timeout: 600_000 }, () => {
     await assert.rejects(client.apply(started.sessionId, file), (err: unknown) => isContentModified(err));
   });
 
+  test('a warm-up leaves only the range and the instruction to prefill', async () => {
+    const text = TEXT.repeat(8);
+    const w = await client.warm({ text, path: 'w.py' });
+    assert.equal(w.status, 'done', w.message ?? '');
+    assert.ok((w.prefixTokens ?? 0) > 100);
+    assert.equal((await client.warm({ text, path: 'w.py' })).status, 'cached');
+    const done = await client.rewrite({ text, instruction: INSTRUCTION, path: 'w.py', range: RANGE, options: { maxTokens: 8 } }).done;
+    assert.equal(done.status, 'ok', done.message);
+    assert.ok((done.stats.cached_tokens as number) >= (w.prefixTokens ?? 0));
+    await assert.rejects(client.warm({ text: ' ' }), (err: unknown) => errorCode(err) === -32602);
+  });
+
   test('cancel a running rewrite', async () => {
     const handle = client.rewrite({ text: TEXT, instruction: 'Add a docstring to every function', path: 'm.py' });
     await handle.started;

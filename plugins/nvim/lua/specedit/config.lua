@@ -26,6 +26,9 @@ M.defaults = {
   },
   -- show progress as virtual text at the first line of the rewritten range
   progress_virt_text = true,
+  -- have the server prefill the buffer (rewrite/warm) while you type :SpeceditRewrite,
+  -- and when you enter a buffer while connected: the rewrite then prefills only the instruction
+  warm = true,
 }
 
 M.options = vim.deepcopy(M.defaults)

@@ -2,7 +2,9 @@
 --- review the hunks inline and accept or reject them (one undo step per review).
 ---
 --- Commands: :[range]SpeceditRewrite {instruction}, :SpeceditCancel, :SpeceditAccept,
---- :SpeceditReject, :SpeceditAcceptAll, :SpeceditRejectAll, :SpeceditStatus.
+--- :SpeceditReject, :SpeceditAcceptAll, :SpeceditRejectAll, :SpeceditWarm, :SpeceditStatus.
+--- Warm-ups: typing :SpeceditRewrite (CmdlineChanged) or entering a buffer while connected
+--- sends rewrite/warm, so the server reads the file while the instruction is being typed.
 --- Statusline: require('specedit').statusline().
 local M = {}
 
@@ -12,6 +14,8 @@ local client = require('specedit.client')
 local review = require('specedit.review')
 
 M.buffers = {} ---@type table<integer, table> per-buffer state
+M.warmed = nil ---@type table? the last rewrite/warmed params
+local last_warm = nil ---@type string? buffer and changedtick of the last warm-up sent
 local by_session = {} ---@type table<string, integer> sessionId -> buffer
 
 --- JSON null arrives as vim.NIL (truthy): map it to nil.
@@ -171,12 +175,63 @@ client.handlers['rewrite/done'] = function(p)
   vim.cmd('redrawstatus')
 end
 
+client.handlers['rewrite/warmed'] = function(p)
+  M.warmed = p
+end
+
 client.handlers['$/disconnected'] = function()
+  last_warm = nil
   for buf, st in pairs(M.buffers) do
     if st.phase ~= 'review' then
       clear(buf)
       vim.notify('specedit: the server went away', vim.log.levels.WARN)
     end
+  end
+end
+
+--- The buffer's text as rewrite/start sends it, and its name.
+local function buffer_text(buf)
+  local text = table.concat(api.nvim_buf_get_lines(buf, 0, -1, false), '\n')
+  if vim.bo[buf].eol or vim.bo[buf].fixeol then
+    text = text .. '\n'
+  end
+  return text, api.nvim_buf_get_name(buf)
+end
+
+--- Have the server prefill the prompt prefix of `buf` (rewrite/warm). `connect`: also connect
+--- (or start the server) when not connected. The same buffer version is sent once in a row.
+function M.warm(buf, connect)
+  buf = (buf == nil or buf == 0) and api.nvim_get_current_buf() or buf
+  if not config.options.warm or not api.nvim_buf_is_loaded(buf) or vim.bo[buf].buftype ~= '' then
+    return
+  end
+  if not connect and not (client.client and not client.client.is_closing()) then
+    return
+  end
+  local key = buf .. ':' .. api.nvim_buf_get_changedtick(buf)
+  if key == last_warm then
+    return
+  end
+  local text, name = buffer_text(buf)
+  if not text:match('%S') then
+    return
+  end
+  last_warm = key
+  client.request('rewrite/warm', { text = text, path = name ~= '' and name or nil }, function(err)
+    if err and last_warm == key then
+      last_warm = nil
+    end
+  end)
+end
+
+function M.warm_command()
+  M.warm(0, true)
+end
+
+--- CmdlineChanged: warm the current buffer up once the command line reads SpeceditR(ewrite).
+function M.on_cmdline(line)
+  if line:match("^[%s%d,.;'<>$%%+%-]*SpeceditR") then
+    M.warm(0, true)
   end
 end
 
@@ -191,12 +246,7 @@ function M.rewrite(instruction, range, buf)
   if old then
     clear(buf)
   end
-  local lines = api.nvim_buf_get_lines(buf, 0, -1, false)
-  local text = table.concat(lines, '\n')
-  if vim.bo[buf].eol or vim.bo[buf].fixeol then
-    text = text .. '\n'
-  end
-  local name = api.nvim_buf_get_name(buf)
+  local text, name = buffer_text(buf)
   local st = { phase = 'connecting', anchor_row = range and range[1] or 0, tick = api.nvim_buf_get_changedtick(buf) }
   M.buffers[buf] = st
   show_progress(buf)
@@ -319,6 +369,11 @@ function M.status()
       or 'server: not connected',
     M.progress_text(0),
   }
+  local w = M.warmed
+  if w then
+    table.insert(lines, ('last warm-up: %s, %s (%s tokens, %s ms)'):format(
+      w.path or '?', w.status, w.evaluatedTokens or 0, w.ms or 0))
+  end
   vim.notify(table.concat(lines, '\n'), vim.log.levels.INFO)
 end
 
