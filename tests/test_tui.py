@@ -341,6 +341,27 @@ def test_end_to_end_rewrite_review_write_undo(workdir, qwen05, monkeypatch):
 
 
 @pytest.mark.model
+def test_typing_the_instruction_warms_the_model_up(workdir, qwen05):
+    async def run() -> None:
+        qwen05.target.rollback(0)
+        app = app_for(session=qwen05)
+        async with app.run_test(size=SIZE) as pilot:
+            screen = app.screen
+            await pilot.press("R")
+            await wait_for(pilot, lambda: screen.warm_result is not None, timeout=60)
+            w = screen.warm_result
+            assert w.status == "done" and w.evaluated_tokens == w.prefix_tokens
+            await pilot.press(*"ename the function average to mean.", "enter")
+            await wait_for(pilot, lambda: screen.mode != "generating")
+            assert screen.mode == "review", notes(app)
+            # only the instruction was left to prefill
+            assert screen.live.metrics.cached_tokens >= w.prefix_tokens
+            assert screen.live.metrics.prompt_tokens < 40
+
+    asyncio.run(run())
+
+
+@pytest.mark.model
 def test_conflict_during_generation_then_rerun_and_cancel(workdir, qwen05, monkeypatch):
     changed = STATS.replace("prices", "values")
     _slowed(qwen05.target, monkeypatch)

@@ -6,12 +6,16 @@ worker streams into a :class:`~..live.LiveRun`; an 8 Hz timer renders the live d
 the status bar from it, so the engine never waits on the UI. Esc cancels (the file is
 untouched and the partial output stays visible). A finished rewrite opens hunk-by-hunk
 review; writing, undo, saving, reloading and conflicts are in :class:`FileOps`.
+Typing in the instruction line first warms the model up on the file
+(``app.rewrite.warm``, once per version of the text and context): it reads the file while
+the instruction is typed, and the rewrite, which interrupts it, prefills only the rest.
 """
 
 from __future__ import annotations
 
 import logging
 import os
+import threading
 import time
 
 from textual import on, work
@@ -25,7 +29,7 @@ from textual.widgets import ContentSwitcher, Footer, Input, Label, TextArea
 
 from ....models.base import ModelError
 from ...files import FileError, SourceFile
-from ...rewrite import RewriteOptions, rewrite
+from ...rewrite import RewriteOptions, WarmResult, rewrite, warm
 from ...session import ModelSession
 from ...syntax import enclosing_node_range, language_for_path
 from ..live import LiveRun
@@ -97,6 +101,9 @@ class EditorScreen(ReviewOps, FileOps, Screen):
         self.ui_timer: Timer | None = None
         self._scope_timer: Timer | None = None
         self._shown: object = None
+        self._warm_key: tuple | None = None
+        self._warm_stop: threading.Event | None = None
+        self.warm_result: WarmResult | None = None
         self._last_calls, self._last_tick = -1, 0.0
         self._watch = watch
         self.watcher: FileWatcher | None = None
@@ -132,6 +139,8 @@ class EditorScreen(ReviewOps, FileOps, Screen):
             self.watcher.start()
 
     def on_unmount(self) -> None:
+        if self._warm_stop is not None:
+            self._warm_stop.set()
         if self.watcher is not None:
             self.watcher.stop()
         if self.live is not None:
@@ -236,6 +245,33 @@ class EditorScreen(ReviewOps, FileOps, Screen):
                 self._scope_timer.stop()
             self._scope_timer = self.set_timer(0.2, self._scope_label)
 
+    @on(Input.Changed, "#instruction")
+    def _maybe_warm(self) -> None:
+        """Warm the model up on this version of the file while the instruction is typed."""
+        session: ModelSession | None = getattr(self.app, "session", None)
+        if session is None or self.mode != "edit":
+            return
+        text = self.editor.text
+        key = (id(session), self.shown_path, hash(text), tuple(self.context))
+        if key == self._warm_key or not text.strip():
+            return
+        self._warm_key = key
+        if self._warm_stop is not None:
+            self._warm_stop.set()
+        self._warm_stop = threading.Event()
+        self._run_warm(session, text, tuple(self.context), self._warm_stop)
+
+    @work(thread=True, group="warm", exit_on_error=False)
+    def _run_warm(self, session: ModelSession, text: str, context: tuple, stop) -> None:
+        try:
+            self.warm_result = warm(
+                session, text, path=self.shown_path, context=context, interrupt=stop
+            )
+        except (FileError, ModelError, ValueError) as exc:  # the rewrite will say it too
+            log.info("warm-up skipped: %s", exc)
+        except Exception:  # a warm-up only ever saves time
+            log.exception("warm-up failed")
+
     @on(Input.Submitted, "#instruction")
     def _submitted(self, event: Input.Submitted) -> None:
         instruction = event.value.strip()
@@ -265,6 +301,8 @@ class EditorScreen(ReviewOps, FileOps, Screen):
         self.set_banner("")
         self.diff.set_rows(diff_rows(text, []), frontier=0)
         self.mode = "generating"
+        if self._warm_stop is not None:  # the rewrite waits at most one chunk of it
+            self._warm_stop.set()
         self._run_rewrite(session, text, opts, self.live)
         return True
 
