@@ -11,9 +11,13 @@ check, cost-curve level), ``prefill``, ``decode``, ``rest`` (prompt building,
 extraction, hunks and diff) and ``process`` (wall minus the command's own
 total: interpreter start, imports, exit).
 
-Two cases: ``cold`` (``--no-prompt-cache``: the whole prompt is prefilled) and
+Three cases: ``cold`` (``--no-prompt-cache``: the whole prompt is prefilled),
 ``warm`` (the file's prefix state saved on disk by an earlier run with the same
-file, as after a first edit: only the instruction is prefilled). Runs use a
+file, as after a first edit: only the instruction is prefilled), and ``editor``:
+a loaded model (as in ``specedit serve`` or the terminal app) whose cache holds
+another file, warmed up on this one (``app.rewrite.warm``) for ``--typing``
+seconds while the user types the instruction; ``wall`` is then the wait after
+Enter, including the warm-up's last chunk. Runs use a
 scratch state directory (with the user's model checks copied in), so the
 user's prompt cache is neither used nor filled. It also checks the edit: the
 diff should change one line. A JSON record goes to ``bench/results``.
@@ -30,6 +34,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -70,9 +75,47 @@ def _cli(path: Path, model: str, extra: list[str], env: dict) -> dict:
         "generated_tokens": st["generated_tokens"],
         "decode_tps": st["decode_tps"],
         "tokens_per_call": st["tokens_per_call"],
-        "changed_lines": sum(
-            1 for ln in out["diff"].splitlines() if ln.startswith("+") and not ln.startswith("+++")
-        ),
+        "changed_lines": _added_lines(out["diff"]),
+    }
+
+
+def _added_lines(diff: str) -> int:
+    return sum(1 for ln in diff.splitlines() if ln.startswith("+") and not ln.startswith("+++"))
+
+
+def _editor(session, path: Path, typing_s: float) -> dict:
+    """The editor case: warm up for ``typing_s`` seconds, then rewrite (interrupting it)."""
+    from ..app.rewrite import RewriteOptions, rewrite, warm
+
+    text = path.read_text(encoding="utf-8")
+    session.target.rollback(0)  # the cache held another file
+    stop, warmed = threading.Event(), []
+    th = threading.Thread(
+        target=lambda: warmed.append(warm(session, text, path=path.name, interrupt=stop))
+    )
+    th.start()
+    time.sleep(typing_s)
+    stop.set()  # Enter: the rewrite waits for the warm-up's current chunk at most
+    t = time.perf_counter()
+    res = rewrite(session, text, RewriteOptions(instruction=INSTRUCTION), path=path.name)
+    wall = time.perf_counter() - t
+    th.join()
+    m = res.metrics
+    return {
+        "wall": wall,
+        "model_load": 0.0,
+        "prefill": m.prefill_s,
+        "decode": m.decode_s,
+        "rest": max(wall - m.prefill_s - m.decode_s, 0.0),
+        "process": 0.0,
+        "prompt_tokens": m.prompt_tokens,
+        "cached_tokens": m.cached_tokens,
+        "generated_tokens": m.generated_tokens,
+        "decode_tps": m.decode_tps,
+        "tokens_per_call": m.tokens_per_call,
+        "changed_lines": _added_lines(res.diff),
+        "warm_tokens": warmed[0].evaluated_tokens,
+        "warm_status": warmed[0].status,
     }
 
 
@@ -89,10 +132,15 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--model", default="qwen2.5-coder-1.5b")
     ap.add_argument("--lines", type=int, default=200)
     ap.add_argument("-r", "--repeats", type=int, default=3)
+    ap.add_argument(
+        "--typing", type=float, default=10.0, help="seconds spent typing the instruction"
+    )
     ap.add_argument("--out", default="bench/results")
     a = ap.parse_args(argv)
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
-    cases: dict[str, list[dict]] = {"cold": [], "warm": []}
+    from ..app.session import load_session
+
+    cases: dict[str, list[dict]] = {"cold": [], "warm": [], "editor": []}
     imports = []
     with tempfile.TemporaryDirectory() as tmp:
         path = _file(a.lines, Path(tmp))
@@ -108,25 +156,41 @@ def main(argv: list[str] | None = None) -> int:
             imports.append(_import_s())
             cases["cold"].append(_cli(path, a.model, ["--no-prompt-cache"], env))
             cases["warm"].append(_cli(path, a.model, [], env))
+        session = load_session(a.model)
+        try:
+            for _ in range(a.repeats):
+                cases["editor"].append(_editor(session, path, a.typing))
+        finally:
+            session.target.close()
     record = {
         "model": a.model,
         "lines": a.lines,
         "instruction": INSTRUCTION,
+        "typing_s": a.typing,
         "import_s": statistics.median(imports),
         "medians": {
-            c: {k: round(statistics.median(r[k] for r in rs), 3) for k in rs[0]}
+            c: {
+                k: round(statistics.median(r[k] for r in rs), 3)
+                for k in rs[0]
+                if not isinstance(rs[0][k], str)
+            }
             for c, rs in cases.items()
         },
         "runs": cases,
     }
     out = save_record(record, a.out, "latency")
     parts = ("wall", "process", "model_load", "prefill", "decode", "rest")
-    sys.stdout.write(f"{'':>12}{'cold':>10}{'warm':>10}   (medians of {a.repeats}, seconds)\n")
+    head = "".join(f"{c:>10}" for c in cases)
+    sys.stdout.write(f"{'':>12}{head}   (medians of {a.repeats}, seconds)\n")
     for k in parts:
-        c, w = record["medians"]["cold"][k], record["medians"]["warm"][k]
-        sys.stdout.write(f"{k:>12}{c:10.3f}{w:10.3f}\n")
+        row = "".join(f"{record['medians'][c][k]:10.3f}" for c in cases)
+        sys.stdout.write(f"{k:>12}{row}\n")
     sys.stdout.write(f"{'import':>12}{record['import_s']:10.3f}   (inside process)\n")
-    for c in ("cold", "warm"):
+    sys.stdout.write(
+        f"editor: warmed up for {a.typing:.0f} s while typing, "
+        f"{record['medians']['editor']['warm_tokens']:.0f} tokens read before Enter\n"
+    )
+    for c in cases:
         m = record["medians"][c]
         sys.stdout.write(
             f"{c}: {m['prompt_tokens']:.0f} prompt tokens prefilled ({m['cached_tokens']:.0f} "
