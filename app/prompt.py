@@ -100,7 +100,8 @@ def rewrite_messages(
     # the whole file comes first either way, so a region rewrite and a whole-file one
     # share the prompt's prefix up to the end of the file (see ``file_prefix_end``)
     whole = FILE_MARK if full_text is None else FULL_MARK
-    parts.append(f"File {name}:\n{fence}{lang}\n{whole}{fence}\n")
+    parts.append(f"File {name}:\n")
+    parts.append(f"{fence}{lang}\n{whole}{fence}\n")
     if full_text is not None:
         parts.append(
             "Rewrite only this part of it and output only the rewritten part:\n"
