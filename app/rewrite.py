@@ -338,7 +338,7 @@ class WarmResult:
     prefix_tokens: int
     """Length of the prompt prefix every rewrite of the file starts with."""
     cached_tokens: int
-    """How much of it was cached (or restored from the disk cache) before."""
+    """How much of it the KV cache held already (the system text, or all of it)."""
     evaluated_tokens: int
     seconds: float
 
@@ -366,7 +366,7 @@ def warm(
     two when ``interrupt`` is set (what was done stays cached)."""
     t = time.perf_counter()
     opts = RewriteOptions(instruction="-", context=tuple(context))
-    prompt, spans, _, part = _rewrite_prompt(session, text, split_lines(text), opts, path)
+    prompt, spans, _, _ = _rewrite_prompt(session, text, split_lines(text), opts, path)
     n_part = sum(e - s for s, e, lab in spans if lab == "file")
     _check_fits(session, len(prompt), n_part, path or "the text")
     keep = _prefix_end(spans)
