@@ -17,7 +17,9 @@ file, as after a first edit: only the instruction is prefilled), and ``editor``:
 a loaded model (as in ``specedit serve`` or the terminal app) whose cache holds
 another file, warmed up on this one (``app.rewrite.warm``) for ``--typing``
 seconds while the user types the instruction; ``wall`` is then the wait after
-Enter, including the warm-up's last chunk. Runs use a
+Enter, including the warm-up's last chunk. ``region`` is the editor case with the
+range an editor sends for the cursor's definition (``expand: node``): only
+``TextWrapper.__init__`` is rewritten. Runs use a
 scratch state directory (with the user's model checks copied in), so the
 user's prompt cache is neither used nor filled. It also checks the edit: the
 diff should change one line. A JSON record goes to ``bench/results``.
@@ -83,11 +85,22 @@ def _added_lines(diff: str) -> int:
     return sum(1 for ln in diff.splitlines() if ln.startswith("+") and not ln.startswith("+++"))
 
 
-def _editor(session, path: Path, typing_s: float) -> dict:
-    """The editor case: warm up for ``typing_s`` seconds, then rewrite (interrupting it)."""
+def _target_region(text: str) -> tuple[int, int]:
+    """The definition around the line the instruction changes (``width=70`` in __init__),
+    as an editor's range with ``expand: node`` gives it."""
+    from ..app.syntax import enclosing_node_range
+
+    line = next(i for i, ln in enumerate(text.splitlines()) if "width=70" in ln)
+    return enclosing_node_range(text, "python", line, line + 1)
+
+
+def _editor(session, path: Path, typing_s: float, region: bool = False) -> dict:
+    """The editor case: warm up for ``typing_s`` seconds, then rewrite (interrupting it);
+    ``region``: only the enclosing definition, the rest of the file stays as it is."""
     from ..app.rewrite import RewriteOptions, rewrite, warm
 
     text = path.read_text(encoding="utf-8")
+    opts = RewriteOptions(instruction=INSTRUCTION, region=_target_region(text) if region else None)
     session.target.rollback(0)  # the cache held another file
     stop, warmed = threading.Event(), []
     th = threading.Thread(
@@ -97,7 +110,7 @@ def _editor(session, path: Path, typing_s: float) -> dict:
     time.sleep(typing_s)
     stop.set()  # Enter: the rewrite waits for the warm-up's current chunk at most
     t = time.perf_counter()
-    res = rewrite(session, text, RewriteOptions(instruction=INSTRUCTION), path=path.name)
+    res = rewrite(session, text, opts, path=path.name)
     wall = time.perf_counter() - t
     th.join()
     m = res.metrics
@@ -140,7 +153,7 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
     from ..app.session import load_session
 
-    cases: dict[str, list[dict]] = {"cold": [], "warm": [], "editor": []}
+    cases: dict[str, list[dict]] = {"cold": [], "warm": [], "editor": [], "region": []}
     imports = []
     with tempfile.TemporaryDirectory() as tmp:
         path = _file(a.lines, Path(tmp))
@@ -160,6 +173,7 @@ def main(argv: list[str] | None = None) -> int:
         try:
             for _ in range(a.repeats):
                 cases["editor"].append(_editor(session, path, a.typing))
+                cases["region"].append(_editor(session, path, a.typing, region=True))
         finally:
             session.target.close()
     record = {
