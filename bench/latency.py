@@ -85,13 +85,13 @@ def _added_lines(diff: str) -> int:
     return sum(1 for ln in diff.splitlines() if ln.startswith("+") and not ln.startswith("+++"))
 
 
-def _target_region(text: str) -> tuple[int, int]:
+def _target_region(text: str) -> tuple[int, int] | None:
     """The definition around the line the instruction changes (``width=70`` in __init__),
-    as an editor's range with ``expand: node`` gives it."""
+    as an editor's range with ``expand: node`` gives it; None if the excerpt stops before."""
     from ..app.syntax import enclosing_node_range
 
-    line = next(i for i, ln in enumerate(text.splitlines()) if "width=70" in ln)
-    return enclosing_node_range(text, "python", line, line + 1)
+    lines = [i for i, ln in enumerate(text.splitlines()) if "width=70" in ln]
+    return enclosing_node_range(text, "python", lines[0], lines[0] + 1) if lines else None
 
 
 def _editor(session, path: Path, typing_s: float, region: bool = False) -> dict:
@@ -171,9 +171,14 @@ def main(argv: list[str] | None = None) -> int:
             cases["warm"].append(_cli(path, a.model, [], env))
         session = load_session(a.model)
         try:
+            region = _target_region(path.read_text(encoding="utf-8")) is not None
+            if not region:
+                log.warning("the excerpt ends before TextWrapper.__init__: no region case")
+                del cases["region"]
             for _ in range(a.repeats):
                 cases["editor"].append(_editor(session, path, a.typing))
-                cases["region"].append(_editor(session, path, a.typing, region=True))
+                if region:
+                    cases["region"].append(_editor(session, path, a.typing, region=True))
         finally:
             session.target.close()
     record = {

@@ -55,16 +55,20 @@ def test_specedit_bench_side_by_side(qwen05_path, tmp_path, capsys, monkeypatch)
 def test_latency_bench_reports_each_part(qwen05_path, tmp_path, capsys):
     rc = main(  # through the command line, as a user runs it
         ["bench", "latency", "--model", str(qwen05_path), "--lines", "40", "-r", "1"]
-        + ["--out", str(tmp_path)]
+        + ["--typing", "1", "--out", str(tmp_path)]
     )
     assert rc == 0
     rec = json.loads(next(tmp_path.glob("latency-*.json")).read_text())
     cold, warm = rec["medians"]["cold"], rec["medians"]["warm"]
+    editor = rec["medians"]["editor"]
     for part in ("wall", "model_load", "prefill", "decode", "rest", "process"):
-        assert cold[part] >= 0 and warm[part] >= 0
+        assert cold[part] >= 0 and warm[part] >= 0 and editor[part] >= 0
     assert cold["cached_tokens"] == 0
     assert warm["cached_tokens"] > 0  # the file's prefix came from the prompt cache
     assert warm["prompt_tokens"] < cold["prompt_tokens"]
+    # one second of warm-up read part of the file before the rewrite started
+    assert editor["warm_tokens"] > 0 and editor["cached_tokens"] >= editor["warm_tokens"]
+    assert "region" not in rec["medians"]  # 40 lines stop before TextWrapper.__init__
     assert "prefill" in capsys.readouterr().out
 
 
