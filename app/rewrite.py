@@ -358,18 +358,22 @@ def warm(
     *,
     path: str | None = None,
     context: tuple[tuple[str, str], ...] = (),
+    region: tuple[int, int] | None = None,
     interrupt: threading.Event | None = None,
 ) -> WarmResult:
     """Prefill the prompt prefix every rewrite of ``text`` shares (system text, context
     files, the whole file), so that the next rewrite of it, whole or a region, prefills
-    only its instruction. Runs in calls of :data:`WARM_CHUNK` tokens and stops between
-    two when ``interrupt`` is set (what was done stays cached)."""
+    only its instruction. With ``region`` the prefix goes on through that region's lines,
+    for a rewrite of that region. Runs in calls of :data:`WARM_CHUNK` tokens and stops
+    between two when ``interrupt`` is set (what was done stays cached)."""
     t = time.perf_counter()
-    opts = RewriteOptions(instruction="-", context=tuple(context))
+    opts = RewriteOptions(instruction="-", context=tuple(context), region=region)
     prompt, spans, _, _ = _rewrite_prompt(session, text, split_lines(text), opts, path)
     n_part = sum(e - s for s, e, lab in spans if lab == "file")
     _check_fits(session, len(prompt), n_part, path or "the text")
     keep = _prefix_end(spans)
+    if region is not None:  # the region's lines come right after the whole file
+        keep = max(e for _, e, lab in spans if lab == "file")
     with session.lock:
         target = session.target
         have = _shared_prefix(getattr(target, "cache_tokens", []), prompt[:keep])

@@ -237,8 +237,8 @@ class Server:
         self._check_auth(conn)
         if self._shutdown_requested:
             raise RpcError(INVALID_REQUEST, "the server is shutting down")
-        text, path = parse_warm(params)
-        w = Warm(owner=conn, text=text, path=path)
+        text, path, region = parse_warm(params)
+        w = Warm(owner=conn, text=text, path=path, region=region)
         self.scheduler.warm(w)
         return {"warmId": w.id}
 

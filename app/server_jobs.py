@@ -83,6 +83,7 @@ class Warm:
     owner: Connection
     text: str
     path: str | None
+    region: tuple[int, int] | None = None
     id: int = field(default_factory=lambda: next(_ids))
     interrupt: threading.Event = field(default_factory=threading.Event)
 
@@ -277,7 +278,9 @@ class Scheduler:
         try:
             fut = asyncio.get_running_loop().run_in_executor(
                 self._pool,
-                lambda: warm(self.session, w.text, path=w.path, interrupt=w.interrupt),
+                lambda: warm(
+                    self.session, w.text, path=w.path, region=w.region, interrupt=w.interrupt
+                ),
             )
             result = (await fut).to_json()
         except FileError as e:

@@ -122,17 +122,7 @@ def parse_start(params: Any) -> StartParams:
     if sha is not None and not _SHA.fullmatch(sha):
         raise _bad("baseSha256 must be 64 lowercase hex digits")
     kw, expand, lang = _options(p.get("options"))
-    region = None
-    rng = p.get("range")
-    if rng is not None:
-        if not isinstance(rng, dict):
-            raise _bad("range must be {startLine, endLine}")
-        n = max(len(split_lines(text)), 1)
-        a = _int(rng.get("startLine"), "range.startLine", 0, n - 1)
-        b = _int(rng.get("endLine"), "range.endLine", a + 1, n)
-        if expand == "node":
-            a, b = _expand(text, path, lang, a, b)
-        region = (a, b)
+    region = _region(p.get("range"), text, path, expand, lang)
     if not text.strip():
         raise _bad("text is empty; there is nothing to rewrite")
     opts = RewriteOptions(instruction=instruction, region=region, **kw)
@@ -140,8 +130,22 @@ def parse_start(params: Any) -> StartParams:
     return StartParams(text, path, sha, opts, range_json)
 
 
-def parse_warm(params: Any) -> tuple[str, str | None]:
-    """``rewrite/warm``: the buffer's text and its path, as ``rewrite/start`` would send them."""
+def _region(rng: Any, text: str, path: str | None, expand, lang) -> tuple[int, int] | None:
+    if rng is None:
+        return None
+    if not isinstance(rng, dict):
+        raise _bad("range must be {startLine, endLine}")
+    n = max(len(split_lines(text)), 1)
+    a = _int(rng.get("startLine"), "range.startLine", 0, n - 1)
+    b = _int(rng.get("endLine"), "range.endLine", a + 1, n)
+    if expand == "node":
+        a, b = _expand(text, path, lang, a, b)
+    return a, b
+
+
+def parse_warm(params: Any) -> tuple[str, str | None, tuple[int, int] | None]:
+    """``rewrite/warm``: the buffer's text, path and range (after ``options.expand``), as
+    ``rewrite/start`` would send them; other options are ignored."""
     p = _obj(params, "rewrite/warm")
     text = p.get("text")
     if not isinstance(text, str) or not text.strip():
@@ -149,7 +153,8 @@ def parse_warm(params: Any) -> tuple[str, str | None]:
     path = _opt_str(p, "path")
     if path is not None and ("\x00" in path or not path):
         raise _bad("path must be a non-empty string without NUL")
-    return text, path
+    _, expand, lang = _options(p.get("options"))
+    return text, path, _region(p.get("range"), text, path, expand, lang)
 
 
 def _expand(text: str, path: str | None, lang: str | None, a: int, b: int) -> tuple[int, int]:

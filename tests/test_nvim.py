@@ -159,9 +159,11 @@ def test_rewrite_accept_reject_cancel(qwen05, tmp_path):
         took = time.monotonic() - t
     original = TEXT.splitlines()
     assert out["original"] == original
-    # typing :SpeceditRewrite warmed the buffer up; the rewrite prefilled only what follows
+    # typing :1,2SpeceditRew warmed the buffer and its range up; the rewrite of that range
+    # prefilled only its instruction
     assert out["warmed"]["status"] == "done" and out["warmed"]["path"] == str(f)
     assert out["done_stats"][0]["cached_tokens"] >= out["warmed"]["prefixTokens"] > 0
+    assert out["done_stats"][0]["prompt_tokens"] < 40
     assert out["review1"] == "review", out["notes"]
     assert out["proposed"][0] == "def plus(a, b):" and out["proposed"][1:] == original[1:]
     assert "def add(a, b):" in out["virt_lines"]  # the deleted line, shown virtually

@@ -178,6 +178,16 @@ def test_warm_up_then_rewrite(server, client):
     # the whole file was prefilled already: only the region and the instruction were left
     assert done["stats"]["cached_tokens"] >= w["prefixTokens"]
     assert done["stats"]["prompt_tokens"] < 80
+    # given the range too, the warm-up leaves only the instruction
+    rng = {"startLine": 3, "endLine": 5}
+    wid = client.call("rewrite/warm", {"text": LONG, "path": "w.py", "range": rng})["warmId"]
+    w = _warmed(client, wid)
+    assert w["status"] == "done"
+    done = _done(client, _start(client, text=LONG, path="w.py", range=rng))
+    assert done["status"] == "ok" and done["stats"]["cached_tokens"] >= w["prefixTokens"]
+    assert done["stats"]["prompt_tokens"] < 40
+    bad = {"text": LONG, "range": {"startLine": 9, "endLine": 2}}
+    assert client.request("rewrite/warm", bad)["error"]["code"] == -32602
     too_long = _warmed(client, _warm(client, "x = 1\n" * 3000, "long.py"))
     assert too_long["status"] == "error" and "context" in too_long["message"]
     assert client.request("rewrite/warm", {"text": " "})["error"]["code"] == -32602

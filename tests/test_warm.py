@@ -42,6 +42,13 @@ def test_warm_leaves_only_the_instruction_to_prefill(qwen05):
     # a region rewrite of the same file shares the prefix: the file comes first
     region = rewrite(qwen05, text, _opts("Rename hsv_to_rgb to hsv2rgb.", (5, 12)), path="c.py")
     assert region.metrics.cached_tokens >= w.prefix_tokens
+    # a warm-up given the region goes on through its lines: only the instruction is left
+    rw = warm(qwen05, text, path="c.py", region=(20, 30))
+    assert rw.status == "done" and rw.cached_tokens >= w.prefix_tokens
+    assert rw.prefix_tokens > w.prefix_tokens
+    r2 = rewrite(qwen05, text, _opts("Rename hsv_to_rgb to hsv2rgb.", (20, 30)), path="c.py")
+    assert r2.metrics.cached_tokens >= rw.prefix_tokens
+    assert r2.metrics.prompt_tokens < 40
     # the path is part of the prompt: another file name is another prefix
     t.rollback(0)
     assert warm(qwen05, text, path="d.py").cached_tokens < 10

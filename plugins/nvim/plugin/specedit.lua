@@ -36,7 +36,7 @@ vim.api.nvim_create_autocmd('CmdlineChanged', {
   pattern = ':',
   callback = function()
     local line = vim.fn.getcmdline()
-    if line:find('SpeceditR', 1, true) then
+    if line:find('SpeceditRew', 1, true) then
       require('specedit').on_cmdline(line)
     end
   end,

@@ -108,6 +108,8 @@ export interface Done {
 export interface WarmParams {
   text: string;
   path?: string;
+  range?: LineRange;
+  options?: Pick<RewriteOptions, 'expand' | 'language'>;
 }
 
 export interface Warmed {

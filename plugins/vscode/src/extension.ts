@@ -11,6 +11,7 @@ import {
   Done,
   formatProgress,
   Hunk,
+  LineRange,
   normalizeEol,
   SpeceditClient,
   StartParams,
@@ -118,15 +119,22 @@ function proposedText(r: Review): string {
  * on 2 CPU cores a 200-line file takes the 1.5B model ~20 s, which then overlaps with typing
  * the instruction. `connect`: also connect (or start the server) when not connected yet.
  */
-function warmDocument(doc: vscode.TextDocument, connect: boolean): void {
+function warmDocument(doc: vscode.TextDocument, connect: boolean, range?: LineRange): void {
   const text = normalizeEol(doc.getText());
   if (!settings().warm || !text.trim() || (!connect && (!client || client.isClosed))) {
     return;
   }
   const path = doc.uri.scheme === 'file' ? doc.uri.fsPath : undefined;
   void getClient()
-    .then((c) => c.warm({ text, path }))
+    .then((c) => c.warm({ text, path, range }))
     .catch(() => undefined); // a warm-up only saves time; the rewrite reports errors
+}
+
+/** The selected lines as a rewrite range (a selection ending at column 0 stops before it). */
+function selectedLines(editor: vscode.TextEditor): LineRange {
+  const sel = editor.selection;
+  const end = sel.end.character === 0 && sel.end.line > sel.start.line ? sel.end.line : sel.end.line + 1;
+  return { startLine: sel.start.line, endLine: end };
 }
 
 async function rewrite(selectionOnly: boolean): Promise<void> {
@@ -135,7 +143,7 @@ async function rewrite(selectionOnly: boolean): Promise<void> {
     void vscode.window.showWarningMessage('specedit: open a file first');
     return;
   }
-  warmDocument(editor.document, true);
+  warmDocument(editor.document, true, selectionOnly ? selectedLines(editor) : undefined);
   const instruction = await vscode.window.showInputBox({
     prompt: selectionOnly ? 'specedit: how should the selection change?' : 'specedit: how should the file change?',
     placeHolder: 'e.g. Rename Inventory to Stock and add docstrings',
@@ -148,9 +156,7 @@ async function rewrite(selectionOnly: boolean): Promise<void> {
   const version = doc.version;
   const params: StartParams = { text, instruction, path: doc.uri.scheme === 'file' ? doc.uri.fsPath : undefined };
   if (selectionOnly) {
-    const sel = editor.selection;
-    const end = sel.end.character === 0 && sel.end.line > sel.start.line ? sel.end.line : sel.end.line + 1;
-    params.range = { startLine: sel.start.line, endLine: end };
+    params.range = selectedLines(editor);
   }
   const maxTokens = settings().maxTokens;
   if (maxTokens) {

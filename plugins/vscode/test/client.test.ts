@@ -179,6 +179,12 @@ describe('against specedit serve', { timeout: 600_000 }, () => {
     const done = await client.rewrite({ text, instruction: INSTRUCTION, path: 'w.py', range: RANGE, options: { maxTokens: 8 } }).done;
     assert.equal(done.status, 'ok', done.message);
     assert.ok((done.stats.cached_tokens as number) >= (w.prefixTokens ?? 0));
+    // with the range too, the rewrite of that range prefills only its instruction
+    const range = { startLine: 4, endLine: 6 };
+    assert.equal((await client.warm({ text, path: 'w.py', range })).status, 'done');
+    const again = await client.rewrite({ text, instruction: INSTRUCTION, path: 'w.py', range, options: { maxTokens: 8 } }).done;
+    assert.equal(again.status, 'ok', again.message);
+    assert.ok((again.stats.prompt_tokens as number) < 40);
     await assert.rejects(client.warm({ text: ' ' }), (err: unknown) => errorCode(err) === -32602);
   });
 

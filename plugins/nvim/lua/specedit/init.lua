@@ -198,9 +198,20 @@ local function buffer_text(buf)
   return text, api.nvim_buf_get_name(buf)
 end
 
---- Have the server prefill the prompt prefix of `buf` (rewrite/warm). `connect`: also connect
---- (or start the server) when not connected. The same buffer version is sent once in a row.
-function M.warm(buf, connect)
+--- rewrite/start's range and options.expand/language for `range` ({start, end}, 0-based).
+local function range_params(params, buf, range)
+  params.range = { startLine = range[1], endLine = range[2] }
+  if config.options.expand_to_node then
+    params.options = params.options or {}
+    params.options.expand = 'node'
+    params.options.language = vim.treesitter.language.get_lang(vim.bo[buf].filetype)
+  end
+end
+
+--- Have the server prefill the prompt prefix of `buf` (rewrite/warm), through `range` if given.
+--- `connect`: also connect (or start the server) when not connected. The same buffer version
+--- and range are sent once in a row.
+function M.warm(buf, connect, range)
   buf = (buf == nil or buf == 0) and api.nvim_get_current_buf() or buf
   if not config.options.warm or not api.nvim_buf_is_loaded(buf) or vim.bo[buf].buftype ~= '' then
     return
@@ -208,7 +219,7 @@ function M.warm(buf, connect)
   if not connect and not (client.client and not client.client.is_closing()) then
     return
   end
-  local key = buf .. ':' .. api.nvim_buf_get_changedtick(buf)
+  local key = ('%d:%d:%s'):format(buf, api.nvim_buf_get_changedtick(buf), range and table.concat(range, ',') or '')
   if key == last_warm then
     return
   end
@@ -217,7 +228,11 @@ function M.warm(buf, connect)
     return
   end
   last_warm = key
-  client.request('rewrite/warm', { text = text, path = name ~= '' and name or nil }, function(err)
+  local params = { text = text, path = name ~= '' and name or nil }
+  if range then
+    range_params(params, buf, range)
+  end
+  client.request('rewrite/warm', params, function(err)
     if err and last_warm == key then
       last_warm = nil
     end
@@ -228,11 +243,18 @@ function M.warm_command()
   M.warm(0, true)
 end
 
---- CmdlineChanged: warm the current buffer up once the command line reads SpeceditR(ewrite).
+--- CmdlineChanged: warm the current buffer up (and its range, if the command line has one)
+--- once the command line reads SpeceditRew(rite).
 function M.on_cmdline(line)
-  if line:match("^[%s%d,.;'<>$%%+%-]*SpeceditR") then
-    M.warm(0, true)
+  if not line:match("^[%s%d,.;'<>$%%+%-]*SpeceditRew") then
+    return
   end
+  local ok, cmd = pcall(api.nvim_parse_cmd, line, {})
+  local range = nil
+  if ok and type(cmd.range) == 'table' and #cmd.range > 0 then
+    range = { cmd.range[1] - 1, cmd.range[#cmd.range] }
+  end
+  M.warm(0, true, range)
 end
 
 --- Start a rewrite of `buf` (0: current); range = {start, end} 0-based, end exclusive.
@@ -257,11 +279,7 @@ function M.rewrite(instruction, range, buf)
     options = vim.deepcopy(config.options.options),
   }
   if range then
-    params.range = { startLine = range[1], endLine = range[2] }
-    if config.options.expand_to_node then
-      params.options.expand = 'node'
-      params.options.language = vim.treesitter.language.get_lang(vim.bo[buf].filetype)
-    end
+    range_params(params, buf, range)
   end
   if vim.tbl_isempty(params.options) then
     params.options = nil
