@@ -101,11 +101,10 @@ def _editor(session, path: Path, typing_s: float, region: bool = False) -> dict:
 
     text = path.read_text(encoding="utf-8")
     opts = RewriteOptions(instruction=INSTRUCTION, region=_target_region(text) if region else None)
+    kw = {"path": path.name, "region": opts.region}  # the warm-up an editor sends
     session.target.rollback(0)  # the cache held another file
     stop, warmed = threading.Event(), []
-    th = threading.Thread(
-        target=lambda: warmed.append(warm(session, text, path=path.name, interrupt=stop))
-    )
+    th = threading.Thread(target=lambda: warmed.append(warm(session, text, interrupt=stop, **kw)))
     th.start()
     time.sleep(typing_s)
     stop.set()  # Enter: the rewrite waits for the warm-up's current chunk at most
