@@ -145,7 +145,7 @@ def _region(rng: Any, text: str, path: str | None, expand, lang) -> tuple[int, i
 
 def parse_warm(params: Any) -> tuple[str, str | None, tuple[int, int] | None]:
     """``rewrite/warm``: the buffer's text, path and range (after ``options.expand``), as
-    ``rewrite/start`` would send them; other options are ignored."""
+    ``rewrite/start`` would send them; its other options are checked, then not used."""
     p = _obj(params, "rewrite/warm")
     text = p.get("text")
     if not isinstance(text, str) or not text.strip():
