@@ -64,25 +64,30 @@ def _cli(path: Path, model: str, extra: list[str], env: dict) -> dict:
     if proc.returncode != 0:
         raise RuntimeError(f"specedit rewrite failed: {proc.stderr.strip()[-500:]}")
     out = json.loads(proc.stdout)
-    st, tm = out["stats"], out["stats"]["timing_s"]
+    tm = out["stats"]["timing_s"]
+    return _parts(wall, tm["total"], tm["model_load"], out["stats"], out["diff"])
+
+
+def _parts(wall: float, total: float, model_load: float, stats: dict, diff: str) -> dict:
+    """One run's row: ``total`` is the rewrite's own time (the command's, or the wait after
+    Enter), ``stats`` the engine's metrics snapshot."""
+    prefill, decode = stats["prefill_s"], stats["decode_s"]
     return {
         "wall": wall,
-        "model_load": tm["model_load"],
-        "prefill": tm["prefill"],
-        "decode": tm["decode"],
-        "rest": max(tm["total"] - tm["model_load"] - tm["prefill"] - tm["decode"], 0.0),
-        "process": max(wall - tm["total"], 0.0),
-        "prompt_tokens": st["prompt_tokens"],
-        "cached_tokens": st["cached_tokens"],
-        "generated_tokens": st["generated_tokens"],
-        "decode_tps": st["decode_tps"],
-        "tokens_per_call": st["tokens_per_call"],
-        "changed_lines": _added_lines(out["diff"]),
+        "model_load": model_load,
+        "prefill": prefill,
+        "decode": decode,
+        "rest": max(total - model_load - prefill - decode, 0.0),
+        "process": max(wall - total, 0.0),
+        "prompt_tokens": stats["prompt_tokens"],
+        "cached_tokens": stats["cached_tokens"],
+        "generated_tokens": stats["generated_tokens"],
+        "decode_tps": stats["decode_tps"],
+        "tokens_per_call": stats["tokens_per_call"],
+        "changed_lines": sum(
+            1 for ln in diff.splitlines() if ln.startswith("+") and not ln.startswith("+++")
+        ),
     }
-
-
-def _added_lines(diff: str) -> int:
-    return sum(1 for ln in diff.splitlines() if ln.startswith("+") and not ln.startswith("+++"))
 
 
 def _target_region(text: str) -> tuple[int, int] | None:
@@ -94,14 +99,13 @@ def _target_region(text: str) -> tuple[int, int] | None:
     return enclosing_node_range(text, "python", lines[0], lines[0] + 1) if lines else None
 
 
-def _editor(session, path: Path, typing_s: float, region: bool = False) -> dict:
+def _editor(session, path: Path, text: str, typing_s: float, region=None) -> dict:
     """The editor case: warm up for ``typing_s`` seconds, then rewrite (interrupting it);
-    ``region``: only the enclosing definition, the rest of the file stays as it is."""
+    ``region``: only those lines, the rest of the file stays as it is."""
     from ..app.rewrite import RewriteOptions, rewrite, warm
 
-    text = path.read_text(encoding="utf-8")
-    opts = RewriteOptions(instruction=INSTRUCTION, region=_target_region(text) if region else None)
-    kw = {"path": path.name, "region": opts.region}  # the warm-up an editor sends
+    opts = RewriteOptions(instruction=INSTRUCTION, region=region)
+    kw = {"path": path.name, "region": region}  # the warm-up an editor sends
     session.target.rollback(0)  # the cache held another file
     stop, warmed = threading.Event(), []
     th = threading.Thread(target=lambda: warmed.append(warm(session, text, interrupt=stop, **kw)))
@@ -112,23 +116,8 @@ def _editor(session, path: Path, typing_s: float, region: bool = False) -> dict:
     res = rewrite(session, text, opts, path=path.name)
     wall = time.perf_counter() - t
     th.join()
-    m = res.metrics
-    return {
-        "wall": wall,
-        "model_load": 0.0,
-        "prefill": m.prefill_s,
-        "decode": m.decode_s,
-        "rest": max(wall - m.prefill_s - m.decode_s, 0.0),
-        "process": 0.0,
-        "prompt_tokens": m.prompt_tokens,
-        "cached_tokens": m.cached_tokens,
-        "generated_tokens": m.generated_tokens,
-        "decode_tps": m.decode_tps,
-        "tokens_per_call": m.tokens_per_call,
-        "changed_lines": _added_lines(res.diff),
-        "warm_tokens": warmed[0].evaluated_tokens,
-        "warm_status": warmed[0].status,
-    }
+    row = _parts(wall, wall, 0.0, res.metrics.snapshot(), res.diff)
+    return {**row, "warm_tokens": warmed[0].evaluated_tokens, "warm_status": warmed[0].status}
 
 
 def _import_s() -> float:
@@ -170,14 +159,15 @@ def main(argv: list[str] | None = None) -> int:
             cases["warm"].append(_cli(path, a.model, [], env))
         session = load_session(a.model)
         try:
-            region = _target_region(path.read_text(encoding="utf-8")) is not None
-            if not region:
+            text = path.read_text(encoding="utf-8")
+            region = _target_region(text)
+            if region is None:
                 log.warning("the excerpt ends before TextWrapper.__init__: no region case")
                 del cases["region"]
             for _ in range(a.repeats):
-                cases["editor"].append(_editor(session, path, a.typing))
-                if region:
-                    cases["region"].append(_editor(session, path, a.typing, region=True))
+                cases["editor"].append(_editor(session, path, text, a.typing))
+                if region is not None:
+                    cases["region"].append(_editor(session, path, text, a.typing, region))
         finally:
             session.target.close()
     record = {
