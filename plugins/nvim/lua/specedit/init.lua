@@ -189,13 +189,14 @@ client.handlers['$/disconnected'] = function()
   end
 end
 
---- The buffer's text as rewrite/start sends it, and its name.
+--- The buffer's text and path (nil when unnamed) as rewrite/start sends them.
 local function buffer_text(buf)
   local text = table.concat(api.nvim_buf_get_lines(buf, 0, -1, false), '\n')
   if vim.bo[buf].eol or vim.bo[buf].fixeol then
     text = text .. '\n'
   end
-  return text, api.nvim_buf_get_name(buf)
+  local name = api.nvim_buf_get_name(buf)
+  return text, name ~= '' and name or nil
 end
 
 --- rewrite/start's range and options.expand/language for `range` ({start, end}, 0-based).
@@ -223,12 +224,12 @@ function M.warm(buf, connect, range)
   if key == last_warm then
     return
   end
-  local text, name = buffer_text(buf)
+  local text, path = buffer_text(buf)
   if not text:match('%S') then
     return
   end
   last_warm = key
-  local params = { text = text, path = name ~= '' and name or nil }
+  local params = { text = text, path = path }
   if range then
     range_params(params, buf, range)
   end
@@ -268,14 +269,14 @@ function M.rewrite(instruction, range, buf)
   if old then
     clear(buf)
   end
-  local text, name = buffer_text(buf)
+  local text, path = buffer_text(buf)
   local st = { phase = 'connecting', anchor_row = range and range[1] or 0, tick = api.nvim_buf_get_changedtick(buf) }
   M.buffers[buf] = st
   show_progress(buf)
   local params = {
     text = text,
     instruction = instruction,
-    path = name ~= '' and name or nil,
+    path = path,
     options = vim.deepcopy(config.options.options),
   }
   if range then
