@@ -15,6 +15,12 @@ Contract: ``LlamaTarget`` implements ``models.base.TargetModel``.
   * Metadata comes from ``models.gguf_meta`` before llama.cpp is touched, so a
     missing, truncated or non-GGUF file fails with a clear ``ModelError``.
   * The chat template is the GGUF's own, rendered with jinja2.
+  * Offload: ``n_gpu_layers`` (0 = CPU, -1 = all, N = the first N) goes to llama.cpp as
+    is; ``models.llama_build.resolve_gpu_layers`` turns a user's ``auto | all | N`` into it
+    and refuses offload on a CPU-only build. The target says what ran where: ``device``
+    (``"CPU"``, ``"CUDA0 NVIDIA GeForce RTX 4090"``), ``gpu_layers`` (``"25/25"``:
+    offloaded/total, with ``n_gpu_layers`` and ``n_layers`` as numbers) and ``threads``;
+    ``placement`` has all of it plus the backend, for stats and ``specedit doctor``.
 """
 
 from __future__ import annotations
@@ -29,6 +35,9 @@ import numpy as np
 
 from .base import ModelError
 from .gguf_meta import read_metadata
+from .llama_build import device_label, llama_build, resolve_gpu_layers
+
+__all__ = ["LlamaTarget", "llama_build", "resolve_gpu_layers"]
 
 log = logging.getLogger(__name__)
 
@@ -57,6 +66,7 @@ class LlamaTarget:
         n_threads: int | None = None,
         n_batch: int = 512,
         name: str | None = None,
+        n_gpu_layers: int = 0,
     ) -> None:
         self.info = read_metadata(Path(path))
         import llama_cpp
@@ -75,6 +85,7 @@ class LlamaTarget:
                 n_ubatch=n_batch,
                 n_threads=threads,
                 n_threads_batch=threads,
+                n_gpu_layers=n_gpu_layers,
                 logits_all=False,
                 verbose=False,
             )
@@ -82,6 +93,14 @@ class LlamaTarget:
             raise ModelError(f"llama.cpp could not load {self.path}: {e}") from e
         self._ctx = self._llama.ctx
         self._model = self._llama.model
+        self.threads = threads
+        self.n_layers = int(self._lc.llama_model_n_layer(self._model)) + 1  # blocks + output
+        build = llama_build()
+        offload = self.n_layers if n_gpu_layers < 0 else min(n_gpu_layers, self.n_layers)
+        can_offload = build.gpu_offload and (build.gpu_devices or build.device_source != "ggml")
+        self.n_gpu_layers = offload if can_offload else 0
+        self.gpu_layers = f"{self.n_gpu_layers}/{self.n_layers}"
+        self.device = device_label(build, self.n_gpu_layers, self.n_layers)
         self.n_ctx = self._llama.n_ctx()
         self.n_vocab = self._llama.n_vocab()
         self.n_batch = n_batch
@@ -98,8 +117,24 @@ class LlamaTarget:
             self._llama.metadata.get("tokenizer.ggml.add_bos_token", "false") == "true"
         )
         log.info(
-            "loaded %s: ctx %d, vocab %d, threads %d", self.name, self.n_ctx, self.n_vocab, threads
+            "loaded %s: ctx %d, vocab %d, threads %d, on %s (%s layers offloaded)",
+            self.name,
+            self.n_ctx,
+            self.n_vocab,
+            threads,
+            self.device,
+            self.gpu_layers,
         )
+
+    @property
+    def placement(self) -> dict:
+        """What runs where: backend, device, layers offloaded (of total) and threads."""
+        return {
+            "backend": self.backend,
+            "device": self.device,
+            "gpu_layers": self.gpu_layers,
+            "threads": self.threads,
+        }
 
     def close(self) -> None:
         if getattr(self, "_batch", None) is not None:

@@ -143,3 +143,61 @@ def test_fixed_k_and_plain_share_the_loop(qwen05):
     assert spec.metrics.accepted_tokens > 0
     if qwen05.exact_block > 1:  # exact sub-blocks of 1 token are one call each
         assert spec.metrics.target_calls < plain.metrics.target_calls
+
+
+# ---- offload: what runs where (this machine's build is CPU only) ----------------------
+
+
+def test_session_target_reports_cpu_placement(qwen05):
+    t = qwen05.target
+    assert t.device == "CPU" and t.n_gpu_layers == 0
+    assert t.n_layers == 25 and t.gpu_layers == "0/25"  # 24 blocks + the output layer
+    assert t.placement == {
+        "backend": "llama.cpp",
+        "device": "CPU",
+        "gpu_layers": "0/25",
+        "threads": t.threads,
+    }
+    assert t.threads >= 1
+
+
+def test_cpu_build_auto_offloads_nothing_and_explicit_offload_is_refused(qwen05_path):
+    from specedit.models.base import ModelError
+    from specedit.models.llama_build import gguf_layer_count
+    from specedit.models.llama_cpp_backend import llama_build, resolve_gpu_layers
+
+    build = llama_build()
+    if build.gpu_offload:
+        pytest.skip("needs the CPU-only build CI and our machines get")
+    n = gguf_layer_count(qwen05_path)
+    assert n == 25
+    layers, why = resolve_gpu_layers("auto", build, n)
+    assert layers == 0
+    assert why == f"auto: CPU, llama-cpp-python {build.version} (CPU) has no GPU backend"
+    with pytest.raises(ModelError, match=r"^--gpu-layers all needs a GPU build of llama\.cpp"):
+        resolve_gpu_layers("all", build, n)
+
+
+def test_model_loads_with_offload_asked_and_reports_the_cpu(qwen05_path):
+    from specedit.models.llama_cpp_backend import LlamaTarget, llama_build
+
+    if llama_build().gpu_offload:
+        pytest.skip("needs the CPU-only build CI and our machines get")
+    # -1 (all layers) is passed to llama.cpp as is; a CPU build keeps them on the CPU
+    t = LlamaTarget(qwen05_path, n_ctx=256, n_threads=1, n_gpu_layers=-1)
+    try:
+        assert (t.device, t.gpu_layers, t.threads) == ("CPU", "0/25", 1)
+        ids = t.tokenize("x = 1\n")
+        assert t.eval(ids, 0, [len(ids) - 1]).shape == (1, t.n_vocab)
+    finally:
+        t.close()
+
+
+def test_layer_count_of_a_broken_file_is_a_model_error(tmp_path):
+    from specedit.models.base import ModelError
+    from specedit.models.llama_build import gguf_layer_count
+
+    bad = tmp_path / "x.gguf"
+    bad.write_bytes(b"GGUF\x03\x00\x00\x00" + b"\xff" * 8)
+    with pytest.raises(ModelError, match="cannot read its GGUF header"):
+        gguf_layer_count(bad)
