@@ -132,6 +132,10 @@ def build_parser() -> argparse.ArgumentParser:
         "--log-level", dest="serve_log_level", default=None, help="log file level (INFO)"
     )
 
+    d = sub.add_parser("doctor", help="report versions, builds, devices and state (bug reports)")
+    d.add_argument("--json", action="store_true", help="the same report as one JSON object")
+    d.add_argument("--verify", action="store_true", help="also hash the installed models")
+
     t = sub.add_parser("tui", help="open the terminal app (also: specedit PATH)")
     t.add_argument("path", nargs="?")
     t.add_argument("--model", default=DEFAULT_MODEL)
@@ -310,7 +314,18 @@ def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if len(argv) > 1 and argv[0] == "bench" and argv[1] in BENCH_SUITES:
         return _bench_suite(argv[1], argv[2:])
-    known = {"rewrite", "generate", "models", "undo", "bench", "serve", "tui", "-h", "--help"}
+    known = {
+        "rewrite",
+        "generate",
+        "models",
+        "undo",
+        "bench",
+        "serve",
+        "tui",
+        "doctor",
+        "-h",
+        "--help",
+    }
     tui_opts = ("--model", "--draft-model")
     if not argv or (argv[0] not in known and (not argv[0].startswith("--") or argv[0] in tui_opts)):
         argv = ["tui", *argv]  # `specedit` and `specedit PATH` open the terminal app
@@ -338,6 +353,10 @@ def main(argv: list[str] | None = None) -> int:
             from .server import serve_main
 
             return serve_main(a)
+        if a.cmd == "doctor":
+            from .doctor import doctor_main
+
+            return doctor_main(a)
         if a.cmd == "tui":
             from .tui import run_tui
 

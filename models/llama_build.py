@@ -96,7 +96,9 @@ class LlamaBuild:
         return f"llama-cpp-python {self.version} ({' + '.join(self.backends) or '?'})"
 
     def to_json(self) -> dict:
+        """The description as JSON values (lists for tuples)."""
         d = asdict(self)
+        d.update(backends=list(self.backends), simd=list(self.simd))
         d["devices"] = [asdict(x) for x in self.devices]
         d["gpu_backends"] = [GPU_BACKENDS[b] for b in self.backends if b in GPU_BACKENDS]
         return d
