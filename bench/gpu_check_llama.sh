@@ -7,7 +7,7 @@
 #
 # then run, with .whl carried:   bash bench/gpu_check_llama.sh
 #
-#   1. installs the carried pure-Python wheels (gguf, platformdirs, diskcache, rich...) into
+#   1. unpacks the carried pure-Python wheels (gguf, platformdirs, diskcache, rich...) into
 #      a scratch dir, nothing system-wide
 #   2. builds llama-cpp-python from the trimmed source tree with the CMake flags
 #      scripts/llama-cmake-args.sh picks (CUDA for the card's architecture only); when the
@@ -24,14 +24,17 @@
 # per model, summary.json (step times, the build), doctor.json and each step's log. Exits non-zero on
 # any failure. Knobs (defaults for the GPU run): SPECEDIT_GPU=cuda, GPU_CHECK_LAYERS=all,
 # GPU_CHECK_SIZES=1-128, GPU_CHECK_TOKENS=512, GPU_CHECK_BUILD_S=420, GPU_CHECK_DEADLINE_S=540
-# (no 1.5B after that many seconds), GPU_CHECK_MODELS, GPU_CHECK_JOBS, GPU_CHECK_THREADS.
+# (no 1.5B after that many seconds), GPU_CHECK_MODELS, GPU_CHECK_JOBS, GPU_CHECK_THREADS,
+# GPU_CHECK_CMAKE_ARGS (added to the build's flags), GPU_CHECK_WORK (default build/gpu_check_llama:
+# gitignored, so a run on a machine still warm from the last one resumes its build).
 # A CPU rehearsal of the whole script: SPECEDIT_GPU=cpu GPU_CHECK_LAYERS=auto
 # GPU_CHECK_SIZES=1-4 GPU_CHECK_TOKENS=16 GPU_CHECK_THREADS=1 (bench/README.md).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
 DEST=${OUT:-$ROOT/bench/results}/gpu_check_llama
-WORK=${GPU_CHECK_WORK:-$(mktemp -d)}
+# build/ is gitignored: on a machine that is still warm, a second run resumes the build
+WORK=${GPU_CHECK_WORK:-$ROOT/build/gpu_check_llama}
 mkdir -p "$DEST" "$WORK"
 export SPECEDIT_GPU=${SPECEDIT_GPU:-cuda}
 LAYERS=${GPU_CHECK_LAYERS:-all}
@@ -88,21 +91,30 @@ VOCAB=.whl/qwen2.5-vocab.json.gz
 [ -f "$VOCAB" ] || fail "no $VOCAB (bench/gpu_check_llama_carry.sh)"
 
 echo "== 1/5 carried wheels"
-timed wheels "$PY" -m pip install --no-index --no-deps --target "$WORK/site" .whl/*.whl ||
-  fail "pip could not install the carried wheels (see wheels.log)"
+# pure-Python wheels are zip files: unpacking one into a path entry installs it, no pip needed
+timed wheels "$PY" -c "
+import sys, zipfile
+for w in sys.argv[2:]:
+    zipfile.ZipFile(w).extractall(sys.argv[1])
+    print(w)" "$WORK/site" .whl/*.whl || fail "could not unpack the carried wheels (wheels.log)"
 
 echo "== 2/5 llama-cpp-python from $SDIST for $SPECEDIT_GPU"
-tar xzf "$SDIST" -C "$WORK" || fail "cannot unpack $SDIST"
-SRC=$(ls -d "$WORK"/llama_cpp_python-*/ | head -1)
+SRC=$(ls -d "$WORK"/llama_cpp_python-*/ 2>/dev/null | head -1)
+if [ -z "$SRC" ]; then # unpacked once: again would touch every file and rebuild them all
+  tar xzf "$SDIST" -C "$WORK" || fail "cannot unpack $SDIST"
+  SRC=$(ls -d "$WORK"/llama_cpp_python-*/ | head -1)
+fi
 SRC=${SRC%/}
 ARGS=$(bash scripts/llama-cmake-args.sh) || fail "scripts/llama-cmake-args.sh failed"
-CHOICE=$(bash scripts/llama-cmake-args.sh --backend)
-echo "backend: $CHOICE"
+ARGS+=" ${GPU_CHECK_CMAKE_ARGS:-}" # e.g. -DGGML_CUDA_FA=OFF: a shorter build, no FlashAttention
+IFS=$'\t' read -r CHOICE WHY < <(bash scripts/llama-cmake-args.sh --backend)
+echo "backend: $CHOICE ($WHY)"
 LIBPATH=""
 if [ "$SPECEDIT_GPU" = cuda ]; then
   # the toolkit may ship nvcc and cudart only: cuBLAS then comes from torch's CUDA wheels,
   # libcuda from the driver; both found here and handed to CMake and the loader
-  NVCC=$(command -v nvcc) || fail "no nvcc on PATH"
+  command -v nvcc >/dev/null || export PATH=/usr/local/cuda/bin:$PATH
+  NVCC=$(command -v nvcc) || fail "no nvcc on PATH nor in /usr/local/cuda/bin"
   CUDA_ROOT=$(dirname "$(dirname "$(readlink -f "$NVCC")")")
   LIBPATH=$CUDA_ROOT/lib64
   if [ ! -e "$CUDA_ROOT/lib64/libcublas.so" ]; then
@@ -189,5 +201,5 @@ for m in $MODELS; do
   GGUFS+=("$m")
   rm -f "$WORK/$m.gguf"
 done
-summary 0
+summary 0 || exit 1
 echo "gpu_check_llama: ok in $(now)s; figures in $DEST"

@@ -1,6 +1,6 @@
 """Trim llama-cpp-python's source distribution to what a build for one backend needs.
 
-The sdist (73 MB) carries llama.cpp's models, docs, tests, tools and every ggml backend;
+The sdist (77 MB) carries llama.cpp's models, docs, tests, tools and every ggml backend;
 a machine that takes at most 64 MiB of files needs only the CMake project of the Python
 package: its ``CMakeLists.txt`` and ``llama_cpp/`` package, and from llama.cpp the
 library (``src``, ``include``, ``common``, ``vendor``, ``cmake``, licenses) and ggml with
