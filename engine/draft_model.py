@@ -10,8 +10,11 @@ Contract: ``ModelDrafter(draft, sampling, target=..., policy=...)`` implements t
     greedy sampling each token is the draft's argmax and ``probs`` is None;
     otherwise token i is drawn from ``q_i = sampling.probs(row_i, params)``
     (the same temperature / top-k / top-p transform the verifier applies to
-    the target), and ``probs`` holds the q_i rows, so the verifier's
-    min(1, p/q) test with the norm(max(p - q, 0)) residual is exact.
+    the target) as ``argmax(q_i / E)`` with E from ``STREAM_DRAFT`` at the
+    token's index in the context (the position-keyed scheme of
+    ``engine.sampling``, so a seed drafts the same tokens on every verifier),
+    and ``probs`` holds the q_i rows, so the verifier's min(1, p/q) test with
+    the norm(max(p - q, 0)) residual is exact.
     ``Draft.source`` is ``"model"``. Drafting stops early at an EOS token.
   * KV cache sync: the drafter remembers which tokens sit in the draft's cache.
     On each call it finds the common prefix of that with the new context (the
@@ -51,7 +54,7 @@ import numpy as np
 from ..models.base import ModelError
 from .draft import Draft
 from .policy import AdaptivePolicy
-from .sampling import SamplingParams, exp_noise, probs, sample
+from .sampling import STREAM_DRAFT, SamplingParams, probs, sample_at
 
 log = logging.getLogger(__name__)
 
@@ -208,8 +211,8 @@ class ModelDrafter:
         self.policy = policy
         self.k_max, self.k_default, self.probe_every = k_max, k_default, probe_every
         self.min_gain = min_gain
-        # its own stream: the verifier's rng sequence must not depend on the drafter
-        self.rng = np.random.default_rng(seed if seed is not None else sampling.seed + 0x5EED)
+        # its own Philox stream (STREAM_DRAFT): independent of the verifier's numbers
+        self.seed = sampling.seed if seed is None else seed
         self.tracker = AcceptanceTracker()
         self.cached: list[int] = []  # token ids in the draft's KV cache
         self.step_s: float | None = None  # seconds per 1-token draft eval (EMA)
@@ -360,7 +363,7 @@ class ModelDrafter:
                 x = int(np.argmax(row))
             else:
                 q = probs(row, self.params)
-                x = sample(q, exp_noise(self.rng, len(q)))
+                x = sample_at(q, self.seed, n + i, STREAM_DRAFT)
                 qs.append(q)
             tokens.append(x)
             if i == k - 1 or x in eos:

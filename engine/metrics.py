@@ -41,6 +41,8 @@ class Metrics:
     sample_s: float = 0.0
     exact: bool = True
     speculation: bool = True
+    verifier: str = "numpy"
+    """Which verifier judged the logits: numpy (host), triton or torch (on the device)."""
     k: int = 0
     stop_reason: str = ""
     off_reason: str = ""
@@ -140,6 +142,7 @@ class Metrics:
             },
             "exact": self.exact,
             "speculation": self.speculation,
+            "verifier": self.verifier,
             "k": self.k,
             "off_reason": self.off_reason,
             "stop_reason": self.stop_reason,
