@@ -351,12 +351,11 @@ class TorchTarget:
         rows: list[torch.Tensor] = []
         for s in range(0, n, self.n_batch):
             e = min(n, s + self.n_batch)
-            last = last_only or e < n  # earlier chunks of a long block: no logits needed
             if self._static is not None:
-                out = self._static.logits(ids[s:e], pos + s, last_only=last)
+                out = self._static.logits(ids[s:e], pos + s, last_only=last_only)
             else:
-                out = self._dynamic(ids[s:e], pos + s, last)
-            if not last or e == n:
+                out = self._dynamic(ids[s:e], pos + s, last_only)
+            if not last_only or e == n:  # an earlier chunk's last row is not wanted
                 rows.append(out)
         self.n_past = pos + n
         del self.cache_tokens[pos:]
