@@ -302,8 +302,8 @@ class TorchTarget:
             pin = self.device.type == "cuda"
             self._stage = torch.empty(size, dtype=torch.long, pin_memory=pin)
             self._ids = torch.empty(size, dtype=torch.long, device=self.device)
-        elif self.device.type == "cuda":
-            self._upload_done.synchronize()  # the last copy out of the staging buffer is done
+        elif self.device.type == "cuda" and not self._upload_done.query():
+            self._upload_done.synchronize()  # the last copy out of the staging buffer is due
         self._stage.numpy()[:n] = tokens
         ids = self._ids[:n]
         ids.copy_(self._stage[:n], non_blocking=True)
