@@ -144,21 +144,24 @@ def correctness(ctx, name: str) -> dict:
     rec, out = ctx["rec"], {}
     t = build(ctx, name, torch.float32, "none", ctx["device"] == "cuda", None)
     prompt, n = _prompt(ctx, t), _gen_len(ctx)
-    plain = _run(t, prompt, n).tokens
+    kernel = DeviceVerifier("triton")
+    plain = _run(t, prompt, n, verifier=kernel).tokens
     pol = AdaptivePolicy(PolicyConfig(fixed_k=15))
-    spec = _run(t, prompt, n, Oracle(len(prompt), plain, t.n_vocab, 4), policy=pol)
+    oracle = Oracle(len(prompt), plain, t.n_vocab, 4)
+    spec = _run(t, prompt, n, oracle, policy=pol, verifier=kernel)
     out["greedy"] = _divergence(t, prompt, plain, spec.tokens)
     out["greedy"]["tokens_per_call"] = round(spec.metrics.tokens_per_call, 2)
     out["greedy"]["verifier"] = spec.metrics.verifier
     if not out["greedy"]["equal"] and out["greedy"]["margin"] > 1e-2:
         rec.fail(f"{name}: greedy speculative != plain at a margin of {out['greedy']['margin']}")
-    exact = _run(t, prompt, n, Oracle(len(prompt), plain, t.n_vocab, 4), policy=pol, exact_block=1)
+    oracle = Oracle(len(prompt), plain, t.n_vocab, 4)
+    exact = _run(t, prompt, n, oracle, policy=pol, verifier=kernel, exact_block=1)
     out["exact"] = _divergence(t, prompt, plain, exact.tokens)
     if not out["exact"]["equal"]:
         rec.fail(f"{name}: exact-mode speculative != plain: {out['exact']}")
     sp = SamplingParams(temperature=0.8, top_p=0.95, seed=7)
     ns = 12 if ctx["smoke"] else 48
-    plain_s = _run(t, prompt, ns, sampling=sp).tokens
+    plain_s = _run(t, prompt, ns, verifier=kernel, sampling=sp).tokens
     texts = {"plain": plain_s}
     for label, ver in (("triton", DeviceVerifier("triton")), ("numpy", HostVerifier())):
         drafter = Oracle(len(prompt), plain_s, t.n_vocab, 3)

@@ -141,7 +141,8 @@ class DeviceVerifier:
             for s in range(0, len(block), step):
                 if s:
                     m.target_calls += 1
-                parts.append(target.eval_ids(ids[s : s + step], pos + s, block[s : s + step]))
+                part = target.eval_ids(ids[s : s + step], pos + s, block[s : s + step])
+                parts.append(part.clone())  # a graph's output buffer: the next replay reuses it
             logits = torch.cat(parts)
         n = len(block) - 1
         out = self._launch(logits, ids[1:], cfg.sampling, draft.probs, n_out)

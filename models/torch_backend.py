@@ -12,8 +12,9 @@ device verifier (``engine.verifier.DeviceVerifier``) and the device drafter use.
   * Precision: bf16 (fp16 where bf16 is unsupported) on CUDA, fp32 on CPU.
     ``SPECEDIT_TORCH_DEVICE`` overrides the default device.
   * Quantization (``models.quant``): weight-only int8/int4 kept quantized on the
-    device; ``quant=None`` takes the nearest option to the GGUF's type, a
-    checkpoint directory stays unquantized. ``weight_bytes``/``kv_bytes``/
+    device; ``quant=None`` takes the nearest option to the GGUF's type on CUDA
+    (Q4_K_M -> int4) and none on the CPU (the reference) or for a checkpoint
+    directory. ``weight_bytes``/``kv_bytes``/
     ``describe()`` report what the model takes on its device.
   * KV cache: on CUDA (for llama/qwen2 checkpoints) the static cache of
     ``models.torch_static`` with CUDA graphs per block bucket: rollback moves the
@@ -195,7 +196,8 @@ class TorchTarget:
         graphs: bool | None = None,
     ) -> TorchTarget:
         """Load a checkpoint directory or a GGUF file onto ``device``, quantized per ``quant``
-        (``"int4"|"int8"|"none"``; None: the nearest option to the GGUF's own type)."""
+        (``"int4"|"int8"|"none"``; None: on CUDA the nearest option to the GGUF's own type,
+        on the CPU none)."""
         from .quant import resolve_quant
 
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -226,7 +228,8 @@ class TorchTarget:
         elif not path.is_dir():
             raise ModelError(f"model not found: {path}")
         try:
-            mode = resolve_quant(quant, path if path.is_file() else None)
+            # the CPU path is the unquantized reference unless asked otherwise
+            mode = resolve_quant(quant, path if path.is_file() and dev.type == "cuda" else None)
         except ValueError as e:
             raise ModelError(str(e)) from e
         try:
