@@ -11,9 +11,11 @@ issue's goals.
 
 from __future__ import annotations
 
+import gc
 import json
 import statistics
 import time
+import traceback
 import warnings
 from pathlib import Path
 
@@ -280,19 +282,33 @@ def timings(ctx, name: str, quant: str, graphs: bool) -> dict:
     return out
 
 
+def _part(ctx, out: dict, key: str, fn, *args) -> None:
+    """Run one part; an exception is recorded (and fails the check) without losing the rest."""
+    try:
+        out[key] = fn(*args)
+    except Exception as e:  # noqa: BLE001
+        out[key] = {
+            "error": f"{type(e).__name__}: {e}",
+            "traceback": traceback.format_exc()[-2000:],
+        }
+        ctx["rec"].fail(f"{key}: {type(e).__name__}: {e}")
+    finally:
+        gc.collect()  # the model, its KV cache and its graphs' pool go before the next one
+        if ctx["device"] == "cuda":
+            torch.cuda.empty_cache()
+
+
 def model_checks(ctx, name: str, variants: tuple[str, ...], check: bool) -> dict:
     out: dict = {}
     if check:
-        out["correctness_fp32"] = correctness(ctx, name)
-        if ctx["device"] == "cuda":
-            torch.cuda.empty_cache()
+        _part(ctx, out, "correctness_fp32", correctness, ctx, name)
     for quant in variants:
         modes = (True, False) if quant == "none" else (True,)
         if ctx["device"] != "cuda":
             modes = (False,)
         for graphs in modes:
             key = f"{quant}_{'graphs' if graphs else 'eager'}"
-            out[key] = timings(ctx, name, quant, graphs)
+            _part(ctx, out, key, timings, ctx, name, quant, graphs)
     return out
 
 

@@ -68,7 +68,10 @@ def bootstrap(cpu_smoke: bool) -> None:
     if missing and wheels:
         site = tmp / "site"
         cmd = [sys.executable, "-m", "pip", "install", "-q", "--no-index", "--no-deps"]
-        subprocess.run([*cmd, "--target", str(site), *map(str, wheels)], check=True)
+        proc = subprocess.run([*cmd, "--target", str(site), *map(str, wheels)], check=False)
+        if proc.returncode != 0:  # without pip: wheels of pure Python import from the zip
+            site.mkdir(parents=True, exist_ok=True)
+            sys.path[:0] = [str(w) for w in wheels]
         sys.path.insert(0, str(site))
     # the package maps engine/ -> specedit.engine etc.; this tree, whatever is installed
     shim = tmp / "shim" / "specedit"
