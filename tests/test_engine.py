@@ -312,7 +312,7 @@ def test_calibration_warms_up_and_keeps_the_fastest_call():
     m.eval = eval_
     pol = AdaptivePolicy(PolicyConfig())
     pol.calibrate(m, list(range(64)), 0, sizes=(1, 4, 16))
-    assert pol.cost(1) < 0.1 and AdaptivePolicy.plausible(pol._cost)
+    assert pol.cost(1) < 0.1 and AdaptivePolicy.plausible(pol.costs)
     assert not AdaptivePolicy.plausible({1: 0.6, 4: 0.18, 16: 0.4, 32: 3.8, 64: 1.2})
 
 
