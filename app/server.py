@@ -57,6 +57,7 @@ from .server_paths import (
     default_socket_path,
     discovery_path,
     peer_uid,
+    release,
     write_discovery,
 )
 from .session import ModelSession
@@ -153,7 +154,7 @@ class Server:
             with contextlib.suppress(FileNotFoundError):
                 path.unlink()
         if self._lock_fd is not None:
-            os.close(self._lock_fd)
+            release(self.socket_path, self._lock_fd)
             self._lock_fd = None
 
     # ------------------------------------------------------------------ connections
@@ -410,7 +411,7 @@ def serve_main(args: Any) -> int:
             draft_model=getattr(args, "draft_model", None),
         )
     except BaseException:
-        os.close(lock_fd)
+        release(sock, lock_fd)  # no rpc.lock left behind
         raise
 
     async def main() -> None:
