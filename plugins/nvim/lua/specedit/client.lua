@@ -176,8 +176,8 @@ function M.install_advice()
   local root = M.repo_root()
   local advice = {
     ('run `make setup` in %s: it builds %s/.venv, which this plugin finds by itself'):format(root, root),
-    'or put `specedit` on PATH (pip install -e "<repo>[server]")',
-    'or point setup({ cmd = { "/path/to/specedit", "serve" } }) at it',
+    'put `specedit` on PATH (pip install -e "<specedit repository>[server]")',
+    'or set setup({ cmd = { "/path/to/specedit", "serve" } })',
   }
   if vim.fn.filereadable(root .. '/pyproject.toml') == 0 then
     table.remove(advice, 1)
