@@ -49,6 +49,7 @@ from .paths import (
     default_socket_path,
     discovery_path,
     peer_uid,
+    release,
     write_discovery,
 )
 from .rpc import (
@@ -155,7 +156,7 @@ class Server:
             with contextlib.suppress(FileNotFoundError):
                 path.unlink()
         if self._lock_fd is not None:
-            os.close(self._lock_fd)
+            release(self.socket_path, self._lock_fd)
             self._lock_fd = None
 
     # ------------------------------------------------------------------ connections
@@ -416,7 +417,7 @@ def serve_main(args: Any, config: LoadConfig) -> int:
     try:
         session = load_session(config)
     except BaseException:
-        os.close(lock_fd)
+        release(sock, lock_fd)  # no rpc.lock left behind
         raise
 
     async def main() -> None:

@@ -2,16 +2,26 @@
 
 Contract:
 
-* :func:`default_socket_path` is ``$XDG_RUNTIME_DIR/specedit/rpc.sock``; without that
-  variable, ``<tmp>/specedit-<uid>/rpc.sock``. :func:`private_dir` creates the socket's
-  directory with mode 0700 and refuses (:class:`ServerSetupError`) one that is a symlink, is
-  not a directory, is owned by another user, or is writable by group or others.
+* :func:`default_socket_path` is ``$XDG_RUNTIME_DIR/specedit/rpc.sock`` when that variable is
+  an absolute path; otherwise ``<user cache>/specedit/run/rpc.sock``, where ``<user cache>``
+  (:func:`user_cache_home`) is ``$XDG_CACHE_HOME`` when absolute, else ``~/Library/Caches``
+  on macOS and ``~/.cache`` elsewhere: the base of ``platformdirs.user_cache_path``, written
+  out because the editor plugins compute the same path (``plugins/nvim/lua/specedit/
+  client.lua`` and ``plugins/vscode/src/client.ts``; tests keep the three in step). The
+  shared temp dir is never used: another user could create the directory there first.
+* :func:`socket_dir_problem` is the one rule for a socket's directory, which the plugins
+  apply before they connect: it must be a real directory (not a symlink), owned by this
+  user, with mode 0700 exactly. :func:`private_dir` creates a missing directory (and its
+  missing parents) with mode 0700 and refuses (:class:`ServerSetupError`) an existing one
+  that breaks the rule: it never changes a directory it did not create.
 * The discovery file (:func:`discovery_path`: the socket path with suffix ``.json``) holds
   ``{socket, pid, protocolVersion, model}`` and, with ``--tcp``, ``tcp: {host, port, token}``.
   It is written atomically with mode 0600 and removed at shutdown.
 * :func:`claim` makes one server own a socket path: it takes an exclusive ``flock`` on
   ``<socket>.lock`` (held for the server's life), refuses if a server answers on the socket
   (:class:`AlreadyRunning`), and removes a stale socket and discovery file.
+  :func:`release` gives the claim up and removes the lock file, so a server that stops, or
+  fails to start (a model that does not load), leaves no ``rpc.lock`` behind.
 * :func:`peer_uid` reads the connecting process's uid with ``SO_PEERCRED``.
 """
 
@@ -25,7 +35,7 @@ import os
 import socket
 import stat
 import struct
-import tempfile
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -43,12 +53,22 @@ class AlreadyRunning(ServerSetupError):
     """Another server owns the socket path."""
 
 
+def user_cache_home() -> Path:
+    """The user's cache base: ``$XDG_CACHE_HOME`` if absolute, else ``~/.cache`` (macOS:
+    ``~/Library/Caches``), as ``platformdirs.user_cache_path`` has it."""
+    xdg = os.environ.get("XDG_CACHE_HOME")
+    if xdg and os.path.isabs(xdg):
+        return Path(xdg)
+    home = Path(os.path.expanduser("~"))
+    return home / "Library" / "Caches" if sys.platform == "darwin" else home / ".cache"
+
+
 def runtime_dir() -> Path:
     """The per-user directory for the socket (not created here)."""
     xdg = os.environ.get("XDG_RUNTIME_DIR")
     if xdg and os.path.isabs(xdg):
         return Path(xdg) / "specedit"
-    return Path(tempfile.gettempdir()) / f"specedit-{os.getuid()}"
+    return user_cache_home() / "specedit" / "run"
 
 
 def default_socket_path() -> Path:
@@ -59,29 +79,58 @@ def discovery_path(sock: Path) -> Path:
     return sock.with_suffix(".json")
 
 
-def private_dir(path: Path) -> Path:
-    """Create ``path`` (mode 0700) or check an existing one is private to this user."""
+def socket_dir_problem(path: Path) -> str | None:
+    """Why ``path`` (an existing socket directory) is unsafe, in one line; None when it is
+    a directory, not a symlink, owned by this user, with mode 0700. The plugins apply the
+    same rule (and words) before they connect."""
     try:
-        path.mkdir(mode=0o700, parents=False)
-    except FileExistsError:
-        pass
-    except FileNotFoundError:
-        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-        path.mkdir(mode=0o700, exist_ok=True)
+        st = os.lstat(path)
     except OSError as e:
-        raise ServerSetupError(f"cannot create {path}: {e.strerror or e}") from None
-    st = os.lstat(path)
-    if stat.S_ISLNK(st.st_mode) or not stat.S_ISDIR(st.st_mode):
-        raise ServerSetupError(f"{path} is not a directory (a symlink?); refusing to use it")
+        return f"cannot inspect the socket directory {path}: {e.strerror or e}"
+    if stat.S_ISLNK(st.st_mode):
+        return f"the socket directory {path} is a symlink; refusing it"
+    if not stat.S_ISDIR(st.st_mode):
+        return f"the socket directory {path} is not a directory; refusing it"
     if st.st_uid != os.getuid():
-        raise ServerSetupError(f"{path} belongs to uid {st.st_uid}, not to you; refusing")
-    if st.st_mode & 0o022:
-        raise ServerSetupError(
-            f"{path} is writable by others (mode {stat.S_IMODE(st.st_mode):o}); "
-            "use a private directory for the socket"
+        return f"the socket directory {path} belongs to uid {st.st_uid}, not to you; refusing it"
+    mode = stat.S_IMODE(st.st_mode)
+    if mode != 0o700:
+        return (
+            f"the socket directory {path} has mode {mode:04o}, not 0700; refusing it "
+            f"(chmod 700 {path} if it is yours)"
         )
-    if st.st_mode & 0o077:
-        os.chmod(path, 0o700)
+    return None
+
+
+def _make_dirs(path: Path) -> bool:
+    """Create ``path`` and its missing parents with mode 0700; False if it existed."""
+    missing: list[Path] = []
+    p = path
+    while not os.path.lexists(p) and p != p.parent:
+        missing.append(p)
+        p = p.parent
+    created = False
+    for d in reversed(missing):
+        try:
+            os.mkdir(d, 0o700)
+        except FileExistsError:
+            continue  # made by someone else meanwhile: checked below like any existing one
+        except OSError as e:
+            raise ServerSetupError(f"cannot create {d}: {e.strerror or e}") from None
+        os.chmod(d, 0o700)  # ours: undo a umask that took the owner's bits away
+        created = created or d == path
+    return created
+
+
+def private_dir(path: Path) -> Path:
+    """Create ``path`` (mode 0700) or check that an existing one is private to this user.
+
+    An existing directory is never changed: one that breaks :func:`socket_dir_problem`'s
+    rule raises :class:`ServerSetupError`."""
+    _make_dirs(path)
+    problem = socket_dir_problem(path)
+    if problem:
+        raise ServerSetupError(problem)
     return path
 
 
@@ -98,23 +147,52 @@ def socket_alive(sock: Path, timeout: float = 1.0) -> bool:
         s.close()
 
 
+def lock_path(sock: Path) -> Path:
+    return sock.with_suffix(".lock")
+
+
+def _same_file(fd: int, path: Path) -> bool:
+    try:
+        a, b = os.fstat(fd), os.lstat(path)
+    except OSError:
+        return False
+    return (a.st_dev, a.st_ino) == (b.st_dev, b.st_ino)
+
+
+def _lock(lock: Path) -> int | None:
+    """An fd holding an exclusive flock on the file now at ``lock``; None if another has it.
+
+    The file can be unlinked by :func:`release` between our open and our flock: a lock on an
+    unlinked file excludes nobody, so then open the new file and try again."""
+    while True:
+        try:
+            fd = os.open(lock, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+        except OSError as e:
+            raise ServerSetupError(f"cannot open {lock}: {e.strerror or e}") from None
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(fd)
+            return None
+        if _same_file(fd, lock):
+            return fd
+        os.close(fd)
+
+
 def claim(sock: Path) -> int:
-    """Own ``sock``: lock it, refuse a live server, clean stale files. Returns the lock fd."""
+    """Own ``sock``: lock it, refuse a live server, clean stale files. Returns the lock fd,
+    which :func:`release` gives back."""
     if len(os.fsencode(sock)) > MAX_SOCKET_PATH:
         raise ServerSetupError(f"socket path {sock} is too long for a Unix socket")
     private_dir(sock.parent)
-    lock = sock.with_suffix(".lock")
-    fd = os.open(lock, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
-        os.close(fd)
+    fd = _lock(lock_path(sock))
+    if fd is None:
         info = read_discovery(discovery_path(sock)) or {}
         raise AlreadyRunning(
             f"a specedit server already runs on {sock} (pid {info.get('pid', '?')})"
         ) from None
     if socket_alive(sock):
-        os.close(fd)
+        release(sock, fd)
         raise AlreadyRunning(f"a server already answers on {sock}; not starting another")
     for stale in (sock, discovery_path(sock)):
         if stale.exists() or stale.is_symlink():
@@ -122,6 +200,18 @@ def claim(sock: Path) -> int:
             with contextlib.suppress(FileNotFoundError):
                 stale.unlink()
     return fd
+
+
+def release(sock: Path, fd: int) -> None:
+    """Give up the claim :func:`claim` returned ``fd`` for: remove the lock file while still
+    holding its lock (only if it is still the file locked), then close ``fd``."""
+    lock = lock_path(sock)
+    try:
+        if _same_file(fd, lock):
+            with contextlib.suppress(FileNotFoundError):
+                lock.unlink()
+    finally:
+        os.close(fd)
 
 
 def write_discovery(path: Path, data: dict[str, Any]) -> None:
