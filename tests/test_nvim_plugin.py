@@ -34,7 +34,7 @@ pytestmark = pytest.mark.timeout(300)
     ],
 )
 def test_default_socket_agrees_with_the_server(tmp_path, monkeypatch, env):
-    from specedit.app.server_paths import default_socket_path
+    from specedit.app.server.paths import default_socket_path
 
     for k in ("XDG_RUNTIME_DIR", "XDG_CACHE_HOME"):
         monkeypatch.delenv(k, raising=False)

@@ -1,4 +1,4 @@
-"""app.server_paths: where the socket lives, the rule for its directory, the claim on it.
+"""app.server.paths: where the socket lives, the rule for its directory, the claim on it.
 
 No model: the CLI cases fail (on purpose) before or at the model load.
 """
@@ -16,8 +16,8 @@ from pathlib import Path
 import platformdirs
 import pytest
 
-from specedit.app import server_paths as sp
-from specedit.app.server_paths import AlreadyRunning, ServerSetupError
+from specedit.app.server import paths as sp
+from specedit.app.server.paths import AlreadyRunning, ServerSetupError
 
 OTHER_UID = 54321
 

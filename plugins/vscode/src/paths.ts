@@ -2,7 +2,7 @@
  * Where `specedit serve` listens, and whether a socket may be trusted. No `vscode` import.
  *
  * Contract:
- *  - `defaultSocketPath()` is the server's default (app/server_paths.py):
+ *  - `defaultSocketPath()` is the server's default (app/server/paths.py):
  *    $XDG_RUNTIME_DIR/specedit/rpc.sock when that variable is absolute, else
  *    <user cache>/specedit/run/rpc.sock with <user cache> = $XDG_CACHE_HOME when absolute, else
  *    ~/.cache (macOS: ~/Library/Caches). Never the shared temp dir. The tests keep the server,

@@ -1,5 +1,5 @@
 /**
- * The socket path agrees with the server's (app/server_paths.py, run with $SPECEDIT_PYTHON),
+ * The socket path agrees with the server's (app/server/paths.py, run with $SPECEDIT_PYTHON),
  * and a planted socket (a directory of another user, not 0700, or a symlink) is refused
  * before anything connects: the planted listener sees no connection and no byte.
  */
@@ -34,7 +34,7 @@ describe('default socket path', () => {
       Object.assign(full, env);
       const py = spawnSync(
         PYTHON,
-        ['-c', 'from specedit.app.server_paths import default_socket_path; print(default_socket_path())'],
+        ['-c', 'from specedit.app.server.paths import default_socket_path; print(default_socket_path())'],
         { env: full, encoding: 'utf8' },
       );
       assert.equal(py.status, 0, py.stderr);

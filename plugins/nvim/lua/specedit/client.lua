@@ -5,7 +5,7 @@
 --- or cb(nil, err_message). Notifications go to the handler set with M.on_notification.
 --- The server outlives Neovim (it is started detached) so the next editor reuses it.
 --- Safety: nothing connects to a socket whose directory breaks the server's rule
---- (app/server_paths.py socket_dir_problem: a real directory, owned by this user, mode
+--- (app/server/paths.py socket_dir_problem: a real directory, owned by this user, mode
 --- 0700), so a socket planted by another user never sees a buffer; M.default_socket()
 --- computes the server's default path (the tests keep the two in step).
 local M = {}
