@@ -68,7 +68,7 @@ class Oracle:
         self.calls += 1
         if toks and self.corrupt_every and self.calls % self.corrupt_every == 0:
             toks[-1] = (toks[-1] + 1) % self.vocab
-        return Draft(np.asarray(toks, dtype=np.int64), None, "oracle", self.n + i)
+        return Draft(np.asarray(toks, dtype=np.int64), None, "oracle", self.n + i, anchored=True)
 
 
 def build(ctx, name: str, dtype, quant: str, graphs: bool, damp: float | None) -> TorchTarget:
