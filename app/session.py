@@ -23,8 +23,9 @@ import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from ..engine.backend import ModelError, TargetModel
+from ..engine.backend import Describes, ModelError, TargetModel
 from ..engine.policy import AdaptivePolicy, PolicyConfig
+from ..engine.verifier import calibration_target
 from ..models.catalog import CATALOG, resolve_model
 from .files import state_dir
 from .options import LoadConfig
@@ -82,7 +83,9 @@ class ModelSession:
         return AdaptivePolicy(cfg, costs=self.costs)
 
     def describe(self) -> dict:
+        extra = self.target.describe() if isinstance(self.target, Describes) else {}
         return {
+            **extra,
             "model": self.model_name,
             "path": str(self.model_path),
             "backend": self.target.backend,
@@ -105,7 +108,9 @@ def _cache_key(path: Path, target: TargetModel, threads: int) -> str:
         build = llama_cpp.__version__ + " " + llama_cpp.llama_print_system_info().decode()
     except Exception:  # pragma: no cover
         build = "?"
-    where = f"{target.backend}|{target.device_name}"  # the device name says what is offloaded
+    # the device name says what is offloaded; a torch model's quantization changes its costs
+    quant = target.describe().get("quant", "") if isinstance(target, Describes) else ""
+    where = f"{target.backend}|{target.device_name}|{quant}"
     return f"{path.resolve()}|{st.st_size}|{int(st.st_mtime)}|{where}|{build}|{threads}"
 
 
@@ -184,7 +189,8 @@ def load_session(
         cache[key] = entry
         _save_cache(cache)
     deltas = {int(k): float(v) for k, v in entry["deltas"].items()}
-    costs = _calibrate(target, entry, lambda: _save_cache(cache))
+    # the cost curve times the step that really runs (on a GPU: never a host copy of logits)
+    costs = _calibrate(calibration_target(target), entry, lambda: _save_cache(cache))
     sess = ModelSession(
         target=target,
         model_name=name,
@@ -227,12 +233,12 @@ def resolve_backend(cfg: LoadConfig) -> str:
         return cfg.backend
     if not _nvidia_present():
         return "llama.cpp"
-    try:
-        import torch
-        import triton  # noqa: F401
-    except ImportError:
-        return "llama.cpp"
-    return "torch" if torch.cuda.is_available() else "llama.cpp"
+    from ..kernels.support import kernel_support
+
+    ok, why = kernel_support(cfg.device or "cuda")
+    if not ok:
+        log.info("backend auto: llama.cpp (%s)", why)
+    return "torch" if ok else "llama.cpp"
 
 
 def _load_target(model: str, backend: str, cfg: LoadConfig, threads: int):
@@ -253,7 +259,12 @@ def _load_target(model: str, backend: str, cfg: LoadConfig, threads: int):
         except ImportError as e:
             raise ModelError(f"the torch backend needs the 'torch' extra: {e}") from e
         target = TorchTarget.from_gguf_or_dir(
-            path, n_ctx=cfg.n_ctx, name=name, n_threads=threads, device=cfg.device
+            path,
+            n_ctx=cfg.n_ctx,
+            name=name,
+            n_threads=threads,
+            device=cfg.device,
+            quant=cfg.quant,
         )
         return path, name, target
     raise ModelError(f"unknown backend {backend!r}; use llama.cpp, torch or auto")
