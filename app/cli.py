@@ -95,6 +95,9 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--context", nargs="*", default=[], help="context files (draft sources)")
     r.add_argument("--lines", type=_lines, default=None, help="only lines START:END")
     r.add_argument("--write", action="store_true", help="apply the result (atomic, backed up)")
+    r.add_argument(
+        "--force", action="store_true", help="with --write: write a read-only or foreign file"
+    )
     _add_decoding(r)
 
     g = sub.add_parser("generate", help="answer a prompt from context files")
@@ -106,8 +109,10 @@ def build_parser() -> argparse.ArgumentParser:
     m.add_argument("action", choices=["list", "pull", "path", "verify"])
     m.add_argument("name", nargs="?")
 
-    u = sub.add_parser("undo", help="restore the previous content of a file")
-    u.add_argument("path")
+    for name, what in (("undo", "restore the previous content"), ("redo", "redo an undone write")):
+        u = sub.add_parser(name, help=f"{what} of a file")
+        u.add_argument("path")
+        u.add_argument("--force", action="store_true", help="even if the file changed since")
 
     b = sub.add_parser(
         "bench",
@@ -195,7 +200,7 @@ def cmd_rewrite(a) -> int:
     }
     written = None
     if a.write and res.status == "ok" and res.hunks:
-        written = write_atomic(src, res.new_text)
+        written = write_atomic(src, res.new_text, force=a.force)
     if a.json:
         obj = res.to_json()
         obj["stats"] = stats
@@ -282,10 +287,20 @@ def cmd_models(a) -> int:
 
 
 def cmd_undo(a) -> int:
-    from .files import undo
+    """``specedit undo|redo PATH [--force]``: say what was restored from, and where the
+    text it replaced went."""
+    from rich.markup import escape
 
-    restored = undo(a.path)
-    err.print(f"restored {a.path} from {restored}")
+    from .undo import redo, undo
+
+    r = (undo if a.cmd == "undo" else redo)(a.path, force=a.force)
+    other = "redo" if a.cmd == "undo" else "undo"
+    line = f"restored {r.path} from {r.step}"
+    if r.saved and r.forced:
+        line += f"; your edits since were saved to {r.saved} (specedit {other} puts them back)"
+    elif r.saved:
+        line += f"; specedit {other} puts back the text it replaced ({r.saved})"
+    err.print(escape(line), soft_wrap=True)  # paths stay whole
     return 0
 
 
@@ -310,7 +325,7 @@ def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if len(argv) > 1 and argv[0] == "bench" and argv[1] in BENCH_SUITES:
         return _bench_suite(argv[1], argv[2:])
-    known = {"rewrite", "generate", "models", "undo", "bench", "serve", "tui", "-h", "--help"}
+    known = set("rewrite generate models undo redo bench serve tui -h --help".split())
     tui_opts = ("--model", "--draft-model")
     if not argv or (argv[0] not in known and (not argv[0].startswith("--") or argv[0] in tui_opts)):
         argv = ["tui", *argv]  # `specedit` and `specedit PATH` open the terminal app
@@ -328,7 +343,7 @@ def main(argv: list[str] | None = None) -> int:
             return cmd_generate(a)
         if a.cmd == "models":
             return cmd_models(a)
-        if a.cmd == "undo":
+        if a.cmd in ("undo", "redo"):
             return cmd_undo(a)
         if a.cmd == "bench":
             from ..bench.cli import run

@@ -25,7 +25,7 @@ from pathlib import Path
 from ..engine.policy import AdaptivePolicy, PolicyConfig
 from ..models.base import ModelError
 from ..models.catalog import CATALOG, resolve_model
-from .files import state_dir
+from .state import state_dir, state_subdir, write_private
 
 log = logging.getLogger(__name__)
 
@@ -110,12 +110,8 @@ def _load_cache() -> dict:
 
 
 def _save_cache(data: dict) -> None:
-    f = state_dir() / "model_checks.json"
-    try:
-        f.parent.mkdir(parents=True, exist_ok=True)
-        tmp = f.with_suffix(".tmp")
-        tmp.write_text(json.dumps(data, indent=1))
-        os.replace(tmp, f)
+    try:  # private: the state dir 0700, the file 0600
+        write_private(state_subdir() / "model_checks.json", json.dumps(data, indent=1).encode())
     except OSError as e:  # a cache is optional
         log.warning("could not save model checks: %s", e)
 
