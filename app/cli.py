@@ -168,10 +168,12 @@ def _stream(a):
 
 
 def cmd_rewrite(a) -> int:
-    from .files import read_source, write_atomic
+    from .files import check_writable, read_source, write_atomic
     from .rewrite import RewriteOptions, rewrite
 
     src = read_source(a.path)
+    if a.write:
+        check_writable(src, force=a.force)  # refuse before the model loads, not after
     context = tuple((p, read_source(p).text) for p in a.context)
     t0 = time.perf_counter()
     sess = _session(a)

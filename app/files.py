@@ -52,6 +52,7 @@ __all__ = [
     "SourceFile",
     "WriteResult",
     "backup_dir",
+    "check_writable",
     "list_backups",
     "read_source",
     "render",
@@ -417,6 +418,16 @@ def save_step(target: Path, data: bytes, suffix: str, wrote: str, mode: int) -> 
         raise FileError(
             f"cannot back up {target} to {where}: {os_reason(exc)}; not writing"
         ) from None
+
+
+def check_writable(src: SourceFile, *, force: bool = False) -> None:
+    """Raise FileError now when :func:`write_atomic` would refuse ``src``'s file for its
+    permissions or owner, so a command can refuse before a long generation (the write
+    checks again)."""
+    if src.path is None:
+        raise FileError("this buffer has no file path; cannot write it")
+    target = src.path.resolve()
+    check_write(target, _stat(target, src.path), force)
 
 
 def write_atomic(
