@@ -23,6 +23,7 @@ owner's or its user's will.
   safe because the backup is complete and fsynced before the first byte changes, space is
   reserved first, and a failed write puts the old bytes back; only a crash in the middle of
   it can leave a mix, which ``specedit undo --force`` repairs from that backup.
+* :func:`check_writable` refuses early, before a long generation, what the write would.
 * Each backup records the sha256 of the bytes written over it, so ``app.undo`` can tell
   whether the file still holds what specedit wrote. :func:`check_write`, :func:`put_bytes`
   and :func:`save_step` are the steps ``app.undo`` shares with :func:`write_atomic`.
@@ -327,7 +328,12 @@ def _pwrite_all(fd: int, data: bytes) -> None:
 
 
 def _write_in_place(
-    target: Path, data: bytes, old: bytes, before: Callable[[], object], backup: Path | None
+    target: Path,
+    data: bytes,
+    old: bytes,
+    before: Callable[[], object],
+    backup: Path | None,
+    why: str = "",
 ) -> None:
     """Overwrite ``target``'s own inode (keeps hard links, owner, mode). Safe because the
     backup is complete and fsynced first; space is reserved before the first byte changes,
@@ -335,7 +341,7 @@ def _write_in_place(
     try:
         fd = os.open(target, os.O_WRONLY | getattr(os, "O_CLOEXEC", 0))
     except OSError as exc:
-        raise FileError(f"cannot write {target}: {os_reason(exc)}") from None
+        raise FileError(f"cannot write {target}{why}: {os_reason(exc)}") from None
     try:
         before()
         try:
@@ -378,7 +384,8 @@ def put_bytes(
     """Write ``data`` over ``target`` by rename, or in place; return True if in place."""
     if not in_place and _replace(target, data, mode, st, before):
         return False
-    _write_in_place(target, data, old, before, backup)
+    why = "" if in_place else " without changing its owner"  # a rename could not keep it
+    _write_in_place(target, data, old, before, backup, why)
     return True
 
 
@@ -411,6 +418,7 @@ def _stat(target: Path, name: object) -> os.stat_result:
 
 
 def save_step(target: Path, data: bytes, suffix: str, wrote: str, mode: int) -> Path:
+    """Save ``data`` as the newest ``suffix`` step of ``target`` (see app.backups)."""
     try:
         return backups.save(target, data, suffix, wrote=wrote, mode=mode)
     except OSError as exc:

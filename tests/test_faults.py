@@ -7,6 +7,7 @@ write leaves the old content, no temp file and one clear line. Helpers: ``tests/
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import json
 import os
@@ -323,3 +324,18 @@ def test_file_changed_while_the_model_generates(target, qwen05, monkeypatch, cap
     assert changed.is_set(), "the model streamed nothing"
     assert rc == 1 and "changed on disk since it was read" in err, err
     assert target.read_bytes() == edit and list_backups(target) == [] and others(target) == []
+
+
+def test_forced_write_when_the_owner_cannot_be_kept(target) -> None:
+    """If the new file cannot be given the old owner (chown refused), a forced write goes in
+    place, so the owner stays; it never becomes the writer's file."""
+    if os.geteuid() != 0:
+        pytest.skip("only root can give a file to another user")
+    os.chown(target, 65534, 65534)
+    faulty = FaultyOS("chown", is_temp_of(target), err=errno.EPERM)
+    with faulty:
+        res = write_atomic(read_source(target), NEW, force=True)
+    assert faulty.fired and res.in_place
+    st = target.stat()
+    assert (st.st_uid, st.st_gid) == (65534, 65534) and target.read_bytes() == NEW.encode()
+    assert others(target) == []
