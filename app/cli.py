@@ -156,7 +156,8 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument(
         "--force",
         action="store_true",
-        help="with --write: write a result flagged as deleting lines it was not asked to",
+        help="with --write: write a read-only or foreign file, or a result flagged as "
+        "deleting lines it was not asked to",
     )
     _add_decoding(r)
 
@@ -169,8 +170,10 @@ def build_parser() -> argparse.ArgumentParser:
     m.add_argument("action", choices=["list", "pull", "path", "verify"])
     m.add_argument("name", nargs="?")
 
-    u = sub.add_parser("undo", help="restore the previous content of a file")
-    u.add_argument("path")
+    for name, what in (("undo", "restore the previous content"), ("redo", "redo an undone write")):
+        u = sub.add_parser(name, help=f"{what} of a file")
+        u.add_argument("path")
+        u.add_argument("--force", action="store_true", help="even if the file changed since")
 
     # registered without importing bench (which imports the product): ``main`` hands
     # ``specedit bench ...`` to bench.cli before this parser ever runs
@@ -216,10 +219,12 @@ def _stream(a):
 
 
 def cmd_rewrite(a) -> int:
-    from .files import read_source, write_atomic
+    from .files import check_writable, read_source, write_atomic
     from .rewrite import rewrite
 
     src = read_source(a.path)
+    if a.write:
+        check_writable(src, force=a.force)  # refuse before the model loads, not after
     context = tuple((p, read_source(p).text) for p in a.context)
     t0 = time.perf_counter()
     sess = _session(a)
@@ -252,7 +257,7 @@ def cmd_rewrite(a) -> int:
         if res.suspect is not None and not a.force:
             refused = f"{res.suspect.message}; not written (--force writes it anyway)"
         else:
-            written = write_atomic(src, res.new_text)
+            written = write_atomic(src, res.new_text, force=a.force)
     if a.json:
         obj = res.to_json()
         obj["stats"] = stats
@@ -340,10 +345,20 @@ def cmd_models(a) -> int:
 
 
 def cmd_undo(a) -> int:
-    from .files import undo
+    """``specedit undo|redo PATH [--force]``: say what was restored from, and where the
+    text it replaced went."""
+    from rich.markup import escape
 
-    restored = undo(a.path)
-    err.print(f"restored {a.path} from {restored}")
+    from .undo import redo, undo
+
+    r = (undo if a.cmd == "undo" else redo)(a.path, force=a.force)
+    other = "redo" if a.cmd == "undo" else "undo"
+    line = f"restored {r.path} from {r.step}"
+    if r.saved and r.forced:
+        line += f"; your edits since were saved to {r.saved} (specedit {other} puts them back)"
+    elif r.saved:
+        line += f"; specedit {other} puts back the text it replaced ({r.saved})"
+    err.print(escape(line), soft_wrap=True)  # paths stay whole
     return 0
 
 
@@ -353,7 +368,7 @@ def main(argv: list[str] | None = None) -> int:
         from ..bench.cli import main as bench_main
 
         return bench_main(argv[1:])
-    known = {"rewrite", "generate", "models", "undo", "bench", "serve", "tui", "-h", "--help"}
+    known = set("rewrite generate models undo redo bench serve tui -h --help".split())
     tui_opts = ("--model", "--draft-model", "--backend", "--gpu-layers", "--device", "--quant")
     if not argv or (argv[0] not in known and (not argv[0].startswith("--") or argv[0] in tui_opts)):
         argv = ["tui", *argv]  # `specedit` and `specedit PATH` open the terminal app
@@ -369,7 +384,7 @@ def main(argv: list[str] | None = None) -> int:
             return cmd_generate(a)
         if a.cmd == "models":
             return cmd_models(a)
-        if a.cmd == "undo":
+        if a.cmd in ("undo", "redo"):
             return cmd_undo(a)
         if a.cmd == "serve":
             from .server import serve_main

@@ -32,7 +32,7 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from .files import state_dir
+from .state import state_dir
 
 log = logging.getLogger(__name__)
 

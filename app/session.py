@@ -27,8 +27,8 @@ from ..engine.backend import Describes, ModelError, TargetModel
 from ..engine.policy import AdaptivePolicy, PolicyConfig
 from ..engine.verifier import calibration_target
 from ..models.catalog import CATALOG, resolve_model
-from .files import state_dir
 from .options import LoadConfig
+from .state import state_dir, state_subdir, write_private
 
 log = logging.getLogger(__name__)
 
@@ -123,12 +123,8 @@ def _load_cache() -> dict:
 
 
 def _save_cache(data: dict) -> None:
-    f = state_dir() / "model_checks.json"
-    try:
-        f.parent.mkdir(parents=True, exist_ok=True)
-        tmp = f.with_suffix(".tmp")
-        tmp.write_text(json.dumps(data, indent=1))
-        os.replace(tmp, f)
+    try:  # private: the state dir 0700, the file 0600
+        write_private(state_subdir() / "model_checks.json", json.dumps(data, indent=1).encode())
     except OSError as e:  # a cache is optional
         log.warning("could not save model checks: %s", e)
 

@@ -12,7 +12,8 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from ..files import FileError, state_dir
+from ..files import FileError
+from ..state import PrivateRotatingFileHandler, state_subdir
 
 log = logging.getLogger(__name__)
 
@@ -27,9 +28,8 @@ def _log_to_file() -> list[logging.Handler]:
     for h in removed:
         root.removeHandler(h)
     try:
-        path = state_dir() / "tui.log"
-        path.parent.mkdir(parents=True, exist_ok=True)
-        handler = logging.FileHandler(path, encoding="utf-8")
+        path = state_subdir() / "tui.log"  # private: folder 0700, file 0600
+        handler = PrivateRotatingFileHandler(path, encoding="utf-8")
         handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
         root.addHandler(handler)
     except OSError:
