@@ -24,7 +24,7 @@ from pathlib import Path
 
 from ..engine.policy import AdaptivePolicy, PolicyConfig
 from ..models.base import ModelError
-from ..models.catalog import CATALOG, resolve_model
+from ..models.catalog import CATALOG, check_once, resolve_model
 from .files import state_dir
 
 log = logging.getLogger(__name__)
@@ -99,6 +99,11 @@ def _cache_key(path: Path, backend: str, threads: int) -> str:
     except Exception:  # pragma: no cover
         build = "?"
     return f"{path.resolve()}|{st.st_size}|{int(st.st_mtime)}|{backend}|{build}|{threads}"
+
+
+def model_hash_record() -> Path:
+    """Where the sha256 checks of catalog model files are remembered (``check_once``)."""
+    return state_dir() / "model_hashes.json"
 
 
 def _load_cache() -> dict:
@@ -207,6 +212,7 @@ def _load_target(model: str, backend: str, n_ctx: int, threads: int):
         path = Path(model).expanduser()
     else:
         path = resolve_model(model)
+        check_once(path, model_hash_record())  # a catalog model's sha256, once per version
     name = model if model in CATALOG else path.name
     if backend == "llama.cpp":
         from ..models.llama_cpp_backend import LlamaTarget
