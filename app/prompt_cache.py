@@ -190,7 +190,10 @@ def _read_index(d: Path, warn: bool = True) -> tuple[list[dict], int]:
         if why is None and any(k["sha"] == e["sha"] for k in kept):
             why = "duplicate"
         if why is not None:
-            say("prompt cache: dropped an index entry (%s): %.200r", why, e)
+            if isinstance(e, dict) and set(e) == _FIELDS - {"bytes", "sum"}:
+                log.info("prompt cache: dropped an entry without a checksum (older specedit)")
+            else:
+                say("prompt cache: dropped an index entry (%s): %.200r", why, e)
             continue
         kept.append(e)
     return kept, len(data) - len(kept)
@@ -268,6 +271,15 @@ def restore(target, prompt: Sequence[int], model_key: str, have: int = 0) -> int
     """Load the longest saved prefix of ``prompt`` if it beats ``have``; positions cached."""
     if not hasattr(target, "load_state"):
         return have
+    try:
+        return _restore(target, prompt, model_key, have)
+    except Exception as e:  # a cache can only help: never fail the rewrite over it
+        log.warning("prompt cache: %s; prefilling from scratch", e)
+        target.rollback(0)
+        return 0
+
+
+def _restore(target, prompt: Sequence[int], model_key: str, have: int) -> int:
     d = _open_dir(create=False)
     if d is None:
         return have
@@ -293,7 +305,7 @@ def restore(target, prompt: Sequence[int], model_key: str, have: int = 0) -> int
         t = time.perf_counter()
         try:
             toks = target.load_state(path, max_tokens=e["n"])
-        except Exception as err:  # a cache can only help: never fail the rewrite over it
+        except Exception as err:
             log.warning("prompt cache: could not load %s: %s", path, err)
             toks = []
         if not toks or toks != list(prompt[: len(toks)]):

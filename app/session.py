@@ -1,9 +1,11 @@
 """A loaded model ready for speculative rewrites: shared by the CLI, the TUI and the server.
 
-Contract: ``load_session(model, ...)`` resolves a catalog name or GGUF path,
-loads the backend, runs the batch-exactness self-check (cached on disk per
-model file, backend, build and thread count, so only the first load pays for
-it) and calibrates the block-cost curve of the adaptive policy (its shape is
+Contract: ``load_session(model, ...)`` resolves a catalog name or GGUF path
+(a catalog model's file is checked against its pinned sha256 at first use:
+``catalog.check_once``, remembered in ``model_hash_record()``), loads the
+backend, runs the batch-exactness self-check (cached on disk per model file,
+backend, build and thread count, so only the first load pays for it) and
+calibrates the block-cost curve of the adaptive policy (its shape is
 cached with the exactness check; its level, which follows the machine's load,
 is re-measured at every load with 1-token calls; calls keep refining it).
 ``ModelSession.lock`` serialises generations: one at a time, this is a
