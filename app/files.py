@@ -37,6 +37,8 @@ from pathlib import Path
 
 import platformdirs
 
+from ..engine.backend import UserError
+
 __all__ = [
     "MAX_BACKUPS",
     "ConflictError",
@@ -61,7 +63,7 @@ BINARY_SNIFF_BYTES = 8192
 STATE_ENV = "SPECEDIT_STATE_DIR"
 
 
-class FileError(Exception):
+class FileError(UserError):
     """A user-facing file problem; ``str(err)`` is one clear line."""
 
 

@@ -1,8 +1,9 @@
 """Benchmark tasks: real files and Spec-Bench prompts, turned into chat messages.
 
-Contract: ``load_tasks(kinds, n_per_kind, max_lines)`` returns ``Task`` objects
-whose ``messages``/``prefix``/``pieces`` feed ``app.rewrite.build_prompt`` (the
-same prompt path as the product), plus a ``fence`` for rewrite tasks. Kinds:
+Contract: ``load_tasks(kinds, n_per_kind, max_lines)`` returns ``Task`` objects;
+``task.prompt(target)`` builds its ``app.prompt.Prompt`` through the product's own
+prompt path (``rewrite_prompt`` for rewrite tasks, whose prompt has a fence; ``splice``
+for Spec-Bench prompts, which have none). Kinds:
   * ``copy``: identity copy of a real Python standard-library file (truncated
     to ``max_lines`` lines at a top-level boundary);
   * ``edit``: an edit instruction on a real standard-library file;
@@ -21,7 +22,8 @@ import sysconfig
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..app.prompt import CTX_MARK, FILE_MARK, rewrite_messages
+from ..app.prompt import CTX_MARK, Prompt, rewrite_prompt, splice
+from ..engine.backend import TargetModel
 
 log = logging.getLogger(__name__)
 
@@ -39,11 +41,23 @@ SPEC_KINDS = ("summarization", "rag", "writing", "roleplay", "qa", "math_reasoni
 class Task:
     kind: str
     name: str
-    messages: list[dict[str, str]]
-    prefix: str = ""
-    pieces: dict[str, str] = field(default_factory=dict)
-    fence: str | None = None
     source_text: str = ""
+    """The file a rewrite task rewrites; the prompt text of a Spec-Bench task."""
+    instruction: str | None = None
+    """A rewrite task's instruction (None: a free-text Spec-Bench prompt)."""
+    messages: list[dict[str, str]] = field(default_factory=list)
+    pieces: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def rewrite(self) -> bool:
+        return self.instruction is not None
+
+    def prompt(self, target: TargetModel) -> Prompt:
+        """The task's prompt on ``target``'s tokenizer."""
+        if self.instruction is not None:
+            return rewrite_prompt(target, self.source_text, self.instruction, path=self.name)
+        ids, spans = splice(target, self.messages, "", self.pieces)
+        return Prompt(tuple(ids), tuple(spans))
 
 
 def stdlib_dir() -> Path:
@@ -69,9 +83,7 @@ def _rewrite_task(kind: str, fname: str, instruction: str, max_lines: int) -> Ta
         log.warning("bench: %s not found, skipped", path)
         return None
     text = truncate_lines(path.read_text(encoding="utf-8"), max_lines)
-    messages, prefix = rewrite_messages(text, instruction, fname)
-    fence = prefix.split("\n", 1)[0].rstrip("abcdefghijklmnopqrstuvwxyz+-.")
-    return Task(kind, fname, messages, prefix, {FILE_MARK: text}, fence, text)
+    return Task(kind, fname, text, instruction)
 
 
 def spec_bench_path() -> Path:
@@ -97,9 +109,9 @@ def _spec_tasks(kind: str, n: int) -> list[Task]:
             Task(
                 kind,
                 f"{kind}-{row['question_id']}",
-                [{"role": "user", "content": CTX_MARK.format(0)}],
+                turn,
+                messages=[{"role": "user", "content": CTX_MARK.format(0)}],
                 pieces={CTX_MARK.format(0): turn},
-                source_text=turn,
             )
         )
         if len(out) >= n:

@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .backend import TargetModel
 from .draft import Draft, Drafter
 from .metrics import Metrics
 from .policy import AdaptivePolicy, PolicyConfig
@@ -63,15 +64,14 @@ class GenResult:
     metrics: Metrics
 
 
-class Cancelled(Exception):
-    pass
-
-
-def prefill(target, prompt: Sequence[int], metrics: Metrics, start: int = 0) -> np.ndarray:
+def prefill(
+    target: TargetModel, prompt: Sequence[int], metrics: Metrics, start: int = 0
+) -> np.ndarray:
     """Evaluate ``prompt[start:]`` (``start`` tokens are already cached); last row of logits."""
     if start >= len(prompt):
         start = len(prompt) - 1
     metrics.cached_tokens = start
+    metrics.read_total = len(prompt) - start
     t = time.perf_counter()
     logits = np.array(target.eval(prompt[start:], start, [len(prompt) - 1 - start])[0])
     metrics.observe_prefill(len(prompt) - start, time.perf_counter() - t)
@@ -79,7 +79,7 @@ def prefill(target, prompt: Sequence[int], metrics: Metrics, start: int = 0) -> 
 
 
 def generate(
-    target,
+    target: TargetModel,
     prompt: Sequence[int],
     cfg: GenConfig,
     drafter: Drafter | None = None,
@@ -97,6 +97,8 @@ def generate(
     pol = policy or AdaptivePolicy(cfg.policy)
     m.exact = cfg.exact_block is not None
     m.speculation = cfg.speculate and drafter is not None
+    m.backend = target.backend
+    m.device = target.device_name
     ctx: list[int] = list(prompt)
     out: list[int] = []
     eos = target.eos_ids
@@ -106,6 +108,7 @@ def generate(
         res = RowVerifier(np.empty(0, np.int64), cfg.sampling, position=0).feed(first_logits[None])
     pos = len(ctx)  # where ``pending`` goes in the cache
     new = res.tokens
+    m.start_decoding()
     t_decode = time.perf_counter()
     while True:
         stop = _emit(new, out, ctx, eos, cfg.max_tokens, on_tokens, m)
@@ -139,13 +142,13 @@ def _draft(drafter, pol, ctx, cfg, m, room: int) -> tuple[Draft, int]:
     with m.time("draft"):
         # ask for the most the policy could want; the policy trims it
         probe = drafter.propose(ctx, min(cfg.policy.fixed_k or cfg.policy.k_max, room))
-        k = pol.choose(len(probe) > 0, probe.match_len, anchored=probe.probs is None)
+        k = pol.choose(len(probe) > 0, probe.match_len, anchored=probe.anchored)
         k = min(k, len(probe), room)
         if k <= 0:
             return Draft(), 0
         if k < len(probe):
             probs = probe.probs[:k] if probe.probs is not None else None
-            probe = Draft(probe.tokens[:k], probs, probe.source, probe.match_len)
+            probe = Draft(probe.tokens[:k], probs, probe.source, probe.match_len, probe.anchored)
     return probe, k
 
 
@@ -192,7 +195,7 @@ def _emit(new, out, ctx, eos, max_tokens, on_tokens, m: Metrics) -> bool:
 
 
 def check_batch_exactness(
-    target, probe: Sequence[int], sizes: Sequence[int] = (2, 4, 8, 16, 32)
+    target: TargetModel, probe: Sequence[int], sizes: Sequence[int] = (2, 4, 8, 16, 32)
 ) -> tuple[int, dict[int, float]]:
     """Compare k-token block logits with 1-token evaluation on ``probe`` tokens.
 
@@ -224,7 +227,9 @@ def check_batch_exactness(
     return exact, deltas
 
 
-def stream(target, prompt: Sequence[int], cfg: GenConfig, drafter: Drafter | None = None, **kw):
+def stream(
+    target: TargetModel, prompt: Sequence[int], cfg: GenConfig, drafter: Drafter | None = None, **kw
+):
     """Iterator form of ``generate``: yields each batch of accepted tokens as it is accepted.
 
     The loop runs in a worker thread; closing the iterator early cancels it. The

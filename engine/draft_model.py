@@ -43,22 +43,22 @@ from __future__ import annotations
 
 import logging
 import time
-from collections import deque
 from collections.abc import Sequence
 
 import numpy as np
 
-from ..models.base import ModelError
+from .backend import ModelError, TargetModel, shared_prefix
 from .draft import Draft
 from .policy import AdaptivePolicy
 from .sampling import SamplingParams, exp_noise, probs, sample
+from .specmath import AcceptanceTracker, RateMeter, best_k, cost_prior, expected_tokens
 
 log = logging.getLogger(__name__)
 
 _VOCAB_PROBE = "def f(x):\n    return {'héllo': x}  # 日本語 ✓\n\tclass A: pass\n"
 
 
-def check_vocab(draft, target) -> None:
+def check_vocab(draft: TargetModel, target: TargetModel) -> None:
     """Raise ``ModelError`` unless ``draft`` shares ``target``'s vocabulary."""
     dn, tn = getattr(draft, "name", "draft"), getattr(target, "name", "target")
     if draft.n_vocab != target.n_vocab:
@@ -81,7 +81,7 @@ def check_vocab(draft, target) -> None:
             )
 
 
-def measure_draft(draft, reps: int = 3) -> tuple[float, float]:
+def measure_draft(draft: TargetModel, reps: int = 3) -> tuple[float, float]:
     """(seconds per 1-token step, seconds per token of a 32-token block) of ``draft``.
 
     Meant for load time, so a ``ModelDrafter`` starts with a cost model instead of
@@ -99,87 +99,6 @@ def measure_draft(draft, reps: int = 3) -> tuple[float, float]:
         steps.append(time.perf_counter() - t)
     draft.rollback(0)
     return sorted(steps)[len(steps) // 2], block
-
-
-def common_prefix(a: Sequence[int], b: Sequence[int]) -> int:
-    """Length of the common prefix of two token sequences."""
-    n = min(len(a), len(b))
-    if n == 0:
-        return 0
-    x = np.asarray(a[:n], dtype=np.int64)
-    y = np.asarray(b[:n], dtype=np.int64)
-    diff = np.flatnonzero(x != y)
-    return int(diff[0]) if diff.size else n
-
-
-class AcceptanceTracker:
-    """Running per-token acceptance of one proposer, inferred from the next context.
-
-    ``proposed(n, tokens)`` records a draft made for a context of length ``n``;
-    ``observe(context)`` then counts how many of those tokens the context
-    continued with (the accepted ones; a recovered token that equals the draft
-    by chance counts too, a small optimistic bias).
-    """
-
-    def __init__(self, prior: float = 0.5, window: int = 32, prior_weight: float = 4.0) -> None:
-        self.prior, self.prior_weight = prior, prior_weight
-        self.steps: deque[tuple[int, int]] = deque(maxlen=window)
-        self._last: tuple[int, np.ndarray] | None = None
-        self.drafted = 0
-        self.accepted = 0
-
-    def proposed(self, n: int, tokens: np.ndarray) -> None:
-        self._last = (n, np.asarray(tokens, dtype=np.int64)) if len(tokens) else None
-
-    def observe(self, context: Sequence[int]) -> None:
-        if self._last is None:
-            return
-        n, toks = self._last
-        self._last = None
-        if len(context) <= n:  # a different or cut context: nothing to learn
-            return
-        j = common_prefix(toks, context[n : n + len(toks)])
-        self.steps.append((len(toks), j))
-        self.drafted += len(toks)
-        self.accepted += j
-
-    def alpha(self) -> float:
-        acc = sum(a for _, a in self.steps)
-        rej = sum(1 for d, a in self.steps if a < d)
-        w = self.prior_weight
-        return min((acc + self.prior * w) / (acc + rej + w), 0.995)
-
-
-class RateMeter:
-    """Realized tokens per second of each kind of step, between consecutive proposals.
-
-    ``close(n)`` at the start of ``propose`` ends the interval opened by the
-    previous call (the context grew from its length to ``n``); ``open(kind, t0,
-    n)`` at its end starts one, back-dated to ``t0`` so the drafting time counts.
-    An interval covers drafting, the target call, verification and emitting.
-    """
-
-    def __init__(self, window: int = 8) -> None:
-        self.window = window
-        self.samples: dict[str, deque[tuple[int, float]]] = {}
-        self._open: tuple[str, float, int] | None = None
-
-    def close(self, n: int) -> None:
-        if self._open is not None:
-            kind, t0, n0 = self._open
-            if n > n0:
-                q = self.samples.setdefault(kind, deque(maxlen=self.window))
-                q.append((n - n0, time.perf_counter() - t0))
-        self._open = None
-
-    def open(self, kind: str, t0: float, n: int) -> None:
-        self._open = (kind, t0, n)
-
-    def rate(self, kind: str, min_samples: int = 3) -> float | None:
-        q = self.samples.get(kind)
-        if not q or len(q) < min_samples:
-            return None
-        return sum(n for n, _ in q) / max(sum(t for _, t in q), 1e-9)
 
 
 class ModelDrafter:
@@ -226,7 +145,7 @@ class ModelDrafter:
 
     # ---- cost model ------------------------------------------------------------------
     def _target_cost(self, b: int) -> float:
-        return self.policy.cost(b) if self.policy is not None else 1.0 + 0.15 * (b - 1)
+        return self.policy.cost(b) if self.policy is not None else cost_prior(b)
 
     def draft_cost(self, k: int) -> float:
         """Estimated seconds to draft ``k`` tokens: one catch-up eval, then k - 1 steps."""
@@ -245,25 +164,14 @@ class ModelDrafter:
 
     def gap(self, context: Sequence[int]) -> int:
         """Tokens of ``context`` the draft's cache lacks."""
-        return len(context) - common_prefix(self.cached, context)
+        return len(context) - shared_prefix(self.cached, context)
+
+    def _extra(self, gap: int):
+        """Seconds a draft of k tokens adds to its target call (drafting and catch-up)."""
+        return lambda k: self.draft_cost(k) + self.catchup_cost(gap)
 
     def _rate(self, a: float, k: int, gap: int = 0) -> float:
-        cost = self._target_cost(k + 1) + self.draft_cost(k) + self.catchup_cost(gap)
-        return AdaptivePolicy.expected_tokens(a, k) / cost
-
-    def _policy_k(self, k_cap: int) -> int:
-        """The k the decode loop's policy will keep of a model draft (it trims, never extends)."""
-        pol = self.policy
-        if pol.off_reason:  # its guard is on: it only takes its periodic probes
-            probing = getattr(pol, "_since_probe", 0) + 1 >= pol.cfg.probe_every
-            return min(2, k_cap) if probing else 0
-        a = pol.alpha(0)
-        best_k, best = 0, 1.0 / pol.cost(1)
-        for k in range(1, k_cap + 1):
-            rate = AdaptivePolicy.expected_tokens(a, k) / pol.cost(k + 1)
-            if rate > best:
-                best_k, best = k, rate
-        return best_k
+        return expected_tokens(a, k) / (self._target_cost(k + 1) + self._extra(gap)(k))
 
     def _could_pay(self, k_cap: int, alpha: float = 0.9) -> bool:
         """Whether drafting would beat plain at a high acceptance: else probes are waste."""
@@ -300,20 +208,17 @@ class ModelDrafter:
         if self.step_s is None:  # nothing measured yet: a short exploratory draft
             if not explore:
                 return 0, 0.0
-            k = min(self.k_default, k_cap, self._policy_k(k_cap) or self.k_default)
+            k = min(self.k_default, k_cap, self.policy.planned_k(k_cap) or self.k_default)
             return k, self._rate(a, k, gap)
         plain = 1.0 / self._target_cost(1)
-        best_k, best = 0, plain * self.min_gain
-        for k in range(1, k_cap + 1):
-            rate = self._rate(a, k, gap)
-            if rate > best:
-                best_k, best = k, rate
-        k_pol = self._policy_k(k_cap)
-        best_k = 0 if self.realized_loss() else min(best_k, k_pol)
-        if best_k:
+        k, rate = best_k(a, range(1, k_cap + 1), self._target_cost, self._extra(gap))
+        k = k if rate > plain * self.min_gain else 0
+        k_pol = self.policy.planned_k(k_cap)
+        k = 0 if self.realized_loss() else min(k, k_pol)
+        if k:
             self.off_reason = ""
             self._probe_every = self.probe_every
-            return best_k, self._rate(a, best_k, gap)
+            return k, self._rate(a, k, gap)
         self._idle += 1
         if explore and self._idle >= self._probe_every and k_pol and self._could_pay(k_cap):
             # a probe refreshes alpha; each one that does not turn drafting on doubles
@@ -342,7 +247,7 @@ class ModelDrafter:
         if k <= 0 or n == 0 or n + k >= self.draft.n_ctx:
             return Draft()
         # sync the cache: keep the common prefix, evaluate the rest (at least one token)
-        p = min(common_prefix(self.cached, context), n - 1)
+        p = min(shared_prefix(self.cached, context), n - 1)
         t = time.perf_counter()
         row = self.draft.eval(context[p:], p, [n - 1 - p])[0]
         dt = time.perf_counter() - t
@@ -373,12 +278,12 @@ class ModelDrafter:
             self.step_s = self.sync_s or dt
         toks = np.asarray(tokens, dtype=np.int64)
         self.tracker.proposed(n, toks)
-        return Draft(toks, None if greedy else np.stack(qs), self.source, 0)
+        return Draft(toks, None if greedy else np.stack(qs), self.source, 0, anchored=False)
 
     def prefill(self, prompt: Sequence[int]) -> None:
         """Evaluate ``prompt`` on the draft ahead of decoding (optional; saves a catch-up)."""
         if len(prompt) > 1:
-            p = common_prefix(self.cached, prompt)
+            p = shared_prefix(self.cached, prompt)
             if p < len(prompt) - 1:
                 self.draft.eval(prompt[p:-1], p, [])
             self.cached = list(prompt[:-1])

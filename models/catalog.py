@@ -41,7 +41,7 @@ from pathlib import Path
 
 from platformdirs import user_cache_path
 
-from .base import ModelError
+from ..engine.backend import ModelError
 
 try:  # POSIX only; elsewhere concurrent pulls are simply not serialised.
     import fcntl

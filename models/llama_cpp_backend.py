@@ -1,6 +1,6 @@
 """llama.cpp target backend through llama-cpp-python's low-level API.
 
-Contract: ``LlamaTarget`` implements ``models.base.TargetModel``.
+Contract: ``LlamaTarget`` implements ``engine.backend.TargetModel`` and ``StatefulCache``.
   * ``eval`` fills one ``llama_batch`` with per-token logits flags set only for
     the requested offsets, removes stale cache entries at ``>= pos`` with
     ``llama_memory_seq_rm`` and calls ``llama_decode``. Logits are read from
@@ -27,27 +27,17 @@ from pathlib import Path
 
 import numpy as np
 
-from .base import ModelError
+from ..engine.backend import ModelError
 from .gguf_meta import read_metadata
 
 log = logging.getLogger(__name__)
-
-
-def _quiet_llama_logs() -> None:
-    import llama_cpp
-
-    @llama_cpp.llama_log_callback
-    def _cb(level, text, user_data):  # pragma: no cover - C callback
-        return None
-
-    _quiet_llama_logs.cb = _cb  # keep a reference alive
-    llama_cpp.llama_log_set(_cb, ctypes.c_void_p(0))
 
 
 class LlamaTarget:
     """A GGUF model on llama.cpp, evaluated block by block for speculative decoding."""
 
     backend = "llama.cpp"
+    device_name = "CPU"
 
     def __init__(
         self,
@@ -62,7 +52,6 @@ class LlamaTarget:
         import llama_cpp
 
         self._lc = llama_cpp
-        # _quiet_llama_logs()
         self.path = Path(path)
         self.name = name or self.info.name or self.path.stem
         threads = n_threads or max(1, os.cpu_count() or 1)
@@ -85,6 +74,7 @@ class LlamaTarget:
         self.n_ctx = self._llama.n_ctx()
         self.n_vocab = self._llama.n_vocab()
         self.n_batch = n_batch
+        self.threads = threads
         self.eos_ids = frozenset(
             int(t)
             for t in (*self.info.eos_ids, self._llama.token_eos())

@@ -1,6 +1,6 @@
 """Torch / transformers target backend: the GPU path, and a CPU reference for it.
 
-Contract: ``TorchTarget`` implements ``models.base.TargetModel``.
+Contract: ``TorchTarget`` implements ``engine.backend.TargetModel`` and ``PrefixCache``.
   * Loads a transformers checkpoint directory, or a GGUF file through
     transformers' GGUF loader (dequantized; needs ``gguf`` and ``accelerate``),
     with ``TorchTarget.from_gguf_or_dir``. Nothing is ever downloaded
@@ -47,7 +47,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from .base import ModelError
+from ..engine.backend import ModelError
 
 log = logging.getLogger(__name__)
 
@@ -59,6 +59,12 @@ def default_device() -> torch.device:
     if env:
         return torch.device(env)
     return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+
+
+def _device_name(device: torch.device) -> str:
+    if device.type == "cuda":
+        return f"CUDA{device.index or 0} {torch.cuda.get_device_name(device)}"
+    return device.type.upper()
 
 
 def default_dtype(device: torch.device) -> torch.dtype:
@@ -129,6 +135,7 @@ class TorchTarget:
         self.name = name
         p = next(model.parameters())
         self.device, self.dtype = p.device, p.dtype
+        self.device_name = _device_name(self.device)
         self.n_vocab = int(model.get_output_embeddings().weight.shape[0])
         max_pos = getattr(model.config, "max_position_embeddings", None) or n_ctx
         self.n_ctx = min(n_ctx, int(max_pos))

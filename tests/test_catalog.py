@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
+from specedit.engine.backend import ModelError
 from specedit.models import catalog
-from specedit.models.base import ModelError
 from specedit.models.catalog import (
     CATALOG,
     DEFAULT_MODEL,

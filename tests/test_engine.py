@@ -312,7 +312,7 @@ def test_calibration_warms_up_and_keeps_the_fastest_call():
     m.eval = eval_
     pol = AdaptivePolicy(PolicyConfig())
     pol.calibrate(m, list(range(64)), 0, sizes=(1, 4, 16))
-    assert pol.cost(1) < 0.1 and AdaptivePolicy.plausible(pol._cost)
+    assert pol.cost(1) < 0.1 and AdaptivePolicy.plausible(pol.costs)
     assert not AdaptivePolicy.plausible({1: 0.6, 4: 0.18, 16: 0.4, 32: 3.8, 64: 1.2})
 
 
@@ -363,3 +363,41 @@ def test_young_matches_get_blocks_they_have_earned():
     for _ in range(12):  # a draft model whose drafts are all accepted (match length 0)
         model.observe(32, model.cost(32), 31, 31, 32, match_len=0)
     assert model.choose(True, 0) + 1 <= 16 < model.choose(True, 0, anchored=False) + 1
+
+
+class FlatCostTarget(ToyModel):
+    """A target whose calls all cost the same, whatever the block: a GPU's cost curve.
+
+    Time is a fake clock that only this target's ``eval`` advances (``STEP`` seconds per
+    call), so the test measures what the policy does with a flat curve, not the CPU."""
+
+    STEP = 0.01
+
+    def __init__(self, clock: list[float], **kw) -> None:
+        super().__init__(**kw)
+        self.clock = clock
+
+    def eval(self, tokens, pos, want):
+        self.clock[0] += self.STEP
+        return super().eval(tokens, pos, want)
+
+
+def test_flat_gpu_cost_curve_grows_k_to_the_largest_block(monkeypatch):
+    """Issue 13: on a GPU a 128-token block costs about what 1 token does. Measured on
+    that device, the curve is flat and the policy picks the largest block by itself:
+    no CPU-only assumption (k cap, tile sizes, the growth floor) holds it back."""
+    import specedit.engine.decode as decode
+
+    clock = [0.0]
+    monkeypatch.setattr(decode.time, "perf_counter", lambda: clock[0])
+    target = FlatCostTarget(clock, vocab=4096, seed=3, n_ctx=8192, copy_bonus=30.0)
+    text = [int(t) for t in np.random.default_rng(5).permutation(4000)[:1500]]
+    prompt = text + text[:12]  # the output copies ``text`` on from token 12
+    sizes = (1, 4, 16, 32, 64, 128)
+    pol = AdaptivePolicy(PolicyConfig(), costs={b: FlatCostTarget.STEP for b in sizes})
+    res = generate(target, prompt, GenConfig(max_tokens=1200), LookupDrafter(), policy=pol)
+    assert res.tokens == text[12 : 12 + len(res.tokens)]  # the copy is exact
+    blocks = target.calls[1:]  # after the prefill
+    assert max(blocks) == PolicyConfig().k_max + 1 == 128, blocks  # the largest block there is
+    assert blocks[-5:] == [128] * 5, blocks  # and it stays there while the copy holds
+    assert pol.costs[1] == pytest.approx(pol.costs[128])  # the curve it learned stayed flat

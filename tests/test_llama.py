@@ -8,12 +8,15 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from specedit.app.rewrite import RewriteOptions, build_prompt, rewrite
+from specedit.app.options import RewriteOptions
+from specedit.app.prompt import splice
+from specedit.app.rewrite import rewrite
+from specedit.app.stream import StreamDecoder
 from specedit.engine.decode import GenConfig, generate
 from specedit.engine.lookup import LookupDrafter
 from specedit.engine.policy import PolicyConfig
 from specedit.engine.sampling import SamplingParams
-from specedit.models.base import StreamDecoder, TargetModel
+from specedit.engine.backend import TargetModel
 
 pytestmark = pytest.mark.model
 STDLIB = Path(sysconfig.get_paths()["stdlib"])
@@ -122,7 +125,7 @@ def test_region_rewrite_keeps_the_rest_byte_identical(qwen05):
 
 def test_prompt_spans_label_the_file(qwen05):
     msgs = [{"role": "user", "content": "Look: \x00SPECEDIT_FILE\x00 ok"}]
-    ids, spans = build_prompt(qwen05, msgs, "", {"\x00SPECEDIT_FILE\x00": "x = 1\n"})
+    ids, spans = splice(qwen05.target, msgs, "", {"\x00SPECEDIT_FILE\x00": "x = 1\n"})
     ((s, e, label),) = spans
     assert label == "file"
     assert qwen05.target.detokenize(ids[s:e]).decode() == "x = 1\n"

@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 
 from specedit.app import prompt_cache
-from specedit.app.rewrite import RewriteOptions, rewrite
+from specedit.app.options import RewriteOptions
+from specedit.app.rewrite import rewrite
 
 
 @pytest.fixture

@@ -49,7 +49,14 @@ def run_tui(args: Any) -> int:
         ) from None
     removed = _log_to_file()
     try:
-        settings = TuiSettings(model=args.model, draft_model=getattr(args, "draft_model", None))
+        settings = TuiSettings(
+            model=args.model,
+            draft_model=args.draft_model,
+            backend=args.backend,
+            gpu_layers=args.gpu_layers,
+            device=args.device,
+            n_ctx=args.ctx,
+        )
         app = SpecEditApp(getattr(args, "path", None), settings=settings)
         code = app.run()
     finally:

@@ -15,7 +15,7 @@ Contract (the wire protocol is documented in ``docs/protocol.md``):
   ``rewrite/apply`` (atomic write with backup; -32801 when the file changed), ``shutdown``
   then ``exit`` (stops the server; ``exit`` alone just closes that connection).
   Notifications ``rewrite/progress``, ``rewrite/preview`` and ``rewrite/done`` come from
-  ``app.server_jobs``; a client that disconnects has its sessions cancelled.
+  ``app.server.jobs``; a client that disconnects has its sessions cancelled.
 * :func:`serve_main` is the CLI entry: it logs to ``<state>/logs/server.log`` (rotated),
   claims the socket before loading the model (so a second server is refused at once), then
   serves until SIGINT/SIGTERM or ``shutdown``+``exit``. :class:`ServerThread` runs a server
@@ -37,7 +37,21 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from .files import ConflictError, FileError, read_source, state_dir, write_atomic
+from ..files import ConflictError, FileError, read_source, state_dir, write_atomic
+from ..options import LoadConfig
+from ..session import ModelSession
+from .jobs import Job, Scheduler, Warm
+from .params import parse_apply, parse_start, parse_warm, session_id
+from .paths import (
+    AlreadyRunning,
+    ServerSetupError,
+    claim,
+    default_socket_path,
+    discovery_path,
+    peer_uid,
+    release,
+    write_discovery,
+)
 from .rpc import (
     CONTENT_MODIFIED,
     INVALID_PARAMS,
@@ -45,21 +59,10 @@ from .rpc import (
     MAX_HEADER_BYTES,
     REQUEST_FAILED,
     SERVER_NOT_INITIALIZED,
+    SUSPECT_RESULT,
     Connection,
     RpcError,
 )
-from .server_jobs import Job, Scheduler, Warm
-from .server_params import parse_apply, parse_start, parse_warm, session_id
-from .server_paths import (
-    AlreadyRunning,
-    ServerSetupError,
-    claim,
-    default_socket_path,
-    discovery_path,
-    peer_uid,
-    write_discovery,
-)
-from .session import ModelSession
 
 log = logging.getLogger(__name__)
 
@@ -153,7 +156,7 @@ class Server:
             with contextlib.suppress(FileNotFoundError):
                 path.unlink()
         if self._lock_fd is not None:
-            os.close(self._lock_fd)
+            release(self.socket_path, self._lock_fd)
             self._lock_fd = None
 
     # ------------------------------------------------------------------ connections
@@ -207,6 +210,7 @@ class Server:
             "protocolVersion": PROTOCOL_VERSION,
             "model": self.session.model_name,
             "backend": desc.get("backend"),
+            "device": desc.get("device"),
             "nCtx": desc.get("n_ctx"),
             "batchExact": desc.get("batch_exact"),
         }
@@ -262,8 +266,15 @@ class Server:
         job = self.scheduler.get(p.session_id)
         if job is None:
             raise RpcError(INVALID_PARAMS, f"unknown session {p.session_id!r}")
-        if job.state != "done" or job.result is None or job.result.new_text is None:
+        res = job.result
+        if job.state == "done" and res is not None and res.status == "truncated":
+            raise RpcError(REQUEST_FAILED, f"session {job.id} was cut short: {res.message}")
+        if job.state != "done" or res is None or res.new_text is None:
             raise RpcError(REQUEST_FAILED, f"session {job.id} has no finished rewrite to apply")
+        if res.suspect is not None and not p.force:
+            raise RpcError(
+                SUSPECT_RESULT, f"{res.suspect.message}; send force: true to apply it anyway"
+            )
         return await asyncio.to_thread(_apply_job, job, p.path, p.hunk_ids)
 
     async def _shutdown(self, conn: Connection, params: Any) -> None:
@@ -286,7 +297,7 @@ class Server:
 
 def _apply_job(job: Job, path: str, hunk_ids: list[int] | None) -> dict[str, Any]:
     """Write the job's accepted hunks to ``path`` (atomic, backed up, sha-checked)."""
-    from .diff import apply_hunks
+    from ..diff import apply_hunks
 
     assert job.result is not None
     hunks = job.result.hunks
@@ -390,9 +401,10 @@ def _setup_logging(level: str, log_file: str | None) -> Path:
     return path
 
 
-def serve_main(args: Any) -> int:
-    """The ``specedit serve`` command (see module docstring)."""
-    from .session import load_session
+def serve_main(args: Any, config: LoadConfig) -> int:
+    """The ``specedit serve`` command (see module docstring): ``config`` is the model to
+    serve, ``args`` the socket and logging flags."""
+    from ..session import load_session
 
     level = getattr(args, "serve_log_level", None) or "INFO"
     try:
@@ -401,16 +413,11 @@ def serve_main(args: Any) -> int:
         lock_fd = claim(sock)  # refuse early, before the model load
     except ServerSetupError as e:
         raise FileError(str(e)) from None
-    log.info("loading %s (log: %s)", args.model, log_path)
+    log.info("loading %s (log: %s)", config.model, log_path)
     try:
-        session = load_session(
-            args.model,
-            n_ctx=args.ctx,
-            threads=getattr(args, "threads", None),
-            draft_model=getattr(args, "draft_model", None),
-        )
+        session = load_session(config)
     except BaseException:
-        os.close(lock_fd)
+        release(sock, lock_fd)  # no rpc.lock left behind
         raise
 
     async def main() -> None:
