@@ -66,7 +66,7 @@ def test_a_corrupt_state_file_is_ignored(qwen05, state, caplog):
     (state / entry["file"]).write_bytes(b"not a llama.cpp state file" * 100)
     t.rollback(0)
     res = rewrite(qwen05, text, _opts("Rename hls_to_rgb to hls2rgb."), path="c.py")
-    assert res.status == "ok"
+    assert res.status in ("ok", "truncated") and res.raw  # 12 tokens: cut, but it ran
     assert res.metrics.cached_tokens == 0  # prefilled from scratch
     assert "prompt cache" in caplog.text
 
