@@ -18,7 +18,7 @@ import time
 
 from rich.console import Console
 
-from ..engine.backend import ModelError, UserError
+from ..engine.backend import UserError
 from ..engine.sampling import SamplingParams
 from ..models.catalog import CATALOG, DEFAULT_MODEL
 from .options import BACKENDS, LoadConfig, RewriteOptions
@@ -167,8 +167,17 @@ def build_parser() -> argparse.ArgumentParser:
     _add_decoding(g)
 
     m = sub.add_parser("models", help="list, pull, locate or verify catalog models")
-    m.add_argument("action", choices=["list", "pull", "path", "verify"])
-    m.add_argument("name", nargs="?")
+    ms = m.add_subparsers(dest="action", required=True)
+    ms.add_parser("list", help="the catalog, and which models are installed")
+    for action, text in (
+        ("pull", "download and check a model"),
+        ("path", "print the file of an installed model"),
+        ("verify", "recompute the sha256 of an installed model"),
+    ):
+        ma = ms.add_parser(action, help=text)
+        ma.add_argument("name", metavar="NAME", help=f"catalog model: {', '.join(CATALOG)}")
+        if action == "pull":
+            ma.add_argument("--force", action="store_true", help="download again over any file")
 
     for name, what in (("undo", "restore the previous content"), ("redo", "redo an undone write")):
         u = sub.add_parser(name, help=f"{what} of a file")
@@ -329,17 +338,17 @@ def cmd_models(a) -> int:
             default = " (default)" if name == DEFAULT_MODEL else ""
             out.print(f"{name:22} {e.size_bytes / 1e6:7.0f} MB  {mark:9}  {e.description}{default}")
         return 0
-    if not a.name:
-        raise ModelError(f"models {a.action} needs a model name: {', '.join(CATALOG)}")
+    from .session import model_hash_record
+
     if a.action == "pull":
         with catalog.rich_progress() as progress:
-            path = catalog.pull(a.name, progress)
+            path = catalog.pull(a.name, progress, force=a.force, record=model_hash_record())
         out.out(str(path))
     elif a.action == "path":
         out.out(str(catalog.resolve_model(a.name)))
     else:
         with catalog.rich_progress() as progress:
-            path = catalog.verify(a.name, progress)
+            path = catalog.verify(a.name, progress, record=model_hash_record())
         out.out(f"{path}: sha256 ok")
     return 0
 

@@ -2,9 +2,11 @@
 
 Contract: ``load_session(LoadConfig | model, ...)`` resolves the backend
 (``resolve_backend``: ``auto`` is torch on a CUDA machine, llama.cpp otherwise), a
-catalog name or GGUF path, loads the model, runs the batch-exactness self-check
-(cached on disk per model file, backend, device and offload, build and thread count,
-so only the first load pays for it and says so) and calibrates the block-cost curve of the adaptive policy (its shape is
+catalog name or GGUF path (a catalog model's file is checked against its pinned
+sha256 at first use: ``catalog.check_once``, remembered in ``model_hash_record()``),
+loads the model, runs the batch-exactness self-check (cached on disk per model file,
+backend, device and offload, build and thread count, so only the first load pays for
+it and says so) and calibrates the block-cost curve of the adaptive policy (its shape is
 cached with the exactness check; its level, which follows the machine's load,
 is re-measured at every load with 1-token calls; calls keep refining it).
 ``ModelSession.lock`` serialises generations: one at a time, this is a
@@ -26,7 +28,7 @@ from pathlib import Path
 from ..engine.backend import Describes, ModelError, TargetModel
 from ..engine.policy import AdaptivePolicy, PolicyConfig
 from ..engine.verifier import calibration_target
-from ..models.catalog import CATALOG, resolve_model
+from ..models.catalog import CATALOG, check_once, resolve_model
 from .options import LoadConfig
 from .state import state_dir, state_subdir, write_private
 
@@ -112,6 +114,11 @@ def _cache_key(path: Path, target: TargetModel, threads: int) -> str:
     quant = target.describe().get("quant", "") if isinstance(target, Describes) else ""
     where = f"{target.backend}|{target.device_name}|{quant}"
     return f"{path.resolve()}|{st.st_size}|{int(st.st_mtime)}|{where}|{build}|{threads}"
+
+
+def model_hash_record() -> Path:
+    """Where the sha256 checks of catalog model files are remembered (``check_once``)."""
+    return state_dir() / "model_hashes.json"
 
 
 def _load_cache() -> dict:
@@ -243,6 +250,7 @@ def _load_target(model: str, backend: str, cfg: LoadConfig, threads: int):
         path = Path(model).expanduser()
     else:
         path = resolve_model(model)
+        check_once(path, model_hash_record())  # a catalog model's sha256, once per version
     name = model if model in CATALOG else path.name
     if backend == "llama.cpp":
         from ..models.llama_cpp_backend import LlamaTarget

@@ -42,6 +42,7 @@ __all__ = [
     "DIR_MODE",
     "FILE_MODE",
     "PrivateRotatingFileHandler",
+    "create_private",
     "fsync_dir",
     "make_private",
     "private_dir",
@@ -74,12 +75,16 @@ def _not_ours(path: Path, st: os.stat_result) -> PermissionError:
     )
 
 
-def private_dir(path: str | os.PathLike[str], *, tighten: bool = True) -> Path:
+def private_dir(
+    path: str | os.PathLike[str], *, tighten: bool = True, follow_symlinks: bool = True
+) -> Path:
     """Create ``path`` and its missing parents with mode 0700; return it.
 
     With ``tighten`` an existing ``path`` that we own loses group and other access, and one
     another user owns raises ``PermissionError``. Without it an existing folder is left as
-    it is (a log file's folder the user chose). Other ``OSError`` pass through."""
+    it is (a log file's folder the user chose). Without ``follow_symlinks`` a ``path`` that
+    is a symlink raises ``NotADirectoryError`` (a folder whose files only specedit names).
+    Other ``OSError`` pass through."""
     path = Path(path)
     missing = []
     p = path
@@ -90,7 +95,7 @@ def private_dir(path: str | os.PathLike[str], *, tighten: bool = True) -> Path:
         with contextlib.suppress(FileExistsError):  # another process made it meanwhile
             os.mkdir(d, DIR_MODE)
             os.chmod(d, DIR_MODE)  # mkdir's mode is masked by the umask
-    st = os.stat(path)
+    st = os.stat(path) if follow_symlinks else os.lstat(path)
     if not stat.S_ISDIR(st.st_mode):
         raise NotADirectoryError(errno.ENOTDIR, "not a directory", str(path))
     if tighten and path not in missing:
@@ -163,6 +168,13 @@ def write_private(path: str | os.PathLike[str], data: bytes) -> Path:
         raise
     fsync_dir(path.parent)
     return path
+
+
+def create_private(path: str | os.PathLike[str]) -> None:
+    """Create ``path`` as a new empty file with mode 0600 (it must not exist; a symlink in
+    its place is refused), for a library to write into afterwards."""
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
+    os.close(os.open(path, flags, FILE_MODE))
 
 
 def make_private(path: str | os.PathLike[str]) -> None:
