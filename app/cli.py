@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import shlex
 import sys
 import time
 
@@ -281,7 +282,8 @@ def cmd_rewrite(a) -> int:
             out.out(res.diff, end="")
         _summary(stats, res.message, sess)
         if written:
-            err.print(f"wrote {written.path} (backup {written.backup_path}; undo: specedit undo)")
+            undo = shlex.join(["specedit", "undo", str(written.path)])
+            err.print(f"wrote {written.path} (backup {written.backup_path}; undo: {undo})")
     if res.status != "ok":
         err.print(f"[red]error:[/] {res.message}")
         return 1
