@@ -404,7 +404,7 @@ def main(argv: list[str] | None = None) -> int:
         if a.cmd == "tui":
             from .tui import run_tui
 
-            return run_tui(a)
+            return run_tui(a, load_config(a))
     except UserError as e:
         err.print(f"[red]error:[/] {e}")
         return 1

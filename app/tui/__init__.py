@@ -13,6 +13,7 @@ import logging
 from typing import Any
 
 from ..files import FileError
+from ..options import LoadConfig
 from ..state import PrivateRotatingFileHandler, state_subdir
 
 log = logging.getLogger(__name__)
@@ -37,8 +38,9 @@ def _log_to_file() -> list[logging.Handler]:
     return removed
 
 
-def run_tui(args: Any) -> int:
-    """Run the terminal app on ``args.path`` with ``args.model``; return the exit status."""
+def run_tui(args: Any, config: LoadConfig) -> int:
+    """Run the terminal app on ``args.path`` with the model ``config`` names; return the
+    exit status."""
     try:
         from .app import SpecEditApp
         from .settings import TuiSettings
@@ -49,14 +51,7 @@ def run_tui(args: Any) -> int:
         ) from None
     removed = _log_to_file()
     try:
-        settings = TuiSettings(
-            model=args.model,
-            draft_model=args.draft_model,
-            backend=args.backend,
-            gpu_layers=args.gpu_layers,
-            device=args.device,
-            n_ctx=args.ctx,
-        )
+        settings = TuiSettings.from_load_config(config)
         app = SpecEditApp(getattr(args, "path", None), settings=settings)
         code = app.run()
     finally:

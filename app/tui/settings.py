@@ -42,6 +42,18 @@ class TuiSettings:
     device: str | None = LoadConfig.device
     """Torch device; None picks CUDA when present."""
 
+    @classmethod
+    def from_load_config(cls, cfg: LoadConfig) -> TuiSettings:
+        """The settings that load ``cfg`` (the command line's flags), decoding defaults."""
+        return cls(
+            model=cfg.model,
+            draft_model=cfg.draft_model,
+            backend=cfg.backend,
+            gpu_layers=cfg.gpu_layers,
+            device=cfg.device,
+            n_ctx=cfg.n_ctx,
+        )
+
     def load_config(self, model: str | None = None) -> LoadConfig:
         """How to load ``model`` (default: the chosen one) under these settings."""
         return LoadConfig(
