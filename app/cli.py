@@ -13,14 +13,16 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import shlex
 import sys
 import time
 
 from rich.console import Console
 
+from ..engine.backend import UserError
 from ..engine.sampling import SamplingParams
-from ..models.base import ModelError
 from ..models.catalog import CATALOG, DEFAULT_MODEL
+from .options import BACKENDS, LoadConfig, RewriteOptions
 
 log = logging.getLogger("specedit")
 err = Console(stderr=True, highlight=False)
@@ -53,33 +55,87 @@ def _draft(v: str) -> str:
     raise argparse.ArgumentTypeError("--draft takes lookup, none, auto or model:NAME|PATH")
 
 
+def _gpu_layers(v: str) -> int | str:
+    from ..models.llama_build import parse_gpu_layers
+
+    try:
+        return parse_gpu_layers(v)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+
+
+def _add_model(p: argparse.ArgumentParser, draft_model: bool = True) -> None:
+    """The flags of ``LoadConfig``: which model, where it runs (defaults from LoadConfig)."""
+    d = LoadConfig()
+    g = p.add_argument_group("model")
+    g.add_argument("--model", default=d.model, help="catalog name or GGUF path")
+    if draft_model:
+        g.add_argument(
+            "--draft-model", default=None, metavar="NAME|PATH", help="a draft model (--draft auto)"
+        )
+    g.add_argument(
+        "--backend",
+        choices=BACKENDS,
+        default=d.backend,
+        help="auto: torch with the Triton verifier on a CUDA GPU, else llama.cpp",
+    )
+    g.add_argument(
+        "--gpu-layers",
+        type=_gpu_layers,
+        default=d.gpu_layers,
+        metavar="N|all|auto",
+        help="llama.cpp layers offloaded to the GPU (auto: all when the build and a GPU allow)",
+    )
+    g.add_argument("--device", default=d.device, help="torch device (cuda, cuda:1, cpu)")
+    g.add_argument(
+        "--quant",
+        choices=["int4", "int8", "none"],
+        default=d.quant,
+        help="torch weight quantization (default: the GGUF's)",
+    )
+    g.add_argument("--ctx", type=int, default=d.n_ctx, help="context length in tokens")
+    g.add_argument("--threads", type=int, default=d.threads)
+
+
 def _add_decoding(p: argparse.ArgumentParser) -> None:
+    _add_model(p)
+    d, s = RewriteOptions(), SamplingParams()
     g = p.add_argument_group("decoding")
-    g.add_argument("--model", default=DEFAULT_MODEL, help="catalog name or GGUF path")
     g.add_argument(
         "--draft",
         type=_draft,
-        default="lookup",
+        default=d.draft,
         metavar="lookup|none|auto|model:NAME|PATH",
         help="proposer: prompt lookup, none, a draft model, or auto (lookup + --draft-model)",
     )
-    g.add_argument("--draft-model", default=None, metavar="NAME|PATH", help="for --draft auto")
-    g.add_argument("--backend", choices=["llama.cpp", "torch"], default="llama.cpp")
-    g.add_argument("--k", type=_k, default=None, metavar="N|auto", help="draft length")
-    g.add_argument("--temperature", type=float, default=0.0)
-    g.add_argument("--top-p", type=float, default=1.0)
-    g.add_argument("--top-k", type=int, default=0)
-    g.add_argument("--seed", type=int, default=0)
-    g.add_argument("--max-tokens", type=int, default=None)
+    g.add_argument("--k", type=_k, default=d.k, metavar="N|auto", help="draft length")
+    g.add_argument("--temperature", type=float, default=s.temperature)
+    g.add_argument("--top-p", type=float, default=s.top_p)
+    g.add_argument("--top-k", type=int, default=s.top_k)
+    g.add_argument("--seed", type=int, default=s.seed)
+    g.add_argument("--max-tokens", type=int, default=d.max_tokens)
     g.add_argument("--exact", action="store_true", help="verify in bit-exact sub-blocks")
     g.add_argument(
         "--no-prompt-cache",
         action="store_true",
         help="do not keep the file prefix's KV state on disk for the next run",
     )
-    g.add_argument("--ctx", type=int, default=16384, help="context length in tokens")
-    g.add_argument("--threads", type=int, default=None)
     g.add_argument("--json", action="store_true", help="print one JSON object")
+
+
+def load_config(a: argparse.Namespace) -> LoadConfig:
+    """The ``LoadConfig`` the parsed flags ask for (``--draft model:X`` names a draft model)."""
+    draft = getattr(a, "draft", "") or ""
+    return LoadConfig(
+        model=a.model,
+        backend=a.backend,
+        device=a.device,
+        gpu_layers=a.gpu_layers,
+        quant=a.quant,
+        n_ctx=a.ctx,
+        threads=a.threads,
+        draft_model=draft[6:] if draft.startswith("model:") else a.draft_model,
+    )
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -95,6 +151,12 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--context", nargs="*", default=[], help="context files (draft sources)")
     r.add_argument("--lines", type=_lines, default=None, help="only lines START:END")
     r.add_argument("--write", action="store_true", help="apply the result (atomic, backed up)")
+    r.add_argument(
+        "--force",
+        action="store_true",
+        help="with --write: write a read-only or foreign file, or a result flagged as "
+        "deleting lines it was not asked to",
+    )
     _add_decoding(r)
 
     g = sub.add_parser("generate", help="answer a prompt from context files")
@@ -103,30 +165,35 @@ def build_parser() -> argparse.ArgumentParser:
     _add_decoding(g)
 
     m = sub.add_parser("models", help="list, pull, locate or verify catalog models")
-    m.add_argument("action", choices=["list", "pull", "path", "verify"])
-    m.add_argument("name", nargs="?")
+    ms = m.add_subparsers(dest="action", required=True)
+    ms.add_parser("list", help="the catalog, and which models are installed")
+    for action, text in (
+        ("pull", "download and check a model"),
+        ("path", "print the file of an installed model"),
+        ("verify", "recompute the sha256 of an installed model"),
+    ):
+        ma = ms.add_parser(action, help=text)
+        ma.add_argument("name", metavar="NAME", help=f"catalog model: {', '.join(CATALOG)}")
+        if action == "pull":
+            ma.add_argument("--force", action="store_true", help="download again over any file")
 
-    u = sub.add_parser("undo", help="restore the previous content of a file")
-    u.add_argument("path")
+    for name, what in (("undo", "restore the previous content"), ("redo", "redo an undone write")):
+        u = sub.add_parser(name, help=f"{what} of a file")
+        u.add_argument("path")
+        u.add_argument("--force", action="store_true", help="even if the file changed since")
 
-    b = sub.add_parser(
+    # registered without importing bench (which imports the product): ``main`` hands
+    # ``specedit bench ...`` to bench.cli before this parser ever runs
+    sub.add_parser(
         "bench",
-        help="benchmark specedit against plain decoding and peers",
-        description="Side-by-side decode benchmark (llama.cpp). Other suites: "
-        + ", ".join(f"`specedit bench {k} ...` ({v})" for k, v in BENCH_SUITES.items())
-        + "; each takes --help.",
+        help="benchmark specedit against plain decoding and peers (specedit bench --help)",
+        add_help=False,
     )
-    from ..bench.cli import add_arguments
-
-    add_arguments(b)
 
     s = sub.add_parser("serve", help="serve editor plugins on a local socket")
-    s.add_argument("--model", default=DEFAULT_MODEL)
+    _add_model(s)
     s.add_argument("--tcp", action="store_true", help="also listen on 127.0.0.1 with a token")
     s.add_argument("--socket", default=None, help="socket path (default: per-user runtime dir)")
-    s.add_argument("--ctx", type=int, default=16384)
-    s.add_argument("--threads", type=int, default=None)
-    s.add_argument("--draft-model", default=None, help="also load a draft model (name or path)")
     s.add_argument("--log-file", default=None, help="default: <state dir>/logs/server.log")
     s.add_argument(
         "--log-level", dest="serve_log_level", default=None, help="log file level (INFO)"
@@ -138,8 +205,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     t = sub.add_parser("tui", help="open the terminal app (also: specedit PATH)")
     t.add_argument("path", nargs="?")
-    t.add_argument("--model", default=DEFAULT_MODEL)
-    t.add_argument("--draft-model", default=None, help="a draft model (catalog name or path)")
+    _add_model(t)
     return p
 
 
@@ -154,10 +220,7 @@ def _draft_mode(a) -> str:
 def _session(a):
     from .session import load_session
 
-    draft_model = a.draft[6:] if a.draft.startswith("model:") else a.draft_model
-    return load_session(
-        a.model, n_ctx=a.ctx, threads=a.threads, backend=a.backend, draft_model=draft_model
-    )
+    return load_session(load_config(a))
 
 
 def _stream(a):
@@ -167,10 +230,12 @@ def _stream(a):
 
 
 def cmd_rewrite(a) -> int:
-    from .files import read_source, write_atomic
-    from .rewrite import RewriteOptions, rewrite
+    from .files import check_writable, read_source, write_atomic
+    from .rewrite import rewrite
 
     src = read_source(a.path)
+    if a.write:
+        check_writable(src, force=a.force)  # refuse before the model loads, not after
     context = tuple((p, read_source(p).text) for p in a.context)
     t0 = time.perf_counter()
     sess = _session(a)
@@ -198,12 +263,18 @@ def cmd_rewrite(a) -> int:
         "total": round(time.perf_counter() - t0, 3),
     }
     written = None
+    refused = ""
     if a.write and res.status == "ok" and res.hunks:
-        written = write_atomic(src, res.new_text)
+        if res.suspect is not None and not a.force:
+            refused = f"{res.suspect.message}; not written (--force writes it anyway)"
+        else:
+            written = write_atomic(src, res.new_text, force=a.force)
     if a.json:
         obj = res.to_json()
         obj["stats"] = stats
         obj["written"] = bool(written)
+        if refused:
+            obj["refused"] = refused
         out.out(json.dumps(obj, ensure_ascii=False))
     else:
         if _stream(a):
@@ -212,9 +283,13 @@ def cmd_rewrite(a) -> int:
             out.out(res.diff, end="")
         _summary(stats, res.message, sess)
         if written:
-            err.print(f"wrote {written.path} (backup {written.backup_path}; undo: specedit undo)")
+            undo = shlex.join(["specedit", "undo", str(written.path)])
+            err.print(f"wrote {written.path} (backup {written.backup_path}; undo: {undo})")
     if res.status != "ok":
         err.print(f"[red]error:[/] {res.message}")
+        return 1
+    if refused:
+        err.print(f"[red]error:[/] {refused}")
         return 1
     return 0
 
@@ -223,23 +298,19 @@ def _summary(s: dict, message: str, sess) -> None:
     line = (
         f"{s['generated_tokens']} tokens, decode {s['decode_tps']:.1f} tok/s, "
         f"prefill {s['prefill_tps']:.0f} tok/s, {s['tokens_per_call']:.2f} tokens/call, "
-        f"acceptance {s['acceptance']:.0%}, exact={'yes' if s['exact'] else 'no'}"
+        f"acceptance {s['acceptance']:.0%}, exact={'yes' if s['exact'] else 'no'} "
+        f"({s['backend']} on {s['device']})"
     )
     err.print(f"[bold]{sess.model_name}[/]: {line}")
     if s["off_reason"]:
         err.print(f"speculation off: {s['off_reason']}")
-    if not sess.batch_exact and not s["exact"]:
-        err.print(
-            f"note: batched logits differ on this backend (max |delta| "
-            f"{max(sess.exact_deltas.values()):.2g}); --exact gives bit-exact greedy output"
-        )
     if message:
         err.print(message)
 
 
 def cmd_generate(a) -> int:
     from .files import read_source
-    from .rewrite import RewriteOptions, answer
+    from .rewrite import answer
 
     context = [(p, read_source(p).text) for p in a.context]
     sess = _session(a)
@@ -270,63 +341,47 @@ def cmd_models(a) -> int:
             default = " (default)" if name == DEFAULT_MODEL else ""
             out.print(f"{name:22} {e.size_bytes / 1e6:7.0f} MB  {mark:9}  {e.description}{default}")
         return 0
-    if not a.name:
-        raise ModelError(f"models {a.action} needs a model name: {', '.join(CATALOG)}")
+    from .session import model_hash_record
+
     if a.action == "pull":
         with catalog.rich_progress() as progress:
-            path = catalog.pull(a.name, progress)
+            path = catalog.pull(a.name, progress, force=a.force, record=model_hash_record())
         out.out(str(path))
     elif a.action == "path":
         out.out(str(catalog.resolve_model(a.name)))
     else:
         with catalog.rich_progress() as progress:
-            path = catalog.verify(a.name, progress)
+            path = catalog.verify(a.name, progress, record=model_hash_record())
         out.out(f"{path}: sha256 ok")
     return 0
 
 
 def cmd_undo(a) -> int:
-    from .files import undo
+    """``specedit undo|redo PATH [--force]``: say what was restored from, and where the
+    text it replaced went."""
+    from rich.markup import escape
 
-    restored = undo(a.path)
-    err.print(f"restored {a.path} from {restored}")
+    from .undo import redo, undo
+
+    r = (undo if a.cmd == "undo" else redo)(a.path, force=a.force)
+    other = "redo" if a.cmd == "undo" else "undo"
+    line = f"restored {r.path} from {r.step}"
+    if r.saved and r.forced:
+        line += f"; your edits since were saved to {r.saved} (specedit {other} puts them back)"
+    elif r.saved:
+        line += f"; specedit {other} puts back the text it replaced ({r.saved})"
+    err.print(escape(line), soft_wrap=True)  # paths stay whole
     return 0
-
-
-BENCH_SUITES = {
-    "torch": "torch backend vs transformers' prompt lookup",
-    "draft": "draft-model pair vs plain and lookup",
-    "latency": "end-to-end latency of specedit rewrite, by part",
-    "tui": "tokens/s inside the terminal app vs headless",
-    "kernel": "Triton verification kernel vs torch",
-    "replay": "speculation policies replayed on recorded outputs, without noise",
-}
-
-
-def _bench_suite(name: str, argv: list[str]) -> int:
-    import importlib
-
-    mod = name if name == "latency" else f"{name}_bench"
-    return importlib.import_module(f"specedit.bench.{mod}").main(argv)
 
 
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    if len(argv) > 1 and argv[0] == "bench" and argv[1] in BENCH_SUITES:
-        return _bench_suite(argv[1], argv[2:])
-    known = {
-        "rewrite",
-        "generate",
-        "models",
-        "undo",
-        "bench",
-        "serve",
-        "tui",
-        "doctor",
-        "-h",
-        "--help",
-    }
-    tui_opts = ("--model", "--draft-model")
+    if argv and argv[0] == "bench":  # bench builds its own parsers, on top of the product
+        from ..bench.cli import main as bench_main
+
+        return bench_main(argv[1:])
+    known = set("rewrite generate models undo redo bench serve tui doctor -h --help".split())
+    tui_opts = ("--model", "--draft-model", "--backend", "--gpu-layers", "--device", "--quant")
     if not argv or (argv[0] not in known and (not argv[0].startswith("--") or argv[0] in tui_opts)):
         argv = ["tui", *argv]  # `specedit` and `specedit PATH` open the terminal app
     a = build_parser().parse_args(argv)
@@ -334,8 +389,6 @@ def main(argv: list[str] | None = None) -> int:
         level=getattr(logging, str(a.log_level).upper(), logging.WARNING),
         format="%(levelname)s %(name)s: %(message)s",
     )
-    from .files import FileError
-
     try:
         if a.cmd == "rewrite":
             return cmd_rewrite(a)
@@ -343,16 +396,12 @@ def main(argv: list[str] | None = None) -> int:
             return cmd_generate(a)
         if a.cmd == "models":
             return cmd_models(a)
-        if a.cmd == "undo":
+        if a.cmd in ("undo", "redo"):
             return cmd_undo(a)
-        if a.cmd == "bench":
-            from ..bench.cli import run
-
-            return run(a)
         if a.cmd == "serve":
             from .server import serve_main
 
-            return serve_main(a)
+            return serve_main(a, load_config(a))
         if a.cmd == "doctor":
             from .doctor import doctor_main
 
@@ -360,8 +409,8 @@ def main(argv: list[str] | None = None) -> int:
         if a.cmd == "tui":
             from .tui import run_tui
 
-            return run_tui(a)
-    except (FileError, ModelError) as e:
+            return run_tui(a, load_config(a))
+    except UserError as e:
         err.print(f"[red]error:[/] {e}")
         return 1
     except KeyboardInterrupt:

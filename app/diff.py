@@ -13,7 +13,9 @@ Contract:
 * :func:`unified_diff` is a standard unified diff (``a/``/``b/`` headers,
   ``\\ No newline at end of file`` markers); equal texts give ``""``.
 * :func:`preview_hunks` diffs a partial (streaming) rewrite against ``old`` without
-  reporting the not-yet-generated tail of ``old`` as deleted.
+  reporting the not-yet-generated tail of ``old`` as deleted; :func:`preview_in_file`
+  does it for a rewrite of lines ``region`` of a file, in the file's line numbers (the
+  live preview of the terminal app and the server, and the hunks of a cut result).
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ __all__ = [
     "complete_lines",
     "compute_hunks",
     "preview_hunks",
+    "preview_in_file",
     "split_lines",
     "unified_diff",
 ]
@@ -158,3 +161,18 @@ def preview_hunks(old: str, partial_new: str) -> list[Hunk]:
     if cut.new_text and cut.new_text != cut.old_text:
         hunks.append(cut)
     return hunks
+
+
+def preview_in_file(
+    original: str, partial_body: str, region: tuple[int, int] | None = None
+) -> list[Hunk]:
+    """:func:`preview_hunks` of a rewrite of ``original``'s lines ``region`` (the whole text
+    when None), with the hunks in ``original``'s line numbers."""
+    if region is None:
+        return preview_hunks(original, partial_body)
+    a, b = region
+    old = "".join(split_lines(original)[a:b])
+    return [
+        replace(h, start_line=h.start_line + a, end_line=h.end_line + a)
+        for h in preview_hunks(old, partial_body)
+    ]

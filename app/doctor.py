@@ -10,15 +10,17 @@ Contract: ``collect(verify=False)`` returns a dict of sections, each a dict of J
   ``torch``         version, CUDA version, CUDA devices
   ``triton``        version, and where the verification kernel would run
   ``runs_on``       what ``rewrite``, ``serve`` and the terminal app would run on with their
-                    defaults (backend, device, layers offloaded, threads): ``plan()``
-  ``models``        the catalog's models: installed, size, sha256 status
+                    default ``LoadConfig`` (backend, device, layers offloaded, threads):
+                    ``plan(cfg)``
+  ``models``        the catalog's models: installed, size, sha256 status (the check made
+                    at first use, ``catalog.recorded_check``; ``--verify`` hashes again)
   ``server``        the socket and discovery file of ``specedit serve``
   ``state``         the state dir and the models dir, with their sizes
 
 torch and triton are imported only here, lazily; where one is missing its section says
 ``installed: false``. Nothing is loaded: ``plan`` reads the GGUF header, not the weights.
-The model files are hashed only with ``--verify`` (1 GB takes a while); without it the
-status is ``not checked``. The discovery file's TCP token is never shown.
+The model files are hashed only with ``--verify`` (1 GB takes a while). The discovery
+file's TCP token is never shown.
 """
 
 from __future__ import annotations
@@ -30,8 +32,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from ..models.base import ModelError
+from ..engine.backend import ModelError
 from ..models.catalog import CATALOG, DEFAULT_MODEL
+from .options import LoadConfig
 
 SECTIONS = {
     "versions": "Versions",
@@ -121,43 +124,43 @@ def triton_section(torch_info: dict[str, Any]) -> dict[str, Any]:
     return {"installed": True, "version": triton.__version__, "kernel": kernel}
 
 
-def plan(
-    model: str = DEFAULT_MODEL,
-    backend: str = "auto",
-    gpu_layers: str | int = "auto",
-    threads: int | None = None,
-    n_ctx: int = 16384,
-    **_: Any,
-) -> dict[str, Any]:
-    """What loading ``model`` with these settings (the fields of the session's load config,
-    with its defaults) would run on: backend, device, layers offloaded, threads, and why.
+def plan(cfg: LoadConfig | None = None) -> dict[str, Any]:
+    """What loading with ``cfg`` (default: ``LoadConfig()``, what every entry point uses
+    without options) would run on: backend, device, layers offloaded, threads, and why.
     Nothing is loaded; a problem a load would hit is reported under ``error``."""
     from ..models.catalog import resolve_model
     from ..models.llama_build import device_label, gguf_layer_count, llama_build, parse_gpu_layers
     from ..models.llama_build import resolve_gpu_layers as resolve
+    from .session import resolve_backend
 
-    threads = threads or max(1, os.cpu_count() or 1)
-    out: dict[str, Any] = {"model": model, "backend": backend, "n_ctx": n_ctx}
-    if backend == "torch":
+    cfg = cfg or LoadConfig()
+    threads = cfg.threads or max(1, os.cpu_count() or 1)
+    out: dict[str, Any] = {"model": cfg.model, "backend": cfg.backend, "n_ctx": cfg.n_ctx}
+    try:
+        out["backend"] = resolve_backend(cfg)
+    except ModelError as e:
+        return {**out, "error": str(e)}
+    if out["backend"] == "torch":
         t = torch_section()
         if not t["installed"]:
             return {**out, "error": "the torch backend needs the 'torch' extra"}
-        dev = f"cuda:0 {t['devices'][0]['name']}" if t["cuda_available"] else "cpu"
-        return {**out, "device": dev, "gpu_layers": "n/a", "threads": threads, "reason": ""}
-    out["backend"] = "llama.cpp"  # auto: a GGUF model runs on llama.cpp
+        cuda = t["cuda_available"] and not (cfg.device or "cuda").startswith("cpu")
+        dev = f"CUDA0 {t['devices'][0]['name']}" if cuda else "cpu"
+        why = f"--device {cfg.device}" if cfg.device else "backend auto: CUDA with Triton"
+        return {**out, "device": dev, "gpu_layers": "n/a", "threads": threads, "reason": why}
     try:
         build = llama_build()
         try:
-            n_layers = gguf_layer_count(resolve_model(model))
+            n_layers = gguf_layer_count(resolve_model(cfg.model))
         except ModelError as e:  # not installed: say where it would run all the same
             out["error"], n_layers = str(e), None
-        n, why = resolve(gpu_layers, build, n_layers or 1)
+        n, why = resolve(cfg.gpu_layers, build, n_layers or 1)
     except (ModelError, ValueError, ImportError, OSError) as e:
         return {**out, "error": str(e)}
     if n_layers:
         layers = f"{n}/{n_layers}"
     else:
-        layers = "0" if n == 0 else str(parse_gpu_layers(gpu_layers)).replace("auto", "all")
+        layers = "0" if n == 0 else str(parse_gpu_layers(cfg.gpu_layers)).replace("auto", "all")
     return {
         **out,
         "device": device_label(build, n, n_layers or 1),
@@ -167,26 +170,17 @@ def plan(
     }
 
 
-def entry_defaults() -> dict[str, dict[str, Any]]:
-    """The load settings each entry point uses when given no options (read off the parser)."""
-    from .cli import build_parser
+def entry_configs() -> dict[str, LoadConfig]:
+    """The ``LoadConfig`` each entry point builds when given no options (from its parser)."""
+    from .cli import build_parser, load_config
 
     parser = build_parser()
-    defaults = {}
-    for name, argv in ENTRY_POINTS.items():
-        a = parser.parse_args(argv)
-        defaults[name] = {
-            "model": a.model,
-            "backend": getattr(a, "backend", "auto"),
-            "gpu_layers": getattr(a, "gpu_layers", "auto"),
-            "threads": getattr(a, "threads", None),
-            "n_ctx": getattr(a, "ctx", 16384),
-        }
-    return defaults
+    return {name: load_config(parser.parse_args(argv)) for name, argv in ENTRY_POINTS.items()}
 
 
 def models_section(verify: bool) -> dict[str, Any]:
     from ..models import catalog
+    from .session import model_hash_record
 
     out: dict[str, Any] = {"dir": str(catalog.models_dir()), "default": DEFAULT_MODEL}
     for name, entry in CATALOG.items():
@@ -196,10 +190,13 @@ def models_section(verify: bool) -> dict[str, Any]:
         if not installed:
             sha = "not installed" if size is None else "wrong size"
         elif not verify:  # hashing 1 GB on every run is not a doctor's job
-            sha = "not checked (--verify hashes it)"
+            seen = catalog.recorded_check(path, model_hash_record())
+            sha = {True: "ok (checked at first use)", False: "MISMATCH (at first use)"}.get(
+                seen, "not checked yet (--verify hashes it)"
+            )
         else:
             try:
-                catalog.verify(name)
+                catalog.verify(name, record=model_hash_record())
                 sha = "ok"
             except ModelError as e:
                 sha = f"mismatch: {e}"
@@ -208,7 +205,7 @@ def models_section(verify: bool) -> dict[str, Any]:
 
 
 def server_section() -> dict[str, Any]:
-    from .server_paths import default_socket_path, discovery_path, read_discovery, socket_alive
+    from .server.paths import default_socket_path, discovery_path, read_discovery, socket_alive
 
     sock = default_socket_path()
     disc = discovery_path(sock)
@@ -252,7 +249,7 @@ def _du(path: Path) -> tuple[int, int]:
 
 def state_section() -> dict[str, Any]:
     from ..models.catalog import models_dir
-    from .files import state_dir
+    from .state import state_dir
 
     sd, md = state_dir(), models_dir()
     size, files = _du(sd)
@@ -278,7 +275,7 @@ def collect(verify: bool = False) -> dict[str, dict[str, Any]]:
         "llama_cpp": llama_section(),
         "torch": t,
         "triton": triton_section(t),
-        "runs_on": {name: plan(**d) for name, d in entry_defaults().items()},
+        "runs_on": {name: plan(cfg) for name, cfg in entry_configs().items()},
         "models": models_section(verify),
         "server": server_section(),
         "state": state_section(),

@@ -1,31 +1,39 @@
-"""Prompts for rewrites and context-grounded answers, and fenced-block extraction.
+"""Prompts: the chat messages, their token ids and spans, and the fence, built once.
 
 Contract:
-  * ``rewrite_messages(text, instruction, path, region)`` builds chat messages
-    asking for the whole rewritten text in one fenced block; ``fence_for(text)``
-    picks a fence longer than any backtick run in the text (CommonMark), and the
-    assistant turn is pre-filled with the opening fence so the output starts
-    with the first line of the file. ``FILE_MARK``/``CTX_MARK`` placeholders let
-    the caller tokenize the file and context pieces separately and know their
-    token spans (the lookup drafter labels its sources with them). The whole file
-    comes before anything that depends on the instruction or the region, so every
-    rewrite of one file shares the prompt's prefix up to the file's end (the part a
-    prompt cache or a warm-up keeps).
-  * ``closing_fence_at(text, fence)`` finds where the block ends, for the stop
-    check while streaming.
-  * ``extract_block(raw, fence)`` recovers the rewritten text from what the
-    model produced: a closed or unclosed fence, a repeated opening fence with a
-    language tag, trailing prose. It returns None when nothing usable is there.
+  * ``rewrite_prompt(target, text, instruction, path=, context=, region=)`` returns a
+    frozen ``Prompt``: token ids, the spans of the pieces the lookup drafter copies from
+    (``file``: the text to rewrite, ``whole``: the whole file in a region rewrite,
+    ``context``: a context file), the closing ``fence`` of the block the model writes,
+    ``prefix_end`` (the end of the prefix every rewrite of the file shares: system
+    text, context files and the whole file, before the region and the instruction, so
+    a prompt cache or a warm-up can keep it) and the ``part`` being rewritten. The
+    assistant turn is pre-filled with the opening fence, so the output starts with the
+    first line of the text. ``fence_for`` (``app.stream``) picks a fence longer than
+    any backtick run in the text.
+  * ``answer_prompt(target, question, context)``: a question grounded in context files
+    (free text, no fence).
+  * ``splice(target, messages, prefix, pieces)``: the general form: render the chat
+    template, then splice the pieces at their marks, each tokenized on its own (the
+    user's text is never parsed for special tokens) so their token spans are known.
+  * ``rewrite_messages``/``answer_messages`` are the messages themselves (no model).
+The text the model then writes is read by ``app.stream.FencedText``.
 """
 
 from __future__ import annotations
 
-import re
-from pathlib import PurePath
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from ..engine.backend import TargetModel
+from .files import FileError
+from .stream import fence_for
+from .syntax import language_name
 
 FILE_MARK = "\x00SPECEDIT_FILE\x00"
 FULL_MARK = "\x00SPECEDIT_FULL\x00"
 CTX_MARK = "\x00SPECEDIT_CTX{}\x00"
+_LABELS = {FILE_MARK: "file", FULL_MARK: "whole"}
 
 SYSTEM_REWRITE = (
     "You are a precise code editor. Apply the user's instruction to the text and output "
@@ -37,43 +45,115 @@ SYSTEM_ANSWER = (
     "do not invent facts that are not in them."
 )
 
-_LANGS = {
-    ".py": "python",
-    ".js": "javascript",
-    ".ts": "typescript",
-    ".tsx": "tsx",
-    ".jsx": "jsx",
-    ".rs": "rust",
-    ".go": "go",
-    ".c": "c",
-    ".h": "c",
-    ".cc": "cpp",
-    ".cpp": "cpp",
-    ".hpp": "cpp",
-    ".java": "java",
-    ".rb": "ruby",
-    ".sh": "bash",
-    ".lua": "lua",
-    ".md": "markdown",
-    ".json": "json",
-    ".toml": "toml",
-    ".yaml": "yaml",
-    ".yml": "yaml",
-    ".html": "html",
-    ".css": "css",
-    ".sql": "sql",
-    ".kt": "kotlin",
-    ".swift": "swift",
-}
+Span = tuple[int, int, str]
+"""``(start, end, label)``: token positions ``[start, end)`` of a spliced piece."""
 
 
-def language_for(path: str | None) -> str:
-    return _LANGS.get(PurePath(path).suffix.lower(), "") if path else ""
+@dataclass(frozen=True)
+class Prompt:
+    """A prompt ready for the engine (see the module docstring)."""
+
+    ids: tuple[int, ...]
+    spans: tuple[Span, ...]
+    fence: str | None = None
+    """The closing fence of the block the model writes; None for free text."""
+    prefix_end: int = 0
+    """End of the prefix every rewrite of the same file shares (0: none)."""
+    part: str = ""
+    """The text the model rewrites: the region, or the whole text."""
+    region: tuple[int, int] | None = None
+    """0-based ``[start, end)`` lines of ``part`` in the file; None for the whole file."""
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+    @property
+    def part_tokens(self) -> int:
+        """Tokens of the text being rewritten (what the model copies)."""
+        return sum(e - s for s, e, lab in self.spans if lab == "file")
+
+    @property
+    def part_end(self) -> int:
+        """Where the text being rewritten ends in the prompt (a warm-up of a region stops
+        there, so the rewrite of that region prefills only its instruction)."""
+        return max((e for _, e, lab in self.spans if lab == "file"), default=0)
 
 
-def fence_for(text: str) -> str:
-    longest = max((len(m) for m in re.findall(r"`{3,}", text)), default=0)
-    return "`" * max(3, longest + 1)
+def splice(
+    target: TargetModel, messages: list[dict[str, str]], prefix: str, pieces: dict[str, str]
+) -> tuple[list[int], list[Span]]:
+    """Render ``messages`` (+ ``prefix``), splice tokenized ``pieces`` at their marks."""
+    rendered = target.chat_prompt(messages) + prefix
+    ids: list[int] = []
+    spans: list[Span] = []
+    rest = rendered
+    while rest:
+        hits = [(rest.find(mark), mark) for mark in pieces if mark in rest]
+        if not hits:
+            ids += target.tokenize(rest, special=True)
+            break
+        at, mark = min(hits)
+        if at:
+            ids += target.tokenize(rest[:at], special=True)
+        body = pieces[mark]
+        start = len(ids)
+        # the user's text is never parsed for special tokens
+        ids += target.tokenize(body, special=False) if body else []
+        spans.append((start, len(ids), _LABELS.get(mark, "context")))
+        rest = rest[at + len(mark) :]
+    return ids, spans
+
+
+def rewrite_fence(text: str) -> str:
+    """The fence of every rewrite of ``text``, whole or a region (longer than any backtick
+    run in the file, so none of its lines can close the block)."""
+    return fence_for(text)
+
+
+def _with_nl(text: str) -> str:
+    return text if text.endswith("\n") or not text else text + "\n"
+
+
+def rewrite_prompt(
+    target: TargetModel,
+    text: str,
+    instruction: str,
+    *,
+    lines: Sequence[str] | None = None,
+    path: str | None = None,
+    context: Sequence[tuple[str, str]] = (),
+    region: tuple[int, int] | None = None,
+) -> Prompt:
+    """The prompt of a rewrite of ``text`` (or of its lines ``region``); ``lines`` are
+    ``text``'s lines when the caller has them (``app.diff.split_lines``)."""
+    if region is not None:
+        if lines is None:
+            from .diff import split_lines
+
+            lines = split_lines(text)
+        a, b = region
+        if not (0 <= a < b <= max(len(lines), 1)):
+            raise FileError(f"region {a + 1}:{b} is outside the text's {len(lines)} lines")
+        part, full = "".join(lines[a:b]), text
+    else:
+        part, full = text, None
+    messages, prefix = rewrite_messages(part, instruction, path, list(context), full)
+    pieces = {FILE_MARK: _with_nl(part)}
+    if full is not None:
+        pieces[FULL_MARK] = _with_nl(full)
+    for i, (_, ctext) in enumerate(context):
+        pieces[CTX_MARK.format(i)] = _with_nl(ctext)
+    ids, spans = splice(target, messages, prefix, pieces)
+    whole = [end for _, end, lab in spans if lab == "whole"]
+    prefix_end = whole[0] if whole else max((end for _, end, _ in spans), default=0)
+    return Prompt(tuple(ids), tuple(spans), rewrite_fence(text), prefix_end, part, region)
+
+
+def answer_prompt(target: TargetModel, question: str, context: Sequence[tuple[str, str]]) -> Prompt:
+    """The prompt of a question answered from ``context`` files (their spans are drafted)."""
+    pieces = {CTX_MARK.format(i): c for i, (_, c) in enumerate(context)}
+    ids, spans = splice(target, answer_messages(question, list(context)), "", pieces)
+    return Prompt(tuple(ids), tuple(spans))
 
 
 def rewrite_messages(
@@ -91,14 +171,14 @@ def rewrite_messages(
     rewrite, as ``FULL_MARK``, for the caller to splice as pieces that end in a newline
     (the user's text is tokenized on its own and never parsed for special tokens).
     """
-    fence = fence_for(text + (full_text or ""))
-    lang = language_for(path)
+    fence = rewrite_fence(full_text if full_text is not None else text)
+    lang = language_name(path)
     name = path or "the text"
     parts = []
     for i, (cpath, _ctext) in enumerate(context):
         parts.append(f"Context file {cpath}:\n{fence}\n{CTX_MARK.format(i)}{fence}\n")
     # the whole file comes first either way, so a region rewrite and a whole-file one
-    # share the prompt's prefix up to the end of the file (see ``file_prefix_end``)
+    # share the prompt's prefix up to the end of the file (``Prompt.prefix_end``)
     whole = FILE_MARK if full_text is None else FULL_MARK
     parts.append(f"File {name}:\n")
     parts.append(f"{fence}{lang}\n{whole}{fence}\n")
@@ -129,36 +209,3 @@ def answer_messages(question: str, context: list[tuple[str, str]]) -> list[dict[
 
 def _nl(text: str) -> str:
     return "" if not text or text.endswith("\n") else "\n"
-
-
-def closing_fence_at(text: str, fence: str) -> int:
-    """Index in ``text`` where a line consisting of the closing fence starts, or -1."""
-    if text.startswith(fence) and (len(text) == len(fence) or text[len(fence)] in "\r\n \t"):
-        return 0
-    m = re.search(r"\n" + re.escape(fence) + r"[ \t]*(?:\r?\n|$)", text)
-    return m.start() + 1 if m else -1
-
-
-def extract_block(raw: str, fence: str, prefilled: bool = True) -> str | None:
-    """The rewritten text inside the fenced block of ``raw`` (see module docstring)."""
-    body = raw
-    if not prefilled:
-        m = re.search(r"(?m)^(`{3,})[\w.+-]*[ \t]*\n", body)
-        if m is None:
-            return None
-        fence = m.group(1)
-        body = body[m.end() :]
-    else:
-        # the model sometimes repeats the opening fence with a language tag
-        m = re.match(r"[ \t]*" + re.escape(fence) + r"[\w.+-]*[ \t]*\n", body)
-        if m:
-            body = body[m.end() :]
-    end = closing_fence_at(body, fence)
-    if end >= 0:
-        body = body[:end]
-    elif fence != "```":  # unclosed long fence; a ``` line may still end it
-        end = closing_fence_at(body, "```")
-        body = body[:end] if end >= 0 else body
-    if not body.strip():
-        return None
-    return body

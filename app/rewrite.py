@@ -1,19 +1,27 @@
 """Rewrite a text (or a region of it) with a loaded model: the one path every front end uses.
 
 Contract: ``rewrite(session, text, opts, path=..., on_text=..., cancel=...)``
-builds the prompt (file and context pieces tokenized on their own, so the
-lookup drafter knows their spans), checks that it fits the context, runs the
-engine with prompt lookup (or plainly), streams decoded text to ``on_text``,
-stops at the closing fence, extracts the block and returns a
-``RewriteResult`` with the new full text, hunks, unified diff and the live
-``Metrics`` object. It never touches the file on disk: writing is
-``app.files.write_atomic``'s job. ``answer`` does the same for a question
-grounded in context files (RAG quoting). ``warm(session, text, path=...)``
-prefills the prompt prefix every rewrite of a file shares (the file comes before
-the region and the instruction), so an editor can have it done while the user
-types the instruction; a rewrite or another warm-up interrupts it.
+builds the prompt (``app.prompt.rewrite_prompt``), checks that it fits the context,
+runs it (``app.generation.run_prompt``: prompt lookup or plain, streaming decoded
+text to ``on_text``, stopping at the closing fence) and returns a ``RewriteResult``
+with the new full text, hunks, unified diff and the live ``Metrics`` object. Its
+``status`` is
+  * ``ok``: the output reached its closing fence; ``suspect`` is set when it deletes
+    lines the instruction did not ask to remove (``app.checks``): front ends show it
+    and write it only when forced;
+  * ``truncated``: the output stopped before its closing fence (the token limit, the
+    context, or the model ended early): ``new_text`` is None, and ``hunks`` are only
+    those of the lines completed before the cut (never a deletion of the rest). It is
+    never written or applied as a whole;
+  * ``cancelled``, ``no_output``: nothing usable; nothing changed.
+It never touches the file on disk: writing is ``app.files.write_atomic``'s job.
+``answer`` does the same for a question grounded in context files (RAG quoting).
+``warm(session, text, path=...)`` prefills the prompt prefix every rewrite of a file
+shares (the file comes before the region and the instruction), so an editor can have
+it done while the user types the instruction; a rewrite or another warm-up interrupts
+it.
 
-Errors a user can fix come out as ``app.files.FileError`` (too long, empty).
+Errors a user can fix come out as ``engine.backend.UserError`` (too long, empty).
 """
 
 from __future__ import annotations
@@ -22,57 +30,21 @@ import logging
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
-from ..engine.combined import CombinedDrafter
-from ..engine.decode import GenConfig, generate
-from ..engine.draft_model import ModelDrafter
-from ..engine.lookup import LookupDrafter
+from ..engine.backend import UserError, cached_tokens, shared_prefix
 from ..engine.metrics import Metrics
-from ..engine.policy import PolicyConfig
-from ..engine.sampling import SamplingParams
-from ..models.base import ModelError, StreamDecoder
-from . import prompt_cache
-from .diff import Hunk, compute_hunks, split_lines, unified_diff
+from .checks import Suspect, suspect_deletion
+from .diff import Hunk, compute_hunks, preview_in_file, split_lines, unified_diff
 from .files import FileError
-from .prompt import (
-    CTX_MARK,
-    FILE_MARK,
-    FULL_MARK,
-    answer_messages,
-    closing_fence_at,
-    extract_block,
-    rewrite_messages,
-)
+from .generation import run_prompt
+from .options import RewriteOptions
+from .prompt import Prompt, answer_prompt, rewrite_prompt
 from .session import ModelSession
 
 log = logging.getLogger(__name__)
 
-
-@dataclass(frozen=True)
-class RewriteOptions:
-    """What to do and how to decode; one place for the defaults of every front end."""
-
-    instruction: str = ""
-    """The edit to make, in the user's words."""
-    draft: str = "lookup"
-    """'lookup' (prompt lookup from file, context and output), 'none' (plain decoding),
-    'model' (the session's draft model) or 'auto' (lookup, plus the draft model if loaded)."""
-    k: int | None = None
-    """Draft length; None adapts k to measured cost and acceptance."""
-    sampling: SamplingParams = field(default_factory=SamplingParams)
-    """Temperature (0 = greedy), top-k, top-p, seed."""
-    exact: bool = False
-    """Verify in sub-blocks whose numerics equal 1-token decoding."""
-    max_tokens: int | None = None
-    """Cap on generated tokens; None allows the file's length plus a margin."""
-    context: tuple[tuple[str, str], ...] = ()
-    """(name, text) of context files: shown to the model and used as draft sources."""
-    region: tuple[int, int] | None = None
-    """0-based [start, end) lines to rewrite; the rest stays byte-identical."""
-    prompt_cache: bool = False
-    """Keep the KV state of the prompt's file prefix on disk for the next process
-    (``app.prompt_cache``); for one-shot front ends such as ``specedit rewrite``."""
+__all__ = ["RewriteResult", "WarmResult", "answer", "rewrite", "warm"]
 
 
 @dataclass
@@ -83,8 +55,10 @@ class RewriteResult:
     hunks: list[Hunk]
     diff: str
     metrics: Metrics
-    status: str  # ok | cancelled | no_output
+    status: str  # ok | truncated | cancelled | no_output
     message: str = ""
+    suspect: Suspect | None = None
+    """Set on an ``ok`` result that drops lines the instruction did not ask to remove."""
 
     def to_json(self) -> dict:
         return {
@@ -93,63 +67,13 @@ class RewriteResult:
             "output": self.new_text,
             "diff": self.diff,
             "hunks": [h.to_json() for h in self.hunks],
+            "suspect": self.suspect.to_json() if self.suspect else None,
             "stats": self.metrics.snapshot(),
         }
 
 
-_LABELS = {FILE_MARK: "file", FULL_MARK: "whole"}
-
-
-def build_prompt(session: ModelSession, messages, prefix: str, pieces: dict[str, str]):
-    """Render ``messages``, splice tokenized ``pieces`` at their marks; return ids and spans."""
-    target = session.target
-    rendered = target.chat_prompt(messages) + prefix
-    ids: list[int] = []
-    spans: list[tuple[int, int, str]] = []
-    rest = rendered
-    while rest:
-        hits = [(rest.find(mark), mark) for mark in pieces if mark in rest]
-        if not hits:
-            ids += target.tokenize(rest, special=True)
-            break
-        at, mark = min(hits)
-        if at:
-            ids += target.tokenize(rest[:at], special=True)
-        body = pieces[mark]
-        start = len(ids)
-        # the user's text is never parsed for special tokens
-        ids += target.tokenize(body, special=False) if body else []
-        spans.append((start, len(ids), _LABELS.get(mark, "context")))
-        rest = rest[at + len(mark) :]
-    return ids, spans
-
-
-def _newline_ids(target) -> list[int]:
-    return sorted(
-        {t for s in ("\n", "\n\n", "\n    ", "\n        ") for t in target.tokenize(s)[-1:]}
-    )
-
-
-def lookup_drafter(target, spans, prompt_len: int) -> LookupDrafter:
-    """The prompt-lookup drafter over ``target``'s vocabulary (byte pieces for resync)."""
-
-    def encode(b: bytes) -> list[int]:
-        try:
-            return target.tokenize(b.decode("utf-8"), special=False)
-        except UnicodeDecodeError:  # the tail of a split character: no clean re-encoding
-            return []
-
-    return LookupDrafter(
-        spans=spans,
-        prompt_len=prompt_len,
-        newline_ids=_newline_ids(target),
-        piece=lambda t: target.detokenize([t]),
-        encode=encode,
-    )
-
-
-def _check_fits(session: ModelSession, n_prompt: int, n_out: int, what: str) -> None:
-    n_ctx = session.target.n_ctx
+def _check_fits(session: ModelSession, prompt: Prompt, what: str) -> None:
+    n_ctx, n_prompt, n_out = session.target.n_ctx, len(prompt), prompt.part_tokens
     if n_prompt + n_out + 8 > n_ctx:
         fits = max(0, (n_ctx - (n_prompt - n_out) - 8) // 2)
         raise FileError(
@@ -159,120 +83,32 @@ def _check_fits(session: ModelSession, n_prompt: int, n_out: int, what: str) -> 
         )
 
 
-def _drafter(session, opts, spans, prompt, policy):
-    """The proposer ``opts.draft`` asks for (None for plain decoding)."""
-    if opts.draft == "none":
-        return None
-    lookup = lookup_drafter(session.target, spans, len(prompt))
-    if opts.draft == "lookup" or (opts.draft == "auto" and session.draft is None):
-        return lookup
-    if session.draft is None:
-        raise ModelError("--draft model needs a draft model: --draft model:NAME|PATH")
-    model = ModelDrafter(
-        session.draft,
-        opts.sampling,
-        target=session.target,
-        policy=policy,
-        costs=session.draft_costs,
+def _prompt(session: ModelSession, text: str, opts: RewriteOptions, lines, path) -> Prompt:
+    prompt = rewrite_prompt(
+        session.target,
+        text,
+        opts.instruction,
+        lines=lines,
+        path=path,
+        context=opts.context,
+        region=opts.region,
     )
-    return model if opts.draft == "model" else CombinedDrafter(lookup, model, policy)
+    _check_fits(session, prompt, path or "the text")
+    return prompt
 
 
-def _run(session, prompt, spans, opts, max_tokens, fence, on_text, cancel, metrics):
-    target = session.target
-    cfg = GenConfig(
-        max_tokens=max_tokens,
-        sampling=opts.sampling,
-        policy=PolicyConfig(fixed_k=opts.k),
-        speculate=opts.draft != "none",
-        exact_block=session.exact_block if opts.exact else None,
-    )
-    dec = StreamDecoder(target)
-    parts: list[str] = []
-    state = {"scan": 0}
-
-    def on_tokens(toks: list[int]) -> bool:
-        piece = dec.feed(toks)
-        if not piece:
-            return True
-        parts.append(piece)
-        if on_text is not None:
-            on_text(piece)
-        if fence is None:
-            return True
-        text = "".join(parts)
-        at = closing_fence_at(text[max(0, state["scan"] - len(fence) - 2) :], fence)
-        state["scan"] = len(text)
-        return at < 0
-
-    with session.lock:
-        # reuse the KV cache of the longest prefix shared with what the cache holds now
-        cached = _shared_prefix(getattr(target, "cache_tokens", []), prompt)
-        disk = opts.prompt_cache and bool(session.cache_key)
-        if disk:
-            cached = prompt_cache.restore(target, prompt, session.cache_key, have=cached)
-        policy = session.policy(cfg.policy)
-        drafter = _drafter(session, opts, spans, prompt, policy)  # owns the draft's cache
-        res = generate(
-            target,
-            prompt,
-            cfg,
-            drafter,
-            on_tokens=on_tokens,
-            cancel=cancel,
-            metrics=metrics,
-            policy=policy,
-            cached_prefix=cached,
-        )
-        if disk and res.metrics.stop_reason != "cancelled":
-            prompt_cache.store(target, prompt, _prefix_end(spans), session.cache_key)
-    parts.append(dec.flush())
-    text = "".join(parts)
-    if fence is not None:  # tokens past the closing fence arrive in the same accepted batch
-        at = closing_fence_at(text, fence)
-        if at >= 0:
-            text = text[: at + len(fence)]
-    return text, res.metrics
-
-
-def _prefix_end(spans) -> int:
-    """End of the prompt prefix every rewrite of the file shares: system text, context
-    files and the whole file (``app.prompt``), before the region and the instruction."""
-    whole = [end for _, end, lab in spans if lab == "whole"]
-    return whole[0] if whole else max((end for _, end, _ in spans), default=0)
-
-
-def _shared_prefix(a: list[int], b: list[int]) -> int:
-    n = min(len(a), len(b))
-    i = 0
-    while i < n and a[i] == b[i]:
-        i += 1
-    return i
-
-
-def _rewrite_prompt(session, text: str, lines: list[str], opts: RewriteOptions, path):
-    """Prompt ids, spans, fence and the text to rewrite (``opts.region`` of ``text``)."""
-    if opts.region is not None:
-        a, b = opts.region
-        if not (0 <= a < b <= max(len(lines), 1)):
-            raise FileError(f"region {a}:{b} is outside the text's {len(lines)} lines")
-        part = "".join(lines[a:b])
-        full = text
+def _cut_message(stop_reason: str, max_tokens: int, region: bool) -> str:
+    what = "the region" if region else "the file"
+    if stop_reason == "max_tokens":
+        why = f"at the {max_tokens:,}-token output limit"
+        fix = "raise --max-tokens (options.maxTokens)"
+    elif stop_reason == "context_full":
+        why = "when the context was full"
+        fix = "raise --ctx or rewrite a region (--lines)"
     else:
-        part, full = text, None
-    messages, prefix = rewrite_messages(part, opts.instruction, path, list(opts.context), full)
-    fence = prefix.split("\n", 1)[0].rstrip("abcdefghijklmnopqrstuvwxyz+-.")
-    pieces = {FILE_MARK: _with_nl(part)}
-    if full is not None:
-        pieces[FULL_MARK] = _with_nl(full)
-    for i, (_, ctext) in enumerate(opts.context):
-        pieces[CTX_MARK.format(i)] = _with_nl(ctext)
-    prompt, spans = build_prompt(session, messages, prefix, pieces)
-    return prompt, spans, fence, part
-
-
-def _with_nl(text: str) -> str:
-    return text if text.endswith("\n") or not text else text + "\n"
+        why = "before the model closed its block"
+        fix = "try again or rewrite a region (--lines)"
+    return f"the output stopped {why}, before the end of {what}; nothing was written: {fix}"
 
 
 def rewrite(
@@ -287,44 +123,39 @@ def rewrite(
 ) -> RewriteResult:
     """Rewrite ``text`` (or ``opts.region`` of it) as instructed (see module docstring)."""
     if not opts.instruction.strip():
-        raise FileError("no instruction given")
+        raise UserError("no instruction given")
     lines = split_lines(text)
-    prompt, spans, fence, part = _rewrite_prompt(session, text, lines, opts, path)
-    n_part = sum(e - s for s, e, lab in spans if lab == "file")
-    _check_fits(session, len(prompt), n_part, path or "the text")
+    prompt = _prompt(session, text, opts, lines, path)
     room = session.target.n_ctx - len(prompt) - 1
-    max_tokens = min(opts.max_tokens or int(n_part * 1.3) + 128, room)
-    m = metrics or Metrics()
-    raw, m = _run(session, prompt, spans, opts, max_tokens, fence, on_text, cancel, m)
+    max_tokens = min(opts.max_tokens or int(prompt.part_tokens * 1.3) + 128, room)
+    run = run_prompt(
+        session, prompt, opts, max_tokens, on_text=on_text, cancel=cancel, metrics=metrics
+    )
+    m, raw, fenced = run.metrics, run.text, run.fenced
+    assert fenced is not None
     if m.stop_reason == "cancelled":
         return RewriteResult(text, None, raw, [], "", m, "cancelled", "cancelled; nothing changed")
-    body = extract_block(raw, fence, prefilled=True)
+    if not fenced.closed:
+        hunks = preview_in_file(text, fenced.partial_body(), opts.region)
+        msg = _cut_message(m.stop_reason, max_tokens, opts.region is not None)
+        return RewriteResult(text, None, raw, hunks, "", m, "truncated", msg)
+    body = fenced.body()
     if body is None:
-        return RewriteResult(
-            text,
-            None,
-            raw,
-            [],
-            "",
-            m,
-            "no_output",
-            "the model returned no usable output; nothing changed",
-        )
+        msg = "the model returned no usable output; nothing changed"
+        return RewriteResult(text, None, raw, [], "", m, "no_output", msg)
+    part = prompt.part
     if part.endswith("\n") and not body.endswith("\n"):
         body += "\n"
     if opts.region is not None:
         a, b = opts.region
         new_text = "".join(lines[:a]) + body + "".join(lines[b:])
     else:
-        if not text.endswith("\n") and body.endswith("\n") and not raw.endswith("\n" + fence):
-            body = body[:-1]
         new_text = body if text.endswith("\n") or not body.endswith("\n") else body[:-1]
     hunks = compute_hunks(text, new_text)
-    msg = "" if hunks else "no changes"
-    if m.stop_reason in ("max_tokens", "context_full"):
-        msg = f"generation stopped at {m.stop_reason.replace('_', ' ')}; the output may be cut"
+    suspect = suspect_deletion(part, body, opts.instruction)
+    msg = suspect.message if suspect else ("" if hunks else "no changes")
     diff = unified_diff(text, new_text, path or "text")
-    return RewriteResult(text, new_text, raw, hunks, diff, m, "ok", msg)
+    return RewriteResult(text, new_text, raw, hunks, diff, m, "ok", msg, suspect)
 
 
 WARM_CHUNK = 128
@@ -368,22 +199,20 @@ def warm(
     between two when ``interrupt`` is set (what was done stays cached)."""
     t = time.perf_counter()
     opts = RewriteOptions(instruction="-", context=tuple(context), region=region)
-    prompt, spans, _, _ = _rewrite_prompt(session, text, split_lines(text), opts, path)
-    n_part = sum(e - s for s, e, lab in spans if lab == "file")
-    _check_fits(session, len(prompt), n_part, path or "the text")
-    keep = _prefix_end(spans)
-    if region is not None:  # the region's lines come right after the whole file
-        keep = max(e for _, e, lab in spans if lab == "file")
+    prompt = _prompt(session, text, opts, split_lines(text), path)
+    # with a region, its lines come right after the whole file: warm through them too
+    keep = prompt.part_end if region is not None else prompt.prefix_end
+    ids = list(prompt.ids)
     with session.lock:
         target = session.target
-        have = _shared_prefix(getattr(target, "cache_tokens", []), prompt[:keep])
+        have = shared_prefix(cached_tokens(target), ids[:keep])
         pos, status = have, "cached" if have >= keep else "done"
         while pos < keep:
             if interrupt is not None and interrupt.is_set():
                 status = "interrupted"
                 break
             n = min(WARM_CHUNK, keep - pos)
-            target.eval(prompt[pos : pos + n], pos, [])
+            target.eval(ids[pos : pos + n], pos, [])
             pos += n
     res = WarmResult(status, keep, min(have, keep), pos - min(have, keep), time.perf_counter() - t)
     log.info("warm %s: %s", path or "text", res.to_json())
@@ -400,9 +229,7 @@ def answer(
     cancel: threading.Event | None = None,
 ) -> tuple[str, Metrics]:
     """Answer ``question`` from ``context`` files, which are the lookup's draft sources."""
-    messages = answer_messages(question, context)
-    pieces = {CTX_MARK.format(i): c for i, (_, c) in enumerate(context)}
-    prompt, spans = build_prompt(session, messages, "", pieces)
+    prompt = answer_prompt(session.target, question, context)
     room = session.target.n_ctx - len(prompt) - 1
     if room < 16:
         raise FileError(
@@ -410,5 +237,5 @@ def answer(
             "context has no room left for an answer"
         )
     max_tokens = min(opts.max_tokens or 512, room)
-    text, m = _run(session, prompt, spans, opts, max_tokens, None, on_text, cancel, Metrics())
-    return text, m
+    run = run_prompt(session, prompt, opts, max_tokens, on_text=on_text, cancel=cancel)
+    return run.text, run.metrics

@@ -1,9 +1,12 @@
 """A loaded model ready for speculative rewrites: shared by the CLI, the TUI and the server.
 
-Contract: ``load_session(model, ...)`` resolves a catalog name or GGUF path,
-loads the backend, runs the batch-exactness self-check (cached on disk per
-model file, backend, build and thread count, so only the first load pays for
-it) and calibrates the block-cost curve of the adaptive policy (its shape is
+Contract: ``load_session(LoadConfig | model, ...)`` resolves the backend
+(``resolve_backend``: ``auto`` is torch on a CUDA machine, llama.cpp otherwise), a
+catalog name or GGUF path (a catalog model's file is checked against its pinned
+sha256 at first use: ``catalog.check_once``, remembered in ``model_hash_record()``),
+loads the model, runs the batch-exactness self-check (cached on disk per model file,
+backend, device and offload, build and thread count, so only the first load pays for
+it and says so) and calibrates the block-cost curve of the adaptive policy (its shape is
 cached with the exactness check; its level, which follows the machine's load,
 is re-measured at every load with 1-token calls; calls keep refining it).
 ``ModelSession.lock`` serialises generations: one at a time, this is a
@@ -19,13 +22,15 @@ import logging
 import os
 import threading
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from ..engine.backend import Describes, ModelError, TargetModel
 from ..engine.policy import AdaptivePolicy, PolicyConfig
-from ..models.base import ModelError
-from ..models.catalog import CATALOG, resolve_model
-from .files import state_dir
+from ..engine.verifier import calibration_target
+from ..models.catalog import CATALOG, check_once, resolve_model
+from .options import LoadConfig
+from .state import state_dir, state_subdir, write_private
 
 log = logging.getLogger(__name__)
 
@@ -52,7 +57,7 @@ _PROBE = (
 class ModelSession:
     """A target model plus what the engine learned about it at load time."""
 
-    target: object
+    target: TargetModel
     model_name: str
     model_path: Path
     exact_block: int
@@ -60,12 +65,16 @@ class ModelSession:
     costs: dict[int, float]
     load_s: float
     lock: threading.Lock = field(default_factory=threading.Lock)
-    draft: object | None = None
+    draft: TargetModel | None = None
     """A draft model (same backend, same vocabulary) for ``--draft model:``/``auto``."""
     draft_costs: tuple[float, float] | None = None
     """The draft's measured (step, per-token block) seconds: ``measure_draft``."""
     cache_key: str = ""
-    """Identifies the model file, backend and build: keys the on-disk caches."""
+    """Identifies the model file, backend, build, device and offload: keys the on-disk
+    caches (exactness, cost curve, prompt cache), so a curve measured on the CPU is never
+    reused on a GPU."""
+    config: LoadConfig = field(default_factory=LoadConfig)
+    """What was asked for when it was loaded."""
 
     @property
     def batch_exact(self) -> bool:
@@ -76,10 +85,13 @@ class ModelSession:
         return AdaptivePolicy(cfg, costs=self.costs)
 
     def describe(self) -> dict:
+        extra = self.target.describe() if isinstance(self.target, Describes) else {}
         return {
+            **extra,
             "model": self.model_name,
             "path": str(self.model_path),
-            "backend": getattr(self.target, "backend", "?"),
+            "backend": self.target.backend,
+            "device": self.target.device_name,
             "n_ctx": self.target.n_ctx,
             "exact_block": self.exact_block,
             "batch_exact": self.batch_exact,
@@ -89,8 +101,8 @@ class ModelSession:
         }
 
 
-def _cache_key(path: Path, backend: str, threads: int) -> str:
-    st = path.stat()
+def _cache_key(path: Path, target: TargetModel, threads: int) -> str:
+    st = path.stat() if path.is_file() else path.joinpath("config.json").stat()
     try:
         import llama_cpp
 
@@ -98,7 +110,15 @@ def _cache_key(path: Path, backend: str, threads: int) -> str:
         build = llama_cpp.__version__ + " " + llama_cpp.llama_print_system_info().decode()
     except Exception:  # pragma: no cover
         build = "?"
-    return f"{path.resolve()}|{st.st_size}|{int(st.st_mtime)}|{backend}|{build}|{threads}"
+    # the device name says what is offloaded; a torch model's quantization changes its costs
+    quant = target.describe().get("quant", "") if isinstance(target, Describes) else ""
+    where = f"{target.backend}|{target.device_name}|{quant}"
+    return f"{path.resolve()}|{st.st_size}|{int(st.st_mtime)}|{where}|{build}|{threads}"
+
+
+def model_hash_record() -> Path:
+    """Where the sha256 checks of catalog model files are remembered (``check_once``)."""
+    return state_dir() / "model_hashes.json"
 
 
 def _load_cache() -> dict:
@@ -110,12 +130,8 @@ def _load_cache() -> dict:
 
 
 def _save_cache(data: dict) -> None:
-    f = state_dir() / "model_checks.json"
-    try:
-        f.parent.mkdir(parents=True, exist_ok=True)
-        tmp = f.with_suffix(".tmp")
-        tmp.write_text(json.dumps(data, indent=1))
-        os.replace(tmp, f)
+    try:  # private: the state dir 0700, the file 0600
+        write_private(state_subdir() / "model_checks.json", json.dumps(data, indent=1).encode())
     except OSError as e:  # a cache is optional
         log.warning("could not save model checks: %s", e)
 
@@ -134,42 +150,41 @@ def _calibrate(target, entry: dict, save) -> dict[int, float]:
     if not (set(_SIZES) <= set(shape) and AdaptivePolicy.plausible(shape)):
         for _ in range(2):  # a curve measured while the machine was busy can be bent
             pol.calibrate(target, probe, 0, sizes=_SIZES)
-            if AdaptivePolicy.plausible(pol._cost):
-                entry["costs"] = {str(k): v for k, v in pol._cost.items()}
+            if AdaptivePolicy.plausible(pol.costs):
+                entry["costs"] = {str(k): v for k, v in pol.costs.items()}
                 save()
                 break
-        return dict(pol._cost)
+        return pol.costs
     pol.calibrate(target, probe, 0, sizes=(1,), repeats=3)
-    return {k: v * pol._cost[1] / shape[1] for k, v in shape.items()}
+    return {k: v * pol.costs[1] / shape[1] for k, v in shape.items()}
 
 
 def load_session(
-    model: str,
-    *,
-    n_ctx: int = 16384,
-    threads: int | None = None,
-    backend: str = "llama.cpp",
-    recheck: bool = False,
-    draft_model: str | None = None,
+    config: LoadConfig | str, *, recheck: bool = False, **changes: object
 ) -> ModelSession:
-    """Load ``model`` (catalog name or GGUF path; a checkpoint directory on the torch
-    backend) and, when given, ``draft_model`` on the same backend, and prepare them for
-    speculative decoding."""
+    """Load the model of ``config`` (a ``LoadConfig``, or a model name/path with
+    ``LoadConfig`` fields as keywords) and its draft model, if any, on the same backend,
+    and prepare them for speculative decoding (see the module docstring)."""
     from ..engine.decode import check_batch_exactness
 
-    threads = threads or max(1, os.cpu_count() or 1)
+    cfg = LoadConfig(model=config, **changes) if isinstance(config, str) else config
+    if changes and not isinstance(config, str):
+        cfg = replace(cfg, **changes)
+    threads = cfg.threads or max(1, os.cpu_count() or 1)
+    backend = resolve_backend(cfg)
     t = time.perf_counter()
-    path, name, target = _load_target(model, backend, n_ctx, threads)
+    path, name, target = _load_target(cfg.model, backend, cfg, threads)
     draft, draft_costs = None, None
-    if draft_model:
+    if cfg.draft_model:
         from ..engine.draft_model import check_vocab, measure_draft
 
-        _, _, draft = _load_target(draft_model, backend, n_ctx, threads)
+        _, _, draft = _load_target(cfg.draft_model, backend, cfg, threads)
         check_vocab(draft, target)
         draft_costs = measure_draft(draft)
-    key = _cache_key(path, backend, threads)
+    key = _cache_key(path, target, threads)
     cache = _load_cache()
     entry = None if recheck else cache.get(key)
+    first = entry is None
     if entry is None:
         probe = target.tokenize(_PROBE)
         exact_block, deltas = check_batch_exactness(target, probe)
@@ -177,7 +192,8 @@ def load_session(
         cache[key] = entry
         _save_cache(cache)
     deltas = {int(k): float(v) for k, v in entry["deltas"].items()}
-    costs = _calibrate(target, entry, lambda: _save_cache(cache))
+    # the cost curve times the step that really runs (on a GPU: never a host copy of logits)
+    costs = _calibrate(calibration_target(target), entry, lambda: _save_cache(cache))
     sess = ModelSession(
         target=target,
         model_name=name,
@@ -189,9 +205,10 @@ def load_session(
         draft=draft,
         draft_costs=draft_costs,
         cache_key=key,
+        config=cfg,
     )
-    if not sess.batch_exact:
-        log.warning(
+    if not sess.batch_exact:  # a warning at the first load of this model and build
+        (log.warning if first else log.info)(
             "%s: batched evaluation changes logits (max |delta| %.3g); "
             "exact mode verifies in blocks of %d",
             name,
@@ -201,22 +218,57 @@ def load_session(
     return sess
 
 
-def _load_target(model: str, backend: str, n_ctx: int, threads: int):
+def _nvidia_present() -> bool:
+    """An NVIDIA GPU is visible (checked without importing torch, which takes seconds)."""
+    import shutil
+
+    return Path("/dev/nvidia0").exists() or (
+        os.environ.get("CUDA_VISIBLE_DEVICES", "x") != "" and shutil.which("nvidia-smi") is not None
+    )
+
+
+def resolve_backend(cfg: LoadConfig) -> str:
+    """The backend ``cfg.backend`` means here: ``auto`` is torch with the Triton verifier
+    on a CUDA machine where it runs, llama.cpp otherwise."""
+    if cfg.backend != "auto":
+        if cfg.backend not in ("llama.cpp", "torch"):
+            raise ModelError(f"unknown backend {cfg.backend!r}; use llama.cpp, torch or auto")
+        return cfg.backend
+    if not _nvidia_present():
+        return "llama.cpp"
+    from ..kernels.support import kernel_support
+
+    ok, why = kernel_support(cfg.device or "cuda")
+    if not ok:
+        log.info("backend auto: llama.cpp (%s)", why)
+    return "torch" if ok else "llama.cpp"
+
+
+def _load_target(model: str, backend: str, cfg: LoadConfig, threads: int):
     """(path, display name, loaded target) of a catalog name, GGUF path or torch checkpoint."""
     if backend == "torch" and Path(model).expanduser().is_dir():
         path = Path(model).expanduser()
     else:
         path = resolve_model(model)
+        check_once(path, model_hash_record())  # a catalog model's sha256, once per version
     name = model if model in CATALOG else path.name
     if backend == "llama.cpp":
         from ..models.llama_cpp_backend import LlamaTarget
 
-        return path, name, LlamaTarget(path, n_ctx=n_ctx, n_threads=threads, name=name)
+        target = LlamaTarget(path, n_ctx=cfg.n_ctx, n_threads=threads, name=name)
+        return path, name, target
     if backend == "torch":
         try:
             from ..models.torch_backend import TorchTarget
         except ImportError as e:
             raise ModelError(f"the torch backend needs the 'torch' extra: {e}") from e
-        target = TorchTarget.from_gguf_or_dir(path, n_ctx=n_ctx, name=name, n_threads=threads)
+        target = TorchTarget.from_gguf_or_dir(
+            path,
+            n_ctx=cfg.n_ctx,
+            name=name,
+            n_threads=threads,
+            device=cfg.device,
+            quant=cfg.quant,
+        )
         return path, name, target
-    raise ModelError(f"unknown backend {backend!r}; use llama.cpp or torch")
+    raise ModelError(f"unknown backend {backend!r}; use llama.cpp, torch or auto")

@@ -2,9 +2,10 @@
 
 Contract:
 
-* :func:`language_for_path` maps a file name to a tree-sitter language name (the same names
-  Textual's ``TextArea`` uses: ``"python"``, ``"rust"``, …) when a grammar for it is
-  installed, else ``None``.
+* ``LANGUAGES`` is the one extension -> language map; :func:`language_name` reads it (the
+  info string of a prompt's fenced block) and :func:`language_for_path` maps a file name to
+  a tree-sitter language name (the same names Textual's ``TextArea`` uses: ``"python"``,
+  ``"rust"``, …) when a grammar for it is installed, else ``None``.
 * :func:`enclosing_node_range` returns the 0-based ``[start, end)`` line range of the
   smallest function / class / definition node that contains lines ``[start_line,
   end_line)`` (an empty range means the single line ``start_line``, i.e. a cursor). A
@@ -28,9 +29,11 @@ from pathlib import PurePath
 log = logging.getLogger(__name__)
 
 __all__ = [
+    "LANGUAGES",
     "count_errors",
     "enclosing_node_range",
     "language_for_path",
+    "language_name",
     "syntax_warning",
 ]
 
@@ -52,7 +55,9 @@ _GRAMMARS: dict[str, tuple[str, str]] = {
     "yaml": ("tree_sitter_yaml", "language"),
 }
 
-_SUFFIXES: dict[str, str] = {
+# The one extension -> language map: the name is the fenced block's info string in prompts
+# and, where a grammar is installed (``_GRAMMARS``), the tree-sitter language.
+LANGUAGES: dict[str, str] = {
     ".py": "python",
     ".pyi": "python",
     ".pyw": "python",
@@ -60,9 +65,20 @@ _SUFFIXES: dict[str, str] = {
     ".mjs": "javascript",
     ".cjs": "javascript",
     ".jsx": "javascript",
+    ".ts": "typescript",
+    ".tsx": "tsx",
     ".rs": "rust",
     ".go": "go",
+    ".c": "c",
+    ".h": "c",
+    ".cc": "cpp",
+    ".cpp": "cpp",
+    ".hpp": "cpp",
     ".java": "java",
+    ".kt": "kotlin",
+    ".swift": "swift",
+    ".rb": "ruby",
+    ".lua": "lua",
     ".sh": "bash",
     ".bash": "bash",
     ".json": "json",
@@ -141,13 +157,18 @@ def _parse(text: str, lang: str | None):  # -> tree_sitter.Tree | None
     return tree_sitter.Parser(language).parse(text.encode("utf-8"))
 
 
+def language_name(path: str | None) -> str:
+    """The language of ``path`` by its name (``LANGUAGES``), or "" when unknown."""
+    if not path:
+        return ""
+    p = PurePath(path)
+    return _NAMES.get(p.name.lower()) or LANGUAGES.get(p.suffix.lower(), "")
+
+
 def language_for_path(path: str | None) -> str | None:
     """The tree-sitter language name for ``path``, or None if unknown or not installed."""
-    if not path:
-        return None
-    p = PurePath(path)
-    lang = _NAMES.get(p.name.lower()) or _SUFFIXES.get(p.suffix.lower())
-    if lang is None or _language(lang) is None:
+    lang = language_name(path)
+    if not lang or _language(lang) is None:
         return None
     return lang
 

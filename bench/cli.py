@@ -1,6 +1,8 @@
 """``specedit bench``: run the side-by-side benchmark, print the table, save JSON and a plot.
 
-Contract: ``add_arguments(parser)`` declares the options; ``run(args)`` runs
+Contract: ``main(argv)`` is ``specedit bench ...``: ``specedit bench SUITE ...`` hands
+over to that suite's ``main`` (``SUITES``), anything else is the side-by-side bench.
+``add_arguments(parser)`` declares the options; ``run(args)`` runs
 ``bench.run.run_bench``, writes ``<out>/bench-<time>.json`` and
 ``<out>/bench-<time>.png`` (tok/s by task kind and mode, matplotlib, when
 installed) and prints one table: medians per task kind, ratios to plain, the
@@ -20,21 +22,43 @@ from rich.table import Table
 log = logging.getLogger(__name__)
 
 
+SUITES = {
+    "torch": ("torch_bench", "torch backend vs transformers' prompt lookup"),
+    "draft": ("draft_bench", "draft-model pair vs plain and lookup"),
+    "latency": ("latency", "end-to-end latency of specedit rewrite, by part"),
+    "tui": ("tui_bench", "tokens/s inside the terminal app vs headless"),
+    "kernel": ("kernel_bench", "Triton verification kernel vs torch"),
+    "replay": ("replay_bench", "speculation policies replayed on recorded outputs, without noise"),
+}
+
+
 def add_arguments(p: argparse.ArgumentParser) -> None:
+    from .record import add_common
     from .run import ALL_MODES, BenchConfig
 
     d = BenchConfig()
-    p.add_argument("--model", default=d.model)
-    p.add_argument("--kinds", nargs="+", default=list(d.kinds))
+    add_common(p, d)
     p.add_argument("--modes", nargs="+", default=list(d.modes), choices=ALL_MODES)
-    p.add_argument("-n", "--n-per-kind", type=int, default=d.n_per_kind)
-    p.add_argument("-r", "--repeats", type=int, default=d.repeats)
-    p.add_argument("--max-lines", type=int, default=d.max_lines)
-    p.add_argument("--max-tokens", type=int, default=d.max_tokens)
-    p.add_argument("--ctx", type=int, default=d.n_ctx)
-    p.add_argument("--threads", type=int, default=None)
-    p.add_argument("--k", type=int, default=None, help="fixed k (default: adaptive)")
-    p.add_argument("--out", default="bench/results", help="folder for the JSON and PNG")
+
+
+def main(argv: list[str]) -> int:
+    """``specedit bench [SUITE] ...`` (see the module docstring)."""
+    if argv and argv[0] in SUITES:
+        import importlib
+
+        module = importlib.import_module(f"{__package__}.{SUITES[argv[0]][0]}")
+        return module.main(argv[1:])
+    p = argparse.ArgumentParser(
+        prog="specedit bench",
+        description="Side-by-side decode benchmark (llama.cpp). Other suites: "
+        + ", ".join(f"`specedit bench {k} ...` ({v[1]})" for k, v in SUITES.items())
+        + "; each takes --help.",
+    )
+    add_arguments(p)
+    p.add_argument("--log-level", default="WARNING")
+    a = p.parse_args(argv)
+    logging.basicConfig(level=getattr(logging, a.log_level.upper(), logging.WARNING))
+    return run(a)
 
 
 def table(record: dict) -> Table:

@@ -24,13 +24,9 @@ import json
 import logging
 from dataclasses import asdict, dataclass
 
-from ..app.rewrite import build_prompt, lookup_drafter
+from ..app.options import RewriteOptions
 from ..app.session import load_session
-from ..engine.combined import CombinedDrafter
-from ..engine.decode import GenConfig
-from ..engine.draft_model import ModelDrafter
-from ..engine.policy import PolicyConfig
-from .record import config_from_args, save_record
+from .record import add_common, config_from_args, save_record
 from .spec_runs import Run, engine_run, machine, rewrite_budget, summarise, task_record
 from .tasks import load_tasks
 
@@ -61,14 +57,8 @@ class DraftBenchConfig:
     """Verify in bit-exact sub-blocks (greedy output then equals plain by construction)."""
 
 
-def _drafter(mode: str, sess, prompt, spans, policy, sampling):
-    if mode == "plain":
-        return None
-    lookup = lookup_drafter(sess.target, spans, len(prompt))
-    if mode == "lookup":
-        return lookup
-    model = ModelDrafter(sess.draft, sampling, policy=policy, costs=sess.draft_costs)
-    return model if mode == "model" else CombinedDrafter(lookup, model, policy)
+_PROPOSERS = {"plain": "none", "lookup": "lookup", "model": "model", "auto": "auto"}
+"""Each mode's proposers, as ``RewriteOptions.draft`` names them."""
 
 
 def run_draft_bench(cfg: DraftBenchConfig, progress=None) -> dict:
@@ -83,28 +73,21 @@ def run_draft_bench(cfg: DraftBenchConfig, progress=None) -> dict:
     tasks = load_tasks(list(cfg.kinds), cfg.n_per_kind, cfg.max_lines)
     results, modes_seen = [], []
     for ti, task in enumerate(tasks):
-        prompt, spans = build_prompt(sess, task.messages, task.prefix, task.pieces)
-        free = task.fence is None
+        prompt = task.prompt(target)
+        free = prompt.fence is None
         modes = cfg.free_modes if free else cfg.copy_modes
         modes_seen += [m for m in modes if m not in modes_seen]
         max_tokens = cfg.max_tokens
         if not free:
-            max_tokens = min(2 * cfg.max_tokens, rewrite_budget(spans))
+            max_tokens = min(2 * cfg.max_tokens, rewrite_budget(prompt))
         runs: dict[str, list[Run]] = {m: [] for m in modes}
         for rep in range(cfg.repeats):
             for mode in modes:
                 if progress:
                     progress(f"[{ti + 1}/{len(tasks)}] {task.name} {mode} #{rep + 1}")
-                gc = GenConfig(
-                    max_tokens=max_tokens,
-                    speculate=mode != "plain",
-                    policy=PolicyConfig(fixed_k=cfg.k),
-                    exact_block=sess.exact_block if cfg.exact else None,
-                )
-                policy = sess.policy(gc.policy)
-                drafter = _drafter(mode, sess, prompt, spans, policy, gc.sampling)
-                runs[mode].append(engine_run(target, prompt, gc, drafter, policy, task.fence))
-        results.append(task_record(target, task.kind, task.name, prompt, task.fence, runs))
+                opts = RewriteOptions(draft=_PROPOSERS[mode], k=cfg.k, exact=cfg.exact)
+                runs[mode].append(engine_run(sess, prompt, opts, max_tokens))
+        results.append(task_record(target, task.kind, task.name, prompt, runs))
     return {
         "bench": "draft_model_pair",
         "config": asdict(cfg),
@@ -120,19 +103,10 @@ def run_draft_bench(cfg: DraftBenchConfig, progress=None) -> dict:
 def main(argv: list[str] | None = None) -> int:
     d = DraftBenchConfig()
     p = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
-    p.add_argument("--model", default=d.model)
+    add_common(p, d)
     p.add_argument("--draft", default=d.draft)
     p.add_argument("--backend", default=d.backend, choices=["llama.cpp", "torch"])
-    p.add_argument("--kinds", nargs="+", default=list(d.kinds))
-    p.add_argument("-n", "--n-per-kind", type=int, default=d.n_per_kind)
-    p.add_argument("-r", "--repeats", type=int, default=d.repeats)
-    p.add_argument("--max-lines", type=int, default=d.max_lines)
-    p.add_argument("--max-tokens", type=int, default=d.max_tokens)
-    p.add_argument("--ctx", type=int, default=d.n_ctx)
-    p.add_argument("--threads", type=int, default=None)
-    p.add_argument("--k", type=int, default=None)
     p.add_argument("--exact", action="store_true")
-    p.add_argument("--out", default="bench/results", help="folder for the JSON record")
     a = p.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
     cfg = config_from_args(DraftBenchConfig, a)

@@ -6,7 +6,7 @@ catalog's shapes, ``bench/random_gguf.py``), and by the tests on the CPU with a 
     python -m specedit.bench.gpu_check_llama --gguf FILE [--gguf FILE ...] --out DIR
         [--gpu-layers all] [--tokens 512] [--sizes 1-128] [--threads N]
 
-For each model it records what ran where (``LlamaTarget.placement``; with ``--gpu-layers
+For each model it records what ran where (``LlamaTarget.describe()``; with ``--gpu-layers
 all`` a CPU-only build or a run that stays on the CPU fails), the block-cost curve t(b)
 (fastest of 3 calls of b tokens with logits at every row, as verification asks, after a
 256-token prefix) and a self-copy task: plain greedy decoding of ``--tokens`` tokens, then
@@ -32,10 +32,10 @@ from pathlib import Path
 
 import numpy as np
 
+from ..engine.backend import ModelError
 from ..engine.decode import GenConfig, generate
 from ..engine.draft import Draft
 from ..engine.policy import AdaptivePolicy, PolicyConfig
-from ..models.base import ModelError
 from ..models.llama_build import gguf_layer_count, llama_build, resolve_gpu_layers
 
 log = logging.getLogger("specedit.bench.gpu_check_llama")
@@ -71,7 +71,7 @@ class SelfDrafter:
                 )
             return Draft()
         toks = np.asarray(self.ref[n : n + k], dtype=np.int64)
-        return Draft(toks, None, "self", match_len=n)
+        return Draft(toks, None, "self", match_len=n, anchored=True)
 
 
 class CountingTarget:
@@ -154,8 +154,8 @@ def check_model(
     load_s = time.perf_counter() - t0
     try:
         target.eos_ids = frozenset()  # random weights: run every task to its full length
-        log.info("%s: %s, %s layers on %s", path.name, why, target.gpu_layers, target.device)
-        if gpu_layers != "auto" and n and target.device == "CPU":
+        log.info("%s: %s, %s layers on %s", path.name, why, target.gpu_layers, target.device_name)
+        if gpu_layers != "auto" and n and target.device_name == "CPU":
             raise ModelError(f"{path.name}: asked for {gpu_layers} layers, ran on the CPU")
         curve = cost_curve(target, sizes)
         t1 = curve[1]
@@ -182,7 +182,7 @@ def check_model(
         "model": path.name,
         "file_bytes": path.stat().st_size,
         "resolve": why,
-        "placement": target.placement,
+        "placement": {"backend": target.backend, **target.describe()},
         "load_s": round(load_s, 3),
         "cost_curve_s": {str(b): round(v, 6) for b, v in curve.items()},
         "cost_ratio": {str(b): round(v / t1, 3) for b, v in curve.items()},

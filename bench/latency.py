@@ -102,7 +102,8 @@ def _target_region(text: str) -> tuple[int, int] | None:
 def _editor(session, path: Path, text: str, typing_s: float, region=None) -> dict:
     """The editor case: warm up for ``typing_s`` seconds, then rewrite (interrupting it);
     ``region``: only those lines, the rest of the file stays as it is."""
-    from ..app.rewrite import RewriteOptions, rewrite, warm
+    from ..app.options import RewriteOptions
+    from ..app.rewrite import rewrite, warm
 
     opts = RewriteOptions(instruction=INSTRUCTION, region=region)
     kw = {"path": path.name, "region": region}  # the warm-up an editor sends
@@ -127,7 +128,7 @@ def _import_s() -> float:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from ..app.files import state_dir
+    from ..app.state import state_dir
 
     ap = argparse.ArgumentParser(prog="specedit bench latency", description=__doc__)
     ap.add_argument("--model", default="qwen2.5-coder-1.5b")

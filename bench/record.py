@@ -1,6 +1,9 @@
-"""What every bench script shares: its config from the command line, its JSON record.
+"""What every bench script shares: its flags, its config from them, its JSON record.
 
-Contract: ``save_record(record, out_dir, stem)`` creates ``out_dir`` and writes
+Contract: ``add_common(parser, defaults)`` declares the flags every task benchmark takes
+(``--model``, ``--kinds``, ``-n``, ``-r``, ``--max-lines``, ``--max-tokens``, ``--ctx``,
+``--threads``, ``--k``, ``--out``), for those fields its config dataclass ``defaults``
+has, with its defaults. ``save_record(record, out_dir, stem)`` creates ``out_dir`` and writes
 ``<out_dir>/<stem>-<YYYYmmdd-HHMMSS>.json``; it returns that path, whose
 ``with_suffix`` gives sibling files (the plot) the same stamp.
 ``config_from_args(cls, args)`` builds a bench's config dataclass from parsed
@@ -10,13 +13,39 @@ the field's default is a tuple; fields without an argument keep their defaults).
 
 from __future__ import annotations
 
+import argparse
 import dataclasses
 import json
 import time
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
 C = TypeVar("C")
+
+
+def add_common(p: argparse.ArgumentParser, defaults: Any) -> None:
+    """The shared flags of a task benchmark whose config ``defaults`` has the field."""
+    have = {f.name for f in dataclasses.fields(defaults)}
+    d = defaults
+    if "model" in have:
+        p.add_argument("--model", default=d.model)
+    if "kinds" in have:
+        p.add_argument("--kinds", nargs="+", default=list(d.kinds))
+    if "n_per_kind" in have:
+        p.add_argument("-n", "--n-per-kind", type=int, default=d.n_per_kind)
+    if "repeats" in have:
+        p.add_argument("-r", "--repeats", type=int, default=d.repeats)
+    if "max_lines" in have:
+        p.add_argument("--max-lines", type=int, default=d.max_lines)
+    if "max_tokens" in have:
+        p.add_argument("--max-tokens", type=int, default=d.max_tokens)
+    if "n_ctx" in have:
+        p.add_argument("--ctx", type=int, default=d.n_ctx)
+    if "threads" in have:
+        p.add_argument("--threads", type=int, default=d.threads)
+    if "k" in have:
+        p.add_argument("--k", type=int, default=d.k, help="fixed k (default: adaptive)")
+    p.add_argument("--out", default="bench/results", help="folder for the JSON record")
 
 
 def config_from_args(cls: type[C], args) -> C:

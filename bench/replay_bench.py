@@ -85,7 +85,7 @@ def measure_costs(target, tokens: Sequence[int], positions=POSITIONS, sizes=SIZE
         target.eval(tokens[:pos], 0, [pos - 1])
         pol = AdaptivePolicy()  # its calibration: a warm-up, then the fastest of 3 per size
         pol.calibrate(target, tokens[pos : pos + top], pos, sizes=sizes, repeats=3)
-        table[str(pos)] = {str(b): t for b, t in pol._cost.items()}
+        table[str(pos)] = {str(b): t for b, t in pol.costs.items()}
     target.rollback(0)
     if not table:
         raise ValueError(f"too few tokens ({len(tokens)}) to measure {top}-token calls")
@@ -94,8 +94,7 @@ def measure_costs(target, tokens: Sequence[int], positions=POSITIONS, sizes=SIZE
 
 def record_tasks(session, tasks) -> dict:
     """Run each task once with the default settings; keep prompts, spans and outputs."""
-    from ..app.rewrite import build_prompt, lookup_drafter
-    from ..engine.decode import GenConfig
+    from ..app.options import RewriteOptions
     from .spec_runs import engine_run, rewrite_budget
 
     target = session.target
@@ -106,16 +105,15 @@ def record_tasks(session, tasks) -> dict:
         "tasks": [],
     }
     for task in tasks:
-        prompt, spans = build_prompt(session, task.messages, task.prefix, task.pieces)
-        cfg = GenConfig(max_tokens=rewrite_budget(spans) if task.fence else 256)
-        drafter = lookup_drafter(target, spans, len(prompt))
-        r = engine_run(target, prompt, cfg, drafter, session.policy(cfg.policy), task.fence)
+        prompt = task.prompt(target)
+        budget = rewrite_budget(prompt) if prompt.fence else 256
+        r = engine_run(session, prompt, RewriteOptions(), budget)
         out["tasks"].append(
             {
                 "kind": task.kind,
                 "name": task.name,
-                "prompt": [int(t) for t in prompt],
-                "spans": [list(s) for s in spans],
+                "prompt": [int(t) for t in prompt.ids],
+                "spans": [list(s) for s in prompt.spans],
                 "output": [int(t) for t in r.output],
             }
         )
@@ -143,7 +141,7 @@ def replay_task(task: dict, policy: AdaptivePolicy, drafter, costs: CostTable) -
         probe = drafter.propose(ctx, policy.cfg.fixed_k or policy.cfg.k_max) if drafter else None
         k = 0
         if probe is not None:
-            k = policy.choose(len(probe) > 0, probe.match_len, anchored=probe.probs is None)
+            k = policy.choose(len(probe) > 0, probe.match_len, anchored=probe.anchored)
             k = min(k, len(probe))
         draft = [int(t) for t in probe.tokens[:k]] if k else []
         want = output[len(out) :]
@@ -235,7 +233,7 @@ def parse_policy(spec: str) -> tuple[str, PolicyConfig]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from ..app.rewrite import lookup_drafter
+    from ..app.generation import lookup_drafter
     from ..app.session import load_session
     from .tasks import load_tasks
 

@@ -29,12 +29,12 @@ from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
-from ..app.prompt import closing_fence_at
-from ..app.rewrite import build_prompt, lookup_drafter
+from ..app.generation import run_prompt
+from ..app.options import RewriteOptions
+from ..app.prompt import Prompt
 from ..app.session import ModelSession, load_session
-from ..engine.decode import GenConfig, generate
-from ..engine.policy import PolicyConfig
-from .spec_runs import fence_cut, fence_stop, rewrite_budget
+from ..app.stream import closing_fence_at, tokens_through_fence
+from .spec_runs import rewrite_budget
 from .tasks import Task, load_tasks
 
 log = logging.getLogger(__name__)
@@ -75,30 +75,12 @@ def _body(text: str, fence: str | None) -> str:
     return (text[:at] if at >= 0 else text).rstrip("\n")
 
 
-def _ours(sess: ModelSession, task: Task, prompt, spans, mode: str, max_tokens: int, k) -> Run:
-    target = sess.target
-    spec = mode != "plain"
-    cfg = GenConfig(
-        max_tokens=max_tokens,
-        speculate=spec,
-        policy=PolicyConfig(fixed_k=k),
-        exact_block=sess.exact_block if mode == "exact" else None,
-    )
-    drafter = lookup_drafter(target, spans, len(prompt)) if spec else None
-    target.rollback(0)
-    stop = fence_stop(target, task.fence)
-    r = generate(target, prompt, cfg, drafter, on_tokens=stop, policy=sess.policy(cfg.policy))
+def _ours(sess: ModelSession, prompt: Prompt, mode: str, max_tokens: int, k) -> Run:
+    opts = RewriteOptions(draft="none" if mode == "plain" else "lookup", k=k, exact=mode == "exact")
+    r = run_prompt(sess, prompt, opts, max_tokens, cold=True)
     m = r.metrics
-    out = fence_cut(target, r.tokens, task.fence)  # not a block accepted past the fence
-    n = max(len(out) - 1, 0)
-    return Run(
-        n / m.decode_s if m.decode_s > 0 else 0.0,
-        len(out),
-        m.tokens_per_call,
-        m.acceptance,
-        out,
-        target.detokenize(r.tokens).decode("utf-8", "replace"),
-    )
+    out = tokens_through_fence(sess.target, r.tokens, prompt.fence)  # not past the fence
+    return Run(m.decode_tps, len(out), m.tokens_per_call, m.acceptance, out, r.text)
 
 
 class Peer:
@@ -113,9 +95,7 @@ class Peer:
             model_path=str(sess.model_path),
             n_ctx=n_ctx,
             n_batch=512,
-            n_threads=threads or sess.target._llama.n_threads
-            if hasattr(sess.target, "_llama")
-            else None,
+            n_threads=threads or sess.target.threads,
             logits_all=True,
             verbose=False,
             draft_model=LlamaPromptLookupDecoding(num_pred_tokens=10),
@@ -181,17 +161,17 @@ def run_bench(cfg: BenchConfig, progress=None) -> dict:
     peer = Peer(sess, cfg.n_ctx, cfg.threads) if {"pld10", "pld2"} & set(cfg.modes) else None
     results = []
     for ti, task in enumerate(tasks):
-        prompt, spans = build_prompt(sess, task.messages, task.prefix, task.pieces)
-        max_tokens = rewrite_budget(spans) if task.fence is not None else cfg.max_tokens
+        prompt = task.prompt(sess.target)
+        max_tokens = rewrite_budget(prompt) if prompt.fence is not None else cfg.max_tokens
         runs: dict[str, list[Run]] = {m: [] for m in cfg.modes}
         for rep in range(cfg.repeats):
             for mode in cfg.modes:
                 if progress:
                     progress(f"[{ti + 1}/{len(tasks)}] {task.name} {mode} #{rep + 1}")
                 if mode.startswith("pld"):
-                    r = peer.run(prompt, int(mode[3:]), max_tokens, task.fence)
+                    r = peer.run(list(prompt.ids), int(mode[3:]), max_tokens, prompt.fence)
                 else:
-                    r = _ours(sess, task, prompt, spans, mode, max_tokens, cfg.k)
+                    r = _ours(sess, prompt, mode, max_tokens, cfg.k)
                 runs[mode].append(r)
         results.append(_task_record(sess, task, prompt, runs))
     return {
@@ -203,7 +183,7 @@ def run_bench(cfg: BenchConfig, progress=None) -> dict:
     }
 
 
-def _task_record(sess, task: Task, prompt, runs: dict[str, list[Run]]) -> dict:
+def _task_record(sess, task: Task, prompt: Prompt, runs: dict[str, list[Run]]) -> dict:
     plain = runs.get("plain", [])
     plain_out = plain[0].output if plain else None
     plain_text = plain[0].text if plain else None
@@ -212,8 +192,8 @@ def _task_record(sess, task: Task, prompt, runs: dict[str, list[Run]]) -> dict:
     for mode, rs in runs.items():
         tps = statistics.median(r.decode_tps for r in rs)
         if mode.startswith("pld"):  # the peer's text, against plain's text up to the fence
-            equal = plain_text is not None and _body(rs[0].text, task.fence) == _body(
-                plain_text, task.fence
+            equal = plain_text is not None and _body(rs[0].text, prompt.fence) == _body(
+                plain_text, prompt.fence
             )
         else:  # token for token, up to the closing fence
             equal = plain_out is not None and rs[0].output == plain_out

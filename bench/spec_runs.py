@@ -1,15 +1,15 @@
 """Shared pieces of the torch-backend and draft-model benchmarks: one run, medians, summary.
 
-Contract: ``rewrite_budget(spans)`` is the output cap of a rewrite task;
-``engine_run(target, prompt, cfg, drafter, policy, fence)`` runs the
-specedit engine once from an empty cache and returns a ``Run``; ``task_record``
-reduces several runs per mode to medians, ratios to ``plain`` and greedy
-equality (outputs cut at the closing fence, so a block accepted past the fence
-does not count as a difference); ``summarise`` gives medians per task kind.
+Contract: ``rewrite_budget(prompt)`` is the output cap of a rewrite task;
+``engine_run(session, prompt, opts, max_tokens)`` runs the product's one door
+(``app.generation.run_prompt``) once from an empty cache and returns a ``Run``;
+``task_record`` reduces several runs per mode to medians, ratios to ``plain`` and
+greedy equality (outputs cut at the closing fence, so a block accepted past the
+fence does not count as a difference); ``summarise`` gives medians per task kind.
 
-Figures: decode tok/s = (tokens - 1) / time after the first token (as in
-``bench.run``); end-to-end tok/s = tokens / (prefill + decode), which also
-charges a draft model's own prefill (it runs at the first draft step).
+Figures come from the run's ``Metrics`` (the one source): decode tok/s counts the
+time after the first token; end-to-end tok/s = tokens / (prefill + decode), which
+also charges a draft model's own prefill (it runs at the first draft step).
 """
 
 from __future__ import annotations
@@ -20,9 +20,11 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from ..app.prompt import closing_fence_at
-from ..engine.decode import GenConfig, generate
-from ..models.base import StreamDecoder
+from ..app.generation import run_prompt
+from ..app.options import RewriteOptions
+from ..app.prompt import Prompt
+from ..app.session import ModelSession
+from ..app.stream import tokens_through_fence
 
 
 @dataclass
@@ -36,49 +38,19 @@ class Run:
     output: list[int] = field(default_factory=list)
 
 
-def rewrite_budget(spans) -> int:
-    """Output tokens a rewrite task may take: 1.3 times its source spans' tokens, plus 64."""
-    return int(sum(e - s for s, e, _ in spans) * 1.3) + 64
+def rewrite_budget(prompt: Prompt) -> int:
+    """Output tokens a rewrite task may take: 1.3 times its source's tokens, plus 64."""
+    return int(prompt.part_tokens * 1.3) + 64
 
 
-def fence_stop(target, fence: str | None):
-    """An ``on_tokens`` callback that stops at the closing fence (None: never stops)."""
-    if fence is None:
-        return None
-    dec = StreamDecoder(target)
-    text: list[str] = []
-
-    def cb(toks: list[int]) -> bool:
-        text.append(dec.feed(toks))
-        tail = "".join(text[-12:])
-        return closing_fence_at(tail, fence) < 0 if "\n" + fence in tail else True
-
-    return cb
-
-
-def fence_cut(target, tokens: Sequence[int], fence: str | None) -> list[int]:
-    """``tokens`` up to and including the one that completes the closing fence line."""
-    if fence is None:
-        return list(tokens)
-    dec = StreamDecoder(target)
-    text = ""
-    for i, t in enumerate(tokens):
-        text += dec.feed([t])
-        if "\n" + fence in text[-len(fence) - 8 :] and closing_fence_at(text, fence) >= 0:
-            return list(tokens[: i + 1])
-    return list(tokens)
-
-
-def engine_run(target, prompt, cfg: GenConfig, drafter, policy, fence: str | None) -> Run:
-    target.rollback(0)
-    r = generate(target, prompt, cfg, drafter, on_tokens=fence_stop(target, fence), policy=policy)
+def engine_run(session: ModelSession, prompt: Prompt, opts: RewriteOptions, max_tokens: int) -> Run:
+    """One run of ``prompt`` from an empty cache through the product's door."""
+    r = run_prompt(session, prompt, opts, max_tokens, cold=True)
     m = r.metrics
-    n = len(r.tokens)
-    total = m.prefill_s + m.decode_s
     return Run(
-        decode_tps=max(n - 1, 0) / m.decode_s if m.decode_s > 0 else 0.0,
-        e2e_tps=n / total if total > 0 else 0.0,
-        tokens=n,
+        decode_tps=m.decode_tps,
+        e2e_tps=m.e2e_tps,
+        tokens=len(r.tokens),
         tokens_per_call=m.tokens_per_call,
         acceptance=m.acceptance,
         by_source=m.snapshot()["acceptance_by_source"],
@@ -86,16 +58,17 @@ def engine_run(target, prompt, cfg: GenConfig, drafter, policy, fence: str | Non
     )
 
 
-def task_record(target, kind: str, name: str, prompt, fence, runs: dict[str, list[Run]]) -> dict:
+def task_record(target, kind: str, name: str, prompt: Prompt, runs: dict[str, list[Run]]) -> dict:
+    fence = prompt.fence
     plain = runs.get("plain")
     base = statistics.median(r.decode_tps for r in plain) if plain else None
     base_e2e = statistics.median(r.e2e_tps for r in plain) if plain else None
-    ref = fence_cut(target, plain[0].output, fence) if plain else None
+    ref = tokens_through_fence(target, plain[0].output, fence) if plain else None
     rec: dict = {"kind": kind, "name": name, "prompt_tokens": len(prompt), "modes": {}}
     for mode, rs in runs.items():
         tps = statistics.median(r.decode_tps for r in rs)
         e2e = statistics.median(r.e2e_tps for r in rs)
-        out = fence_cut(target, rs[0].output, fence)
+        out = tokens_through_fence(target, rs[0].output, fence)
         n = min(len(out), len(ref)) if ref is not None else 0
         rec["modes"][mode] = {
             "decode_tps": round(tps, 2),

@@ -11,6 +11,8 @@ exactness check and cost calibration included), builds every task's prompt with
     on the same ``nn.Module`` (transformers' own cache and loop), the peer;
   * ``hf`` (optional): ``model.generate`` greedy without lookup.
 
+The specedit modes verify where ``engine.verifier.choose_verifier`` says (the Triton
+kernel on CUDA); the record names it and the target's quantization and memory.
 Every mode stops at the task's closing fence (a ``StoppingCriteria`` for
 transformers) or after the same token cap. It returns a JSON-able record:
 per task and mode the medians of decode tok/s, ratio to plain, greedy
@@ -26,13 +28,11 @@ import logging
 import time
 from dataclasses import asdict, dataclass
 
-from ..app.prompt import closing_fence_at
-from ..app.rewrite import build_prompt, lookup_drafter
+from ..app.options import RewriteOptions
 from ..app.session import load_session
-from ..engine.decode import GenConfig
-from ..engine.policy import PolicyConfig
-from ..models.base import StreamDecoder
-from .record import config_from_args, save_record
+from ..app.stream import FencedText, StreamDecoder
+from ..engine.verifier import choose_verifier
+from .record import add_common, config_from_args, save_record
 from .spec_runs import Run, engine_run, machine, rewrite_budget, summarise, task_record
 from .tasks import load_tasks
 
@@ -67,13 +67,14 @@ def hf_run(target, prompt: list[int], max_tokens: int, fence: str | None, pld: i
 
     class FenceStop(StoppingCriteria):
         def __init__(self) -> None:
-            self.dec, self.text, self.seen = StreamDecoder(target), "", len(prompt)
+            self.dec, self.seen = StreamDecoder(target), len(prompt)
+            self.fenced = FencedText(fence) if fence is not None else None
 
         def __call__(self, input_ids, scores, **kw):
             new = input_ids[0, self.seen :].tolist()
             self.seen += len(new)
-            self.text += self.dec.feed(new)
-            done = fence is not None and closing_fence_at(self.text, fence) >= 0
+            piece = self.dec.feed(new)
+            done = self.fenced is not None and self.fenced.feed(piece)
             return torch.tensor([done], device=input_ids.device)
 
     class Clock:  # generate() puts the prompt first, then every accepted batch
@@ -125,10 +126,10 @@ def run_torch_bench(cfg: TorchBenchConfig, progress=None) -> dict:
     tasks = load_tasks(list(cfg.kinds), cfg.n_per_kind, cfg.max_lines)
     results = []
     for ti, task in enumerate(tasks):
-        prompt, spans = build_prompt(sess, task.messages, task.prefix, task.pieces)
+        prompt = task.prompt(target)
         max_tokens = cfg.max_tokens
-        if task.fence is not None:
-            max_tokens = min(max_tokens, rewrite_budget(spans))
+        if prompt.fence is not None:
+            max_tokens = min(max_tokens, rewrite_budget(prompt))
         runs: dict[str, list[Run]] = {m: [] for m in cfg.modes}
         for rep in range(cfg.repeats):
             for mode in cfg.modes:
@@ -136,14 +137,12 @@ def run_torch_bench(cfg: TorchBenchConfig, progress=None) -> dict:
                     progress(f"[{ti + 1}/{len(tasks)}] {task.name} {mode} #{rep + 1}")
                 if mode.startswith("hf"):
                     pld = cfg.pld_tokens if mode == "hf_pld" else 0
-                    r = hf_run(target, prompt, max_tokens, task.fence, pld)
+                    r = hf_run(target, list(prompt.ids), max_tokens, prompt.fence, pld)
                 else:
-                    spec = mode == "specedit"
-                    gc = GenConfig(max_tokens=max_tokens, speculate=spec, policy=PolicyConfig())
-                    drafter = lookup_drafter(target, spans, len(prompt)) if spec else None
-                    r = engine_run(target, prompt, gc, drafter, sess.policy(gc.policy), task.fence)
+                    opts = RewriteOptions(draft="lookup" if mode == "specedit" else "none")
+                    r = engine_run(sess, prompt, opts, max_tokens)
                 runs[mode].append(r)
-        results.append(task_record(target, task.kind, task.name, prompt, task.fence, runs))
+        results.append(task_record(target, task.kind, task.name, prompt, runs))
     import torch
     import transformers
 
@@ -153,6 +152,8 @@ def run_torch_bench(cfg: TorchBenchConfig, progress=None) -> dict:
         "model": sess.describe(),
         "device": str(target.device),
         "dtype": str(target.dtype),
+        "target": target.describe(),  # quantization, KV cache kind, CUDA graphs, memory
+        "verifier": choose_verifier(target).name,
         "machine": machine(
             {
                 "torch": torch.__version__,
@@ -169,17 +170,9 @@ def run_torch_bench(cfg: TorchBenchConfig, progress=None) -> dict:
 def main(argv: list[str] | None = None) -> int:
     d = TorchBenchConfig()
     p = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
-    p.add_argument("--model", default=d.model)
-    p.add_argument("--kinds", nargs="+", default=list(d.kinds))
+    add_common(p, d)
     p.add_argument("--modes", nargs="+", default=list(d.modes), choices=MODES)
-    p.add_argument("-n", "--n-per-kind", type=int, default=d.n_per_kind)
-    p.add_argument("-r", "--repeats", type=int, default=d.repeats)
-    p.add_argument("--max-lines", type=int, default=d.max_lines)
-    p.add_argument("--max-tokens", type=int, default=d.max_tokens)
     p.add_argument("--pld-tokens", type=int, default=d.pld_tokens)
-    p.add_argument("--ctx", type=int, default=d.n_ctx)
-    p.add_argument("--threads", type=int, default=None)
-    p.add_argument("--out", default="bench/results", help="folder for the JSON record")
     a = p.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
     cfg = config_from_args(TorchBenchConfig, a)

@@ -36,7 +36,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from ..app.files import read_source
-from ..app.rewrite import RewriteOptions, rewrite
+from ..app.options import RewriteOptions
+from ..app.rewrite import rewrite
 from ..app.session import ModelSession, load_session
 from ..models.catalog import TEST_MODEL
 from .record import config_from_args

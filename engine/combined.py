@@ -13,27 +13,27 @@ draft model's measured drafting cost plus its catch-up over the tokens it has
 not seen (priced per token, so a draft model idle through a long copy is not
 woken for one step), ``a_M`` the model's running acceptance
 and ``a_L`` the lookup's running acceptance, raised for a long anchored match
-(``1 - 1/(match_len + 1)`` at ``match_len >= 8``, as in the policy). The
-higher rate wins; the model is only run when it wins, so a long copy costs no
+(``specmath.long_match_alpha``). ``E``, the cost prior, the acceptance ceiling and the
+best-k search are ``engine.specmath``'s. The higher rate wins; the model is only run when it wins, so a long copy costs no
 draft-model time at all. It explores (its first draft, its probes) only where
 lookup has had no draft for a streak of steps, with the catch-up spread over
 that streak, so one lookup miss in a copy never wakes it. Its realized-rate
-guard (see ``ModelDrafter``) compares model steps with plain ones. The draft model's KV cache catches up in one block
-the next time it is used. Acceptance per proposer shows in ``Metrics``
-(``Draft.source`` is ``"model"`` for the model, the lookup's span label
-otherwise) and in ``stats()``.
+guard (see ``ModelDrafter``) compares model steps with plain ones. The draft
+model's KV cache catches up in one block the next time it is used. Steps and
+acceptance per proposer are in ``Metrics`` (``Draft.source`` is ``"model"`` for the
+model, the lookup's span label otherwise); the trackers here only feed decisions.
 """
 
 from __future__ import annotations
 
 import time
-from collections import Counter
 from collections.abc import Sequence
 
 from .draft import Draft
-from .draft_model import AcceptanceTracker, ModelDrafter
+from .draft_model import ModelDrafter
 from .lookup import LookupDrafter
 from .policy import AdaptivePolicy
+from .specmath import ALPHA_MAX, AcceptanceTracker, best_k, cost_prior, long_match_alpha
 
 
 class CombinedDrafter:
@@ -51,25 +51,17 @@ class CombinedDrafter:
         self.model = model
         self.policy = policy if policy is not None else model.policy
         self.lookup_acc = AcceptanceTracker(prior=lookup_prior)
-        self.chosen: Counter = Counter()
         self._miss = 0  # consecutive steps without a lookup draft
 
     def _cost(self, b: int) -> float:
-        return self.policy.cost(b) if self.policy is not None else 1.0 + 0.15 * (b - 1)
+        return self.policy.cost(b) if self.policy is not None else cost_prior(b)
 
     def lookup_alpha(self, match_len: int) -> float:
-        a = self.lookup_acc.alpha()
-        if match_len >= 8:  # a long verbatim match predicts a long copy
-            a = max(a, 1.0 - 1.0 / (match_len + 1))
-        return min(a, 0.995)
+        # a long verbatim match predicts a long copy
+        return min(max(self.lookup_acc.alpha(), long_match_alpha(match_len)), ALPHA_MAX)
 
     def _lookup_rate(self, d: Draft) -> float:
-        if not len(d):
-            return 0.0
-        a = self.lookup_alpha(d.match_len)
-        return max(
-            AdaptivePolicy.expected_tokens(a, k) / self._cost(k + 1) for k in range(1, len(d) + 1)
-        )
+        return best_k(self.lookup_alpha(d.match_len), range(1, len(d) + 1), self._cost)[1]
 
     def propose(self, context: Sequence[int], k: int) -> Draft:
         t0 = time.perf_counter()
@@ -92,18 +84,5 @@ class CombinedDrafter:
                 out, kind = dm, "model"
         if kind == "lookup":
             self.lookup_acc.proposed(len(context), d.tokens)
-        if kind != "plain":
-            self.chosen[kind] += 1
         meter.open(kind, t0, len(context))
         return out
-
-    def stats(self) -> dict:
-        """Steps each proposer won and its measured acceptance (inferred from contexts)."""
-
-        def acc(t: AcceptanceTracker) -> float:
-            return round(t.accepted / t.drafted, 4) if t.drafted else 0.0
-
-        return {
-            "chosen": dict(self.chosen),
-            "acceptance": {"lookup": acc(self.lookup_acc), "model": acc(self.model.tracker)},
-        }

@@ -2,9 +2,10 @@
 
 A drafter sees the whole token context (prompt plus every accepted token, the
 last of which the target has not evaluated yet) and proposes up to ``k`` tokens
-that would follow it. A deterministic drafter (prompt lookup) leaves ``probs``
-as ``None`` (treated as probability 1 by the verifier); a model drafter fills
-``probs [len(tokens), V]`` with the distribution it sampled from. An empty draft
+that would follow it. A deterministic drafter (prompt lookup, or a model drafting greedily) leaves
+``probs`` as ``None`` (treated as probability 1 by the verifier); a sampling model
+drafter fills ``probs [len(tokens), V]`` with the distribution it sampled from.
+``anchored`` says how the draft was made (copied from a matched span, or not). An empty draft
 means "no proposal": the decode loop then takes a plain step.
 """
 
@@ -29,6 +30,9 @@ class Draft:
     """Where the draft came from (file, context, output, model): for the stats."""
     match_len: int = 0
     """Length of the context suffix the draft was anchored on (0 for a model)."""
+    anchored: bool = False
+    """True for a draft copied from where the context's suffix matched (prompt lookup):
+    the policy caps its block by how long that match has held. False for a model's."""
 
     def __len__(self) -> int:
         return len(self.tokens)

@@ -166,6 +166,7 @@ class LookupDrafter:
             tokens=tokens.copy(),
             source=self.label(cur),
             match_len=self.last_match_len,
+            anchored=True,
         )
 
     def _span_end(self, pos: int) -> int:

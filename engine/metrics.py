@@ -10,7 +10,15 @@ Definitions:
   * acceptance rate = accepted / drafted (draft tokens kept / draft tokens sent);
   * tokens per target call = tokens emitted by decode calls / decode target
     calls (mean acceptance length: 1 for plain decoding);
-  * acceptance per draft position i = accepted at position i / drafted at i.
+  * acceptance per draft position i = accepted at position i / drafted at i;
+  * decode tok/s = tokens after the first / seconds after the first token: decode
+    time only (the first token comes out of the prefill). Every display and the
+    benchmarks use this one rate; ``recent_tps`` is the same rate over a window;
+  * the *reading* phase is the prefill: ``read_tokens`` of ``read_total`` prompt tokens
+    evaluated so far at ``read_tps``; then the *generating* phase.
+
+``progress()`` maps the live figures to the socket protocol's names
+(``rewrite/progress``); ``snapshot()`` is the full record (``--json``, ``rewrite/done``).
 """
 
 from __future__ import annotations
@@ -39,16 +47,29 @@ class Metrics:
     draft_s: float = 0.0
     verify_s: float = 0.0
     sample_s: float = 0.0
+    read_total: int = 0
+    """Prompt tokens this run has to evaluate (the prompt less what was cached)."""
+    read_tokens: int = 0
+    """Of those, how many are evaluated so far (the prefill advances in chunks)."""
     exact: bool = True
     speculation: bool = True
     k: int = 0
     stop_reason: str = ""
     off_reason: str = ""
+    backend: str = ""
+    """The target's backend (``llama.cpp``, ``torch``)."""
+    device: str = ""
+    """Where the target runs (``CPU``, ``CUDA0 ...``)."""
+    verifier: str = ""
+    """Which verifier judged the drafts (``numpy``, ``triton``, ``torch``)."""
     drafted_at: list[int] = field(default_factory=list)
     accepted_at: list[int] = field(default_factory=list)
     by_source: Counter = field(default_factory=Counter)
     accepted_by_source: Counter = field(default_factory=Counter)
+    steps_by_source: Counter = field(default_factory=Counter)
     recent: deque = field(default_factory=lambda: deque(maxlen=64))
+    decode_start: float | None = None
+    """perf_counter() when the first token came out (the generating phase began)."""
     _t0: float = field(default_factory=time.perf_counter)
 
     @contextmanager
@@ -60,8 +81,14 @@ class Metrics:
             setattr(self, f"{what}_s", getattr(self, f"{what}_s") + time.perf_counter() - t)
 
     def observe_prefill(self, n_tokens: int, seconds: float) -> None:
+        """Book ``n_tokens`` of prompt evaluated in ``seconds`` (one chunk of the prefill)."""
         self.prompt_tokens += n_tokens
+        self.read_tokens += n_tokens
         self.prefill_s += seconds
+
+    def start_decoding(self) -> None:
+        """The first token is out: the generating phase begins (decode time counts from here)."""
+        self.decode_start = time.perf_counter()
 
     def observe_step(self, drafted: int, accepted: int, emitted: int, source: str = "") -> None:
         """Book one target call: ``drafted`` sent, ``accepted`` kept, ``emitted`` new tokens.
@@ -83,6 +110,7 @@ class Metrics:
             src = source or "draft"
             self.by_source[src] += drafted
             self.accepted_by_source[src] += accepted
+            self.steps_by_source[src] += 1
         self.recent.append((time.perf_counter(), emitted))
 
     @property
@@ -95,20 +123,57 @@ class Metrics:
 
     @property
     def decode_tps(self) -> float:
-        return self.generated_tokens / self.decode_s if self.decode_s > 0 else 0.0
+        """Tokens after the first / seconds after the first token (module docstring)."""
+        n = self.generated_tokens - 1
+        return n / self.decode_s if n > 0 and self.decode_s > 0 else 0.0
+
+    @property
+    def e2e_tps(self) -> float:
+        """Generated tokens over prefill plus decode time (what a user waits for)."""
+        total = self.prefill_s + self.decode_s
+        return self.generated_tokens / total if total > 0 else 0.0
 
     @property
     def prefill_tps(self) -> float:
         return self.prompt_tokens / self.prefill_s if self.prefill_s > 0 else 0.0
 
-    def recent_tps(self, window_s: float = 1.0) -> float:
-        """Tokens per second over the last ``window_s`` seconds (for live displays)."""
+    read_tps = prefill_tps
+
+    @property
+    def phase(self) -> str:
+        """``reading`` (the prompt) until the first token, then ``generating``."""
+        return "generating" if self.decode_start is not None else "reading"
+
+    def recent_tps(self, window_s: float = 2.0) -> float:
+        """The decode rate over the last ``window_s`` seconds (for live displays).
+
+        Tokens emitted inside the window over the window's length, where the window
+        never reaches back before the first token: a burst of accepted tokens is
+        spread over the time it took, never over the gap between two calls.
+        """
+        if self.decode_start is None:
+            return 0.0
         now = time.perf_counter()
-        pts = [(t, n) for t, n in self.recent if now - t <= window_s]
-        if len(pts) < 2:
-            return self.decode_tps
-        span = pts[-1][0] - pts[0][0]
-        return sum(n for _, n in pts[1:]) / span if span > 0 else self.decode_tps
+        t0 = max(now - window_s, self.decode_start)
+        span = now - t0
+        n = sum(k for t, k in list(self.recent) if t > t0)
+        return n / span if span > 0.05 else self.decode_tps
+
+    def progress(self) -> dict[str, Any]:
+        """The live figures under the socket protocol's names (``rewrite/progress``)."""
+        return {
+            "phase": self.phase,
+            "promptTokens": self.read_total,
+            "readTokens": self.read_tokens,
+            "readTokPerSec": round(self.read_tps, 2),
+            "generatedTokens": self.generated_tokens,
+            "tokPerSec": round(self.recent_tps(), 2),
+            "acceptance": round(self.acceptance, 4),
+            "tokensPerStep": round(self.tokens_per_call, 3),
+            "backend": self.backend,
+            "device": self.device,
+            "verifier": self.verifier,
+        }
 
     def snapshot(self) -> dict[str, Any]:
         """Plain-JSON view of every figure; what all displays read."""
@@ -128,9 +193,11 @@ class Metrics:
                 s: round(self.accepted_by_source[s] / n, 4) for s, n in self.by_source.items() if n
             },
             "drafted_by_source": dict(self.by_source),
+            "steps_by_source": dict(self.steps_by_source),
             "cached_tokens": self.cached_tokens,
             "prefill_tps": round(self.prefill_tps, 2),
             "decode_tps": round(self.decode_tps, 2),
+            "e2e_tps": round(self.e2e_tps, 2),
             "prefill_s": round(self.prefill_s, 4),
             "decode_s": round(self.decode_s, 4),
             "time_split_s": {
@@ -140,6 +207,9 @@ class Metrics:
             },
             "exact": self.exact,
             "speculation": self.speculation,
+            "backend": self.backend,
+            "device": self.device,
+            "verifier": self.verifier,
             "k": self.k,
             "off_reason": self.off_reason,
             "stop_reason": self.stop_reason,

@@ -2,20 +2,20 @@
 
 Contract: ``policy.choose(draft_available, match_len) -> k`` before each step and
 ``policy.observe(block, seconds, drafted, accepted)`` after it. ``k == 0`` means
-a plain step (no draft is verified).
+a plain step (no draft is verified). ``planned_k(k_cap)`` is what ``choose`` would
+keep of a model draft (no side effects), ``costs`` the measured curve.
 
 Model:
   * cost ``t(b)`` of one target call over a block of ``b`` tokens, in seconds:
     a piecewise-linear curve through measured sizes (seeded by ``calibrate``,
     else by a linear prior), kept current by every measured call;
-  * per-token acceptance ``alpha``: a drafter whose tokens are each accepted
-    with probability alpha yields ``E(k) = (1 - alpha^(k+1)) / (1 - alpha)``
-    tokens per call. alpha is estimated from recent steps as
+  * per-token acceptance ``alpha``, estimated from recent steps as
     accepted / (accepted + rejections), per bucket of anchor match length,
     shrunk toward a prior, and raised for long anchored matches (a long
     verbatim match predicts a long copy);
-  * choice: ``argmax_k E(k) / t(k + 1)`` over the candidate ks, where ``k = 0``
-    is plain decoding with ``E = 1``. On a CPU where a 2-token block costs twice
+  * choice: ``argmax_k E(alpha, k) / t(k + 1)`` over the candidate ks, where ``k = 0``
+    is plain decoding with ``E = 1`` (``E``, the cost prior, the acceptance ceiling and
+    the best-k search are ``engine.specmath``'s). On a CPU where a 2-token block costs twice
     a 1-token one this turns speculation off for low acceptance; on a GPU with
     a flat cost curve it picks large k by itself.
   * Growth cap: a lookup draft anchored on ``m`` tokens gets blocks of at most
@@ -33,6 +33,8 @@ from __future__ import annotations
 
 from collections import deque
 from dataclasses import dataclass
+
+from .specmath import ALPHA_MAX, best_k, cost_prior
 
 
 @dataclass(frozen=True)
@@ -87,9 +89,10 @@ class AdaptivePolicy:
         self.k = self.cfg.fixed_k if self.cfg.fixed_k is not None else 0
 
     # ---- cost model ------------------------------------------------------------
-    @staticmethod
-    def _prior(b: int) -> float:
-        return 1.0 + 0.15 * (b - 1)  # optimistic prior shape: measured calls correct it
+    @property
+    def costs(self) -> dict[int, float]:
+        """The measured cost curve: seconds per call by block size (a copy)."""
+        return dict(self._cost)
 
     def _neighbours(self, b: int) -> tuple[int | None, int | None]:
         """The measured sizes nearest ``b`` from below and from above (None past the ends)."""
@@ -100,13 +103,13 @@ class AdaptivePolicy:
     def cost(self, b: int) -> float:
         """Estimated seconds for a block of ``b`` tokens (interpolated between buckets)."""
         if not self._cost:
-            return self._prior(b)
+            return cost_prior(b)
         if b in self._cost:
             return self._cost[b]
         lo, hi = self._neighbours(b)
         if lo is None or hi is None:  # outside the measured range: scale by the prior
             ref = lo if lo is not None else hi
-            return self._cost[ref] * self._prior(b) / self._prior(ref)
+            return self._cost[ref] * cost_prior(b) / cost_prior(ref)
         w = (b - lo) / (hi - lo)
         return self._cost[lo] * (1 - w) + self._cost[hi] * w
 
@@ -157,19 +160,33 @@ class AdaptivePolicy:
         else:  # a long verbatim match predicts a long copy, until measured otherwise
             prior = max(self.cfg.copy_prior, 1.0 - 1.0 / (2 * match_len + 2))
         a = (acc + prior * prior_w) / (acc + rej + prior_w)
-        cap = self.cfg.copy_alpha_max if b == len(self._BUCKETS) else self.ALPHA_MAX
+        # ALPHA_MAX (engine.specmath): at 0.998 a fresh anchor's 96-128-token bet lost
+        # 700 ms of a 5.7 s copy on a CPU; long copies have earned copy_alpha_max
+        cap = self.cfg.copy_alpha_max if b == len(self._BUCKETS) else ALPHA_MAX
         return min(a, cap)
 
-    ALPHA_MAX = 0.995
-    """Ceiling on predicted acceptance below the copy bucket. It keeps k finite on a flat
-    (GPU) curve, and on a CPU it stops a few accepted blocks from betting 96-128 tokens
-    on a fresh anchor (at 0.998 one such block lost 700 ms of a 5.7 s copy)."""
+    def _plan(self, match_len: int, anchored: bool, k_cap: int | None = None) -> tuple[int, int]:
+        """(best k, with 0 meaning plain; the best speculative k) for a draft anchored on
+        ``match_len`` tokens, with no side effects."""
+        cap = self.cfg.k_max if k_cap is None else min(self.cfg.k_max, k_cap)
+        if anchored and self.cfg.growth is not None:
+            cap = min(cap, max(self.cfg.min_block, int(self.cfg.growth * match_len)) - 1)
+        k, rate = best_k(self.alpha(match_len), (k for k in _KS[1:] if k <= cap), self.cost)
+        return (k if rate > 1.0 / self.cost(1) else 0), (k or 1)
 
-    @staticmethod
-    def expected_tokens(alpha: float, k: int) -> float:
-        if alpha >= 1.0:
-            return k + 1.0
-        return (1.0 - alpha ** (k + 1)) / (1.0 - alpha)
+    @property
+    def probe_due(self) -> bool:
+        """True when speculation is off and the next ``choose`` takes its periodic probe."""
+        return bool(self.off_reason) and self._since_probe + 1 >= self.cfg.probe_every
+
+    def planned_k(self, k_cap: int) -> int:
+        """The k ``choose`` would keep of an unanchored (model) draft of up to ``k_cap``
+        tokens, without its side effects: a draft model drafts no more than that."""
+        if self.cfg.fixed_k is not None:
+            return min(self.cfg.fixed_k, k_cap)
+        if self.off_reason:  # the guard is on: only its periodic probes draft
+            return min(2, k_cap) if self.probe_due else 0
+        return self._plan(0, anchored=False, k_cap=k_cap)[0]
 
     def choose(self, draft_available: bool, match_len: int = 0, anchored: bool = True) -> int:
         """The k for the next step; ``anchored``: a lookup draft (see ``growth``)."""
@@ -183,20 +200,7 @@ class AdaptivePolicy:
             if self._since_probe < self.cfg.probe_every:
                 return 0
             self._since_probe = 0
-        a = self.alpha(match_len)
-        best_k, best = 0, 1.0 / self.cost(1)
-        best_spec_k, best_spec = 1, 0.0
-        cap = self.cfg.k_max
-        if anchored and self.cfg.growth is not None:
-            cap = min(cap, max(self.cfg.min_block, int(self.cfg.growth * match_len)) - 1)
-        for k in _KS[1:]:
-            if k > cap:
-                break
-            rate = self.expected_tokens(a, k) / self.cost(k + 1)
-            if rate > best:
-                best_k, best = k, rate
-            if rate > best_spec:
-                best_spec_k, best_spec = k, rate
+        best_k, best_spec_k = self._plan(match_len, anchored)
         if best_k == 0:
             # costs measured under load can be wrong and are only corrected by
             # measuring: after a run of declined drafts, try the best speculative k

@@ -27,7 +27,7 @@ from typing import Any
 
 from gguf import GGML_QUANT_SIZES, GGMLQuantizationType, GGUFValueType
 
-from .base import ModelError
+from ..engine.backend import ModelError
 
 __all__ = ["GGUFInfo", "read_metadata", "scan_header"]
 

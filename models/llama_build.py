@@ -17,7 +17,8 @@ Contract:
     offloads: the repeating blocks plus the output layer (``gguf_layer_count``).
   * ``device_label(build, offloaded, total)`` names where a model with ``offloaded`` of
     ``total`` layers on the GPU runs: ``"CPU"``, ``"CUDA0 NVIDIA GeForce RTX 4090"``, or
-    ``"CUDA0 ... + CPU"`` for a partial offload.
+    ``"CUDA0 ... (12/25 layers) + CPU"`` for a partial offload (the label keys the
+    session's caches, and a curve measured with 12 layers offloaded is not one for 20).
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ import struct
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from .base import ModelError
+from ..engine.backend import ModelError
 from .gguf_meta import scan_header
 
 log = logging.getLogger(__name__)
@@ -240,7 +241,7 @@ def device_label(build: LlamaBuild, offloaded: int, total: int) -> str:
     gpus = " + ".join(d.label for d in build.gpu_devices) or next(
         (b for b in build.backends if b in GPU_BACKENDS), "GPU"
     )
-    return gpus if offloaded >= total else f"{gpus} + CPU"
+    return gpus if offloaded >= total else f"{gpus} ({offloaded}/{total} layers) + CPU"
 
 
 def gguf_layer_count(path: str | Path) -> int:

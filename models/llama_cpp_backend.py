@@ -1,6 +1,6 @@
 """llama.cpp target backend through llama-cpp-python's low-level API.
 
-Contract: ``LlamaTarget`` implements ``models.base.TargetModel``.
+Contract: ``LlamaTarget`` implements ``engine.backend.TargetModel`` and ``StatefulCache``.
   * ``eval`` fills one ``llama_batch`` with per-token logits flags set only for
     the requested offsets, removes stale cache entries at ``>= pos`` with
     ``llama_memory_seq_rm`` and calls ``llama_decode``. Logits are read from
@@ -17,10 +17,11 @@ Contract: ``LlamaTarget`` implements ``models.base.TargetModel``.
   * The chat template is the GGUF's own, rendered with jinja2.
   * Offload: ``n_gpu_layers`` (0 = CPU, -1 = all, N = the first N) goes to llama.cpp as
     is; ``models.llama_build.resolve_gpu_layers`` turns a user's ``auto | all | N`` into it
-    and refuses offload on a CPU-only build. The target says what ran where: ``device``
-    (``"CPU"``, ``"CUDA0 NVIDIA GeForce RTX 4090"``), ``gpu_layers`` (``"25/25"``:
-    offloaded/total, with ``n_gpu_layers`` and ``n_layers`` as numbers) and ``threads``;
-    ``placement`` has all of it plus the backend, for stats and ``specedit doctor``.
+    and refuses offload on a CPU-only build. The target says what ran where:
+    ``device_name`` (``"CPU"``, ``"CUDA0 NVIDIA GeForce RTX 4090"``, with the layer count
+    for a partial offload), ``gpu_layers`` (``"25/25"``: offloaded/total, with
+    ``n_gpu_layers`` and ``n_layers`` as numbers) and ``threads``; ``describe()`` has all
+    of it and the build, for the stats and ``specedit doctor``.
 """
 
 from __future__ import annotations
@@ -33,24 +34,13 @@ from pathlib import Path
 
 import numpy as np
 
-from .base import ModelError
+from ..engine.backend import ModelError
 from .gguf_meta import read_metadata
 from .llama_build import device_label, llama_build, resolve_gpu_layers
 
 __all__ = ["LlamaTarget", "llama_build", "resolve_gpu_layers"]
 
 log = logging.getLogger(__name__)
-
-
-def _quiet_llama_logs() -> None:
-    import llama_cpp
-
-    @llama_cpp.llama_log_callback
-    def _cb(level, text, user_data):  # pragma: no cover - C callback
-        return None
-
-    _quiet_llama_logs.cb = _cb  # keep a reference alive
-    llama_cpp.llama_log_set(_cb, ctypes.c_void_p(0))
 
 
 class LlamaTarget:
@@ -72,7 +62,6 @@ class LlamaTarget:
         import llama_cpp
 
         self._lc = llama_cpp
-        # _quiet_llama_logs()
         self.path = Path(path)
         self.name = name or self.info.name or self.path.stem
         threads = n_threads or max(1, os.cpu_count() or 1)
@@ -100,7 +89,8 @@ class LlamaTarget:
         can_offload = build.gpu_offload and (build.gpu_devices or build.device_source != "ggml")
         self.n_gpu_layers = offload if can_offload else 0
         self.gpu_layers = f"{self.n_gpu_layers}/{self.n_layers}"
-        self.device = device_label(build, self.n_gpu_layers, self.n_layers)
+        self.device_name = device_label(build, self.n_gpu_layers, self.n_layers)
+        self._build_label = build.label
         self.n_ctx = self._llama.n_ctx()
         self.n_vocab = self._llama.n_vocab()
         self.n_batch = n_batch
@@ -122,18 +112,17 @@ class LlamaTarget:
             self.n_ctx,
             self.n_vocab,
             threads,
-            self.device,
+            self.device_name,
             self.gpu_layers,
         )
 
-    @property
-    def placement(self) -> dict:
-        """What runs where: backend, device, layers offloaded (of total) and threads."""
+    def describe(self) -> dict:
+        """Where it runs: device, layers offloaded (of total), threads and the build."""
         return {
-            "backend": self.backend,
-            "device": self.device,
+            "device": self.device_name,
             "gpu_layers": self.gpu_layers,
             "threads": self.threads,
+            "llama_cpp": self._build_label,
         }
 
     def close(self) -> None:

@@ -15,6 +15,7 @@ import sys
 import pytest
 
 from specedit.app.doctor import SECTIONS, plan
+from specedit.app.options import LoadConfig
 from specedit.models.catalog import CATALOG, DEFAULT_MODEL
 
 TITLES = [
@@ -172,9 +173,12 @@ def test_report_says_what_runs_where_on_this_machine(report):
     )
     for name in ("rewrite", "serve", "tui"):
         p = report["runs_on"][name]
-        assert p["model"] == DEFAULT_MODEL and p["backend"] == "llama.cpp"
-        assert p["threads"] >= 1
-        if not llama["gpu_offload"]:  # our machines and CI: the CPU build
+        assert p["model"] == DEFAULT_MODEL and p["threads"] >= 1
+        # auto: torch with the Triton verifier where it runs on CUDA, else llama.cpp
+        assert p["backend"] in ("llama.cpp", "torch")
+        if not report["torch"].get("cuda_available"):
+            assert p["backend"] == "llama.cpp"
+        if p["backend"] == "llama.cpp" and not llama["gpu_offload"]:  # our machines and CI
             assert p["device"] == "CPU" and p["gpu_layers"].startswith("0")
             assert p["reason"].startswith("auto: CPU,") and "has no GPU backend" in p["reason"]
 
@@ -247,7 +251,7 @@ def test_verify_hashes_and_reports_a_corrupt_model(tmp_path):
     env = {"SPECEDIT_MODELS_DIR": str(models)}
     plain = json.loads(_doctor(tmp_path, "--json", **env).stdout)["models"]
     assert plain["smollm2-135m"]["installed"] is True
-    assert plain["smollm2-135m"]["sha256"] == "not checked (--verify hashes it)"
+    assert plain["smollm2-135m"]["sha256"] == "not checked yet (--verify hashes it)"
     assert plain["qwen2.5-coder-0.5b"] == {
         "installed": False,
         "size": None,
@@ -256,27 +260,58 @@ def test_verify_hashes_and_reports_a_corrupt_model(tmp_path):
     verified = json.loads(_doctor(tmp_path, "--json", "--verify", **env).stdout)["models"]
     assert verified["smollm2-135m"]["sha256"].startswith("mismatch: model file ")
     assert "is corrupt" in verified["smollm2-135m"]["sha256"]
+    # --verify remembered the result where the first-use check does: read, not hashed again
+    again = json.loads(_doctor(tmp_path, "--json", **env).stdout)["models"]
+    assert again["smollm2-135m"]["sha256"] == "MISMATCH (at first use)"
+
+
+def test_models_report_the_check_made_at_first_use(tmp_path):
+    """A record of a passed first-use check (as model loads write it) reads as ok."""
+    models = tmp_path / "models"
+    models.mkdir()
+    entry = CATALOG["smollm2-135m"]
+    path = models / "smollm2-135m.gguf"
+    with open(path, "wb") as f:
+        f.truncate(entry.size_bytes)
+    st = path.stat()
+    (tmp_path / "state").mkdir()
+    (tmp_path / "state" / "model_hashes.json").write_text(
+        json.dumps(
+            {
+                str(path.resolve()): {
+                    "stamp": [st.st_size, st.st_mtime_ns, st.st_ino],
+                    "sha256": entry.sha256,
+                }
+            }
+        )
+    )
+    env = {"SPECEDIT_MODELS_DIR": str(models)}
+    models_report = json.loads(_doctor(tmp_path, "--json", **env).stdout)["models"]
+    assert models_report["smollm2-135m"]["sha256"] == "ok (checked at first use)"
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns + 10**9))  # another version of the file
+    models_report = json.loads(_doctor(tmp_path, "--json", **env).stdout)["models"]
+    assert models_report["smollm2-135m"]["sha256"] == "not checked yet (--verify hashes it)"
 
 
 def test_plan_with_the_load_config_defaults(qwen05_path):
     from specedit.models.llama_build import llama_build
 
-    p = plan(model=str(qwen05_path), threads=2)
+    assert plan()["model"] == DEFAULT_MODEL  # LoadConfig() when called without one
+    p = plan(LoadConfig(model=str(qwen05_path), backend="llama.cpp", threads=2))
     assert p["backend"] == "llama.cpp" and p["threads"] == 2 and "error" not in p
     if not llama_build().gpu_offload:
         assert (p["device"], p["gpu_layers"]) == ("CPU", "0/25")
-        bad = plan(model=str(qwen05_path), gpu_layers="all")
+        bad = plan(LoadConfig(model=str(qwen05_path), backend="llama.cpp", gpu_layers="all"))
         assert bad["error"].startswith("--gpu-layers all needs a GPU build of llama.cpp")
         assert "device" not in bad
-    assert plan(model=str(qwen05_path), gpu_layers="lots")["error"].startswith(
-        "gpu layers takes auto, all or a number"
-    )
+    odd = plan(LoadConfig(model=str(qwen05_path), backend="llama.cpp", gpu_layers="lots"))
+    assert odd["error"].startswith("gpu layers takes auto, all or a number")
 
 
 def test_plan_of_a_missing_model_still_says_where_it_would_run(tmp_path):
     from specedit.models.llama_build import llama_build
 
-    p = plan(model=str(tmp_path / "nope.gguf"))
+    p = plan(LoadConfig(model=str(tmp_path / "nope.gguf"), backend="llama.cpp"))
     assert p["error"] == f"model file not found: {tmp_path / 'nope.gguf'}"
     if not llama_build().gpu_offload:
         assert (p["device"], p["gpu_layers"]) == ("CPU", "0")
@@ -285,9 +320,13 @@ def test_plan_of_a_missing_model_still_says_where_it_would_run(tmp_path):
 
 
 def test_plan_on_the_torch_backend():
-    p = plan(backend="torch", threads=3)
+    p = plan(LoadConfig(backend="torch", threads=3))
     if "error" in p:
         assert p["error"] == "the torch backend needs the 'torch' extra"
     else:
-        assert p["device"] == "cpu" or p["device"].startswith("cuda:0 ")
+        assert p["device"] == "cpu" or p["device"].startswith("CUDA0 ")
         assert (p["backend"], p["gpu_layers"], p["threads"]) == ("torch", "n/a", 3)
+
+
+def test_plan_of_an_unknown_backend_is_an_error():
+    assert plan(LoadConfig(backend="tpu"))["error"].startswith("unknown backend 'tpu'")

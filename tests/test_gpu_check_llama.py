@@ -127,7 +127,7 @@ def test_tiny_random_model_loads_in_llama_cpp(tiny_gguf):
 
     t = LlamaTarget(tiny_gguf, n_ctx=256, n_threads=1)
     try:
-        assert (t.n_vocab, t.n_layers, t.device) == (260, 3, "CPU")
+        assert (t.n_vocab, t.n_layers, t.device_name) == (260, 3, "CPU")
         ids = t.tokenize("def f(x):\n    return x\n")
         logits = t.eval(ids, 0, range(len(ids)))
         assert logits.shape == (len(ids), 260) and np.isfinite(logits).all()

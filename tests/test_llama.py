@@ -8,12 +8,15 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from specedit.app.rewrite import RewriteOptions, build_prompt, rewrite
+from specedit.app.options import RewriteOptions
+from specedit.app.prompt import splice
+from specedit.app.rewrite import rewrite
+from specedit.app.stream import StreamDecoder
+from specedit.engine.backend import TargetModel
 from specedit.engine.decode import GenConfig, generate
 from specedit.engine.lookup import LookupDrafter
 from specedit.engine.policy import PolicyConfig
 from specedit.engine.sampling import SamplingParams
-from specedit.models.base import StreamDecoder, TargetModel
 
 pytestmark = pytest.mark.model
 STDLIB = Path(sysconfig.get_paths()["stdlib"])
@@ -122,7 +125,7 @@ def test_region_rewrite_keeps_the_rest_byte_identical(qwen05):
 
 def test_prompt_spans_label_the_file(qwen05):
     msgs = [{"role": "user", "content": "Look: \x00SPECEDIT_FILE\x00 ok"}]
-    ids, spans = build_prompt(qwen05, msgs, "", {"\x00SPECEDIT_FILE\x00": "x = 1\n"})
+    ids, spans = splice(qwen05.target, msgs, "", {"\x00SPECEDIT_FILE\x00": "x = 1\n"})
     ((s, e, label),) = spans
     assert label == "file"
     assert qwen05.target.detokenize(ids[s:e]).decode() == "x = 1\n"
@@ -150,19 +153,22 @@ def test_fixed_k_and_plain_share_the_loop(qwen05):
 
 def test_session_target_reports_cpu_placement(qwen05):
     t = qwen05.target
-    assert t.device == "CPU" and t.n_gpu_layers == 0
+    assert t.device_name == "CPU" and t.n_gpu_layers == 0
     assert t.n_layers == 25 and t.gpu_layers == "0/25"  # 24 blocks + the output layer
-    assert t.placement == {
-        "backend": "llama.cpp",
+    d = t.describe()
+    assert d == {
         "device": "CPU",
         "gpu_layers": "0/25",
         "threads": t.threads,
+        "llama_cpp": d["llama_cpp"],
     }
-    assert t.threads >= 1
+    assert d["llama_cpp"].startswith("llama-cpp-python ") and t.threads >= 1
+    s = qwen05.describe()  # the session's description carries the target's
+    assert (s["device"], s["gpu_layers"], s["backend"]) == ("CPU", "0/25", "llama.cpp")
 
 
 def test_cpu_build_auto_offloads_nothing_and_explicit_offload_is_refused(qwen05_path):
-    from specedit.models.base import ModelError
+    from specedit.engine.backend import ModelError
     from specedit.models.llama_build import gguf_layer_count
     from specedit.models.llama_cpp_backend import llama_build, resolve_gpu_layers
 
@@ -186,7 +192,7 @@ def test_model_loads_with_offload_asked_and_reports_the_cpu(qwen05_path):
     # -1 (all layers) is passed to llama.cpp as is; a CPU build keeps them on the CPU
     t = LlamaTarget(qwen05_path, n_ctx=256, n_threads=1, n_gpu_layers=-1)
     try:
-        assert (t.device, t.gpu_layers, t.threads) == ("CPU", "0/25", 1)
+        assert (t.device_name, t.gpu_layers, t.threads) == ("CPU", "0/25", 1)
         ids = t.tokenize("x = 1\n")
         assert t.eval(ids, 0, [len(ids) - 1]).shape == (1, t.n_vocab)
     finally:
@@ -194,7 +200,7 @@ def test_model_loads_with_offload_asked_and_reports_the_cpu(qwen05_path):
 
 
 def test_layer_count_of_a_broken_file_is_a_model_error(tmp_path):
-    from specedit.models.base import ModelError
+    from specedit.engine.backend import ModelError
     from specedit.models.llama_build import gguf_layer_count
 
     bad = tmp_path / "x.gguf"

@@ -11,7 +11,7 @@ import dataclasses
 
 import pytest
 
-from specedit.models.base import ModelError
+from specedit.engine.backend import ModelError
 from specedit.models.llama_build import (
     Device,
     LlamaBuild,
@@ -138,7 +138,7 @@ def test_explicit_offload_without_a_card_is_refused():
 def test_device_label():
     assert device_label(CUDA, 0, 25) == "CPU"
     assert device_label(CUDA, 25, 25) == "CUDA0 NVIDIA GeForce RTX 4090"
-    assert device_label(CUDA, 12, 25) == "CUDA0 NVIDIA GeForce RTX 4090 + CPU"
+    assert device_label(CUDA, 12, 25) == "CUDA0 NVIDIA GeForce RTX 4090 (12/25 layers) + CPU"
     two = dataclasses.replace(CUDA, devices=(RTX, dataclasses.replace(RTX, name="CUDA1")))
     assert device_label(two, 25, 25) == (
         "CUDA0 NVIDIA GeForce RTX 4090 + CUDA1 NVIDIA GeForce RTX 4090"

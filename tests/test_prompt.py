@@ -1,14 +1,20 @@
-"""Fenced-block extraction and prompt construction (no model)."""
+"""Reading the fenced block from the stream, and prompt construction (no model)."""
 
 from __future__ import annotations
 
-from specedit.app.prompt import (
-    FILE_MARK,
-    closing_fence_at,
-    extract_block,
-    fence_for,
-    rewrite_messages,
-)
+import pytest
+from toy import ToyModel
+
+from specedit.app.prompt import FILE_MARK, rewrite_messages, rewrite_prompt
+from specedit.app.stream import FencedText, closing_fence_at, fence_for
+
+
+def _read(raw: str, fence: str = "```", pieces: int = 1) -> FencedText:
+    f = FencedText(fence)
+    step = max(1, len(raw) // pieces)
+    for i in range(0, len(raw), step):
+        f.feed(raw[i : i + step])
+    return f
 
 
 def test_fence_is_longer_than_any_backtick_run():
@@ -17,35 +23,47 @@ def test_fence_is_longer_than_any_backtick_run():
     assert fence_for("`````") == "``````"
 
 
-def test_extract_closed_block_with_trailing_prose():
-    raw = "x = 1\ny = 2\n```\n\nI renamed the variables as requested.\n"
-    assert extract_block(raw, "```") == "x = 1\ny = 2\n"
+@pytest.mark.parametrize("pieces", [1, 3, 40])  # whole, in chunks, a character at a time
+def test_closed_block_with_trailing_prose(pieces):
+    f = _read("x = 1\ny = 2\n```\n\nI renamed the variables as requested.\n", pieces=pieces)
+    assert f.closed and f.body() == "x = 1\ny = 2\n"
+    assert f.through_fence() == "x = 1\ny = 2\n```"
 
 
-def test_extract_unclosed_block():
-    assert extract_block("x = 1\ny = 2\n", "```") == "x = 1\ny = 2\n"
+def test_unclosed_block_is_not_closed_and_keeps_its_text():
+    f = _read("x = 1\ny = 2")
+    assert not f.closed
+    assert f.body() == "x = 1\ny = 2"
+    assert f.partial_body() == "x = 1\n"  # only complete lines preview
 
 
-def test_extract_repeated_opening_fence_with_language_tag():
-    raw = "```python\nx = 1\n```\n"
-    assert extract_block(raw, "```") == "x = 1\n"
+@pytest.mark.parametrize("pieces", [1, 5, 30])
+def test_repeated_opening_fence_with_or_without_a_tag_is_not_the_body(pieces):
+    for raw in ("```python\nx = 1\n```\n", "```\nx = 1\n```\n"):
+        f = _read(raw, pieces=pieces)
+        assert f.closed and f.body() == "x = 1\n", raw
 
 
-def test_extract_not_prefilled_finds_first_block():
-    raw = "Sure! Here it is:\n```python\nx = 1\n```\nDone."
-    assert extract_block(raw, "```", prefilled=False) == "x = 1\n"
-    assert extract_block("no code at all", "```", prefilled=False) is None
+def test_a_fence_arriving_alone_does_not_end_the_stream_early():
+    f = FencedText("```")
+    assert not f.feed("```")  # it may be the repeated opening fence, a tag may follow
+    assert not f.feed("python\n")
+    assert not f.feed("x = 1\n")
+    assert f.feed("```\n")
+    assert f.body() == "x = 1\n"
 
 
-def test_extract_empty_output_is_none():
-    assert extract_block("```\n", "```") is None
-    assert extract_block("   \n", "```") is None
+def test_empty_output_is_none():
+    assert _read("```\n```\n").body() is None
+    assert _read("   \n").body() is None
 
 
 def test_closing_fence_only_at_line_start():
     assert closing_fence_at("a = '```'\n", "```") == -1
     assert closing_fence_at("a\n```\n", "```") == 2
     assert closing_fence_at("a\n````\n", "```") == -1  # a longer run is not this fence
+    f = _read("s = '''\n````\n'''\n```\n")  # a longer run inside the body does not close it
+    assert f.body() == "s = '''\n````\n'''\n"
 
 
 def test_rewrite_messages_mark_the_file_and_prefill_the_fence():
@@ -55,3 +73,18 @@ def test_rewrite_messages_mark_the_file_and_prefill_the_fence():
     assert "add a comment" in msgs[1]["content"]
     msgs, prefix = rewrite_messages("a\n", "b", "x.py", full_text="a\nb\n")
     assert "Rewrite only this part" in msgs[1]["content"]
+
+
+def test_prompt_object_knows_its_parts():
+    text = "a = 1\nb = 2\nc = 3\n"
+    t = ToyModel(256)
+    whole = rewrite_prompt(t, text, "rename a", path="x.py")
+    assert whole.fence == "```" and whole.part == text and whole.region is None
+    assert whole.part_tokens == len(text) and whole.prefix_end == whole.part_end
+    region = rewrite_prompt(t, text, "rename a", path="x.py", region=(1, 2))
+    assert region.part == "b = 2\n" and region.part_tokens == len("b = 2\n")
+    # the whole file comes first: both prompts share the prefix up to its end
+    assert region.ids[: region.prefix_end] == whole.ids[: whole.prefix_end]
+    assert region.part_end > region.prefix_end
+    with pytest.raises(Exception, match="region 3:9 is outside"):
+        rewrite_prompt(t, text, "x", region=(2, 9))

@@ -16,7 +16,7 @@ from rpc_client import Closed, RpcClient
 
 from specedit.app.files import list_backups
 from specedit.app.server import Server, ServerThread
-from specedit.app.server_paths import AlreadyRunning, ServerSetupError, claim, peer_uid
+from specedit.app.server.paths import AlreadyRunning, ServerSetupError, claim, peer_uid
 
 pytestmark = [pytest.mark.model, pytest.mark.timeout(300)]
 
@@ -340,7 +340,7 @@ def test_peer_check(server):
 def test_log_file_and_shutdown(qwen05, tmp_path, monkeypatch):
     import logging
 
-    from specedit.app.server import _setup_logging
+    from specedit.app.server.core import _setup_logging
 
     level = logging.getLogger("specedit").level
     log_path = _setup_logging("DEBUG", str(tmp_path / "logs" / "server.log"))
@@ -443,7 +443,7 @@ def test_cli_refuses_a_second_server(server, capsys):
 
 
 def test_range_expands_to_enclosing_node():
-    from specedit.app.server_params import parse_start
+    from specedit.app.server.params import parse_start
 
     p = {"text": TEXT, "path": "m.py", "instruction": "x", "range": {"startLine": 1, "endLine": 2}}
     assert parse_start(p).range_json == {"startLine": 1, "endLine": 2}

@@ -8,7 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from specedit.app.rewrite import WARM_CHUNK, RewriteOptions, _rewrite_prompt, rewrite, warm
+from specedit.app.options import RewriteOptions
+from specedit.app.prompt import rewrite_prompt
+from specedit.app.rewrite import WARM_CHUNK, rewrite, warm
 
 pytestmark = pytest.mark.model
 
@@ -74,14 +76,12 @@ def test_the_file_is_never_parsed_for_special_tokens(qwen05):
     im_end = qwen05.target.tokenize("<|im_end|>", special=True)
     assert len(im_end) == 1
     for region in (None, (0, 2)):
-        prompt, spans, _, _ = _rewrite_prompt(
-            qwen05, text, text.splitlines(keepends=True), _opts("Rename END.", region), "s.py"
-        )
-        for s, e, _ in spans:
-            assert im_end[0] not in prompt[s:e]
+        p = rewrite_prompt(qwen05.target, text, "Rename END.", path="s.py", region=region)
+        for s, e, _ in p.spans:
+            assert im_end[0] not in p.ids[s:e]
         # the template's own markers: system and user turns end, nothing more
-        assert prompt.count(im_end[0]) == 2
+        assert p.ids.count(im_end[0]) == 2
 
 
 def _prompt(session, text: str) -> list[int]:
-    return _rewrite_prompt(session, text, text.splitlines(keepends=True), _opts("-"), "c.py")[0]
+    return list(rewrite_prompt(session.target, text, "-", path="c.py").ids)

@@ -16,6 +16,7 @@ import numpy as np
 
 class ToyModel:
     backend = "toy"
+    device_name = "CPU"
 
     def __init__(
         self,

@@ -12,7 +12,9 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from ..files import FileError, state_dir
+from ..files import FileError
+from ..options import LoadConfig
+from ..state import PrivateRotatingFileHandler, state_subdir
 
 log = logging.getLogger(__name__)
 
@@ -27,9 +29,8 @@ def _log_to_file() -> list[logging.Handler]:
     for h in removed:
         root.removeHandler(h)
     try:
-        path = state_dir() / "tui.log"
-        path.parent.mkdir(parents=True, exist_ok=True)
-        handler = logging.FileHandler(path, encoding="utf-8")
+        path = state_subdir() / "tui.log"  # private: folder 0700, file 0600
+        handler = PrivateRotatingFileHandler(path, encoding="utf-8")
         handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
         root.addHandler(handler)
     except OSError:
@@ -37,8 +38,9 @@ def _log_to_file() -> list[logging.Handler]:
     return removed
 
 
-def run_tui(args: Any) -> int:
-    """Run the terminal app on ``args.path`` with ``args.model``; return the exit status."""
+def run_tui(args: Any, config: LoadConfig) -> int:
+    """Run the terminal app on ``args.path`` with the model ``config`` names; return the
+    exit status."""
     try:
         from .app import SpecEditApp
         from .settings import TuiSettings
@@ -49,7 +51,7 @@ def run_tui(args: Any) -> int:
         ) from None
     removed = _log_to_file()
     try:
-        settings = TuiSettings(model=args.model, draft_model=getattr(args, "draft_model", None))
+        settings = TuiSettings.from_load_config(config)
         app = SpecEditApp(getattr(args, "path", None), settings=settings)
         code = app.run()
     finally:

@@ -17,7 +17,7 @@ from textual import work
 from textual.app import App
 from textual.binding import Binding
 
-from ...models.base import ModelError
+from ...engine.backend import UserError
 from ...models.catalog import CATALOG, is_installed, pull
 from ..files import FileError, SourceFile, read_source
 from ..session import ModelSession, load_session
@@ -180,10 +180,8 @@ class SpecEditApp(App[int]):
                 self.post_message(ModelFailed(needed, f"{needed} is not pulled yet", True))
                 return
         try:
-            session = load_session(
-                name, n_ctx=self.settings.n_ctx, draft_model=self.settings.draft_model
-            )
-        except (ModelError, FileError, OSError, ValueError, RuntimeError) as exc:
+            session = load_session(self.settings.load_config(name))
+        except (UserError, OSError, ValueError, RuntimeError) as exc:
             self.post_message(ModelFailed(name, str(exc)))
             return
         self.post_message(ModelLoaded(session))
@@ -239,7 +237,7 @@ class SpecEditApp(App[int]):
 
         try:
             pull(name, progress)
-        except (ModelError, OSError) as exc:
+        except (UserError, OSError) as exc:
             self.post_message(PullFinished(name, str(exc)))
             return
         self.post_message(PullFinished(name))

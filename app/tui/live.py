@@ -11,15 +11,13 @@ numbers stay the file's.
 
 from __future__ import annotations
 
-import re
 import threading
 from dataclasses import dataclass, field
 
 from ...engine.metrics import Metrics
-from ..diff import Hunk, complete_lines, preview_hunks, split_lines
-
-# the model sometimes repeats the opening fence (with a language tag) before the text
-_FENCE_LINE = re.compile(r"[ \t]*`{3,}[\w.+-]*[ \t]*\n")
+from ..diff import Hunk, preview_in_file, split_lines
+from ..prompt import rewrite_fence
+from ..stream import FencedText
 
 
 @dataclass
@@ -71,21 +69,8 @@ class LiveRun:
 
 def live_preview(original: str, streamed: str, region: tuple[int, int] | None) -> Preview:
     """Hunks of the complete streamed lines against ``original`` (see module docstring)."""
-    m = _FENCE_LINE.match(streamed)
-    if m and not original.lstrip().startswith("`"):
-        streamed = streamed[m.end() :]
-    body = complete_lines(streamed)
-    lines = split_lines(original)
-    if region is None:
-        hunks = preview_hunks(original, body)
-        frontier = len(split_lines(body))
-    else:
-        a, b = region
-        region_old = "".join(lines[a:b])
-        # diff the region alone, then shift its hunks to file line numbers
-        hunks = [
-            Hunk(h.id, h.start_line + a, h.end_line + a, h.old_text, h.new_text)
-            for h in preview_hunks(region_old, body)
-        ]
-        frontier = a + len(split_lines(body))
-    return Preview(hunks=hunks, frontier=frontier, chars=len(streamed))
+    fenced = FencedText(rewrite_fence(original))
+    fenced.feed(streamed)
+    body = fenced.partial_body()
+    frontier = (region[0] if region else 0) + len(split_lines(body))
+    return Preview(preview_in_file(original, body, region), frontier, len(streamed))

@@ -27,9 +27,10 @@ from textual.screen import Screen
 from textual.timer import Timer
 from textual.widgets import ContentSwitcher, Footer, Input, Label, TextArea
 
-from ....models.base import ModelError
-from ...files import FileError, SourceFile
-from ...rewrite import RewriteOptions, WarmResult, rewrite, warm
+from ....engine.backend import UserError
+from ...files import SourceFile
+from ...options import RewriteOptions
+from ...rewrite import WarmResult, rewrite, warm
 from ...session import ModelSession
 from ...syntax import enclosing_node_range, language_for_path
 from ..live import LiveRun
@@ -267,7 +268,7 @@ class EditorScreen(ReviewOps, FileOps, Screen):
             self.warm_result = warm(
                 session, text, path=self.shown_path, context=context, interrupt=stop
             )
-        except (FileError, ModelError, ValueError) as exc:  # the rewrite will say it too
+        except (UserError, ValueError) as exc:  # the rewrite will say it too
             log.info("warm-up skipped: %s", exc)
         except Exception:  # a warm-up only ever saves time
             log.exception("warm-up failed")
@@ -321,7 +322,7 @@ class EditorScreen(ReviewOps, FileOps, Screen):
                 cancel=live.cancel,
                 metrics=live.metrics,
             )
-        except (FileError, ModelError, ValueError) as exc:
+        except (UserError, ValueError) as exc:
             self.post_message(RewriteFailed(str(exc)))
             return
         except Exception as exc:  # a bug must not take the user's work down with it

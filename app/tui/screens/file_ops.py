@@ -1,7 +1,7 @@
 """The editor screen's file side: write the review, undo, save, reload, conflicts.
 
 Contract: every write goes through ``app.files.write_atomic`` (sha256 conflict check,
-backup, atomic replace) and undo through ``app.files.undo``; this module only decides
+backup, atomic replace) and undo through ``app.undo.undo``; this module only decides
 *when* and reports the outcome. A failed write keeps the review on screen, so nothing the
 user accepted is lost. Changes on disk (from the watchdog thread, via a ``FileChanged``
 message) reload the editor when idle; while generating or reviewing they mark a conflict:
@@ -15,8 +15,9 @@ import logging
 
 from textual.timer import Timer
 
-from ...files import ConflictError, FileError, SourceFile, read_source, undo, write_atomic
+from ...files import ConflictError, FileError, SourceFile, read_source, write_atomic
 from ...syntax import syntax_warning
+from ...undo import undo
 from ..messages import FileChanged
 
 log = logging.getLogger(__name__)

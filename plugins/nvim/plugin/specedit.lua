@@ -1,4 +1,4 @@
--- specedit: rewrite code with a local model (see :help specedit / README in plugins/nvim).
+-- specedit: rewrite code with a local model (see :help specedit).
 if vim.g.loaded_specedit then
   return
 end
@@ -16,9 +16,9 @@ local function cmd(name, fn, opts)
 end
 
 cmd('SpeceditRewrite', 'rewrite_command', {
-  nargs = '+',
+  nargs = '*',
   range = true,
-  desc = 'specedit: rewrite the buffer or [range] as instructed',
+  desc = 'specedit: rewrite the buffer or [range] as instructed (asks when no instruction is given)',
 })
 cmd('SpeceditCancel', 'cancel', { desc = 'specedit: cancel the rewrite of this buffer' })
 cmd('SpeceditAccept', 'accept', { desc = 'specedit: accept the hunk under the cursor' })

@@ -1,5 +1,5 @@
 /**
- * The specedit protocol client and hunk arithmetic, free of any `vscode` import so that
+ * The specedit protocol client, free of any `vscode` import so that
  * node's test runner can drive it against a real `specedit serve`.
  *
  * Contract:
@@ -12,13 +12,16 @@
  *  - `rewrite()` returns a `RewriteHandle` whose `done` promise settles with the
  *    `rewrite/done` params; progress and previews of that session go to its handlers.
  *    Notifications that arrive before `rewrite/start` has answered are replayed.
- *  - `applyHunks(text, hunks, ids?)` mirrors the server's `app.diff.apply_hunks`: lines split
- *    on "\n" only, each hunk's oldText is checked, overlapping or stale hunks throw.
- *  - `defaultSocketPath()` and `readDiscovery()` find the server as the Neovim plugin does.
+ *  - `connect` refuses a socket whose directory breaks the server's rule (./paths
+ *    `socketProblem`) with an `UnsafeSocketError` before it opens a connection, so a socket
+ *    planted by another user never receives a byte.
+ *  - The socket paths are in ./paths, the hunk arithmetic and review state in ./review, the
+ *    display strings in ./format, starting the server in ./server.
+ *  - Fields a newer server adds are optional here (progress `phase` and reading figures,
+ *    done status `truncated`, `suspect`, stats `backend`/`device`/`verifier`/`editMode`):
+ *    an older server's messages read as before.
  */
-import * as fs from 'node:fs';
 import * as net from 'node:net';
-import * as path from 'node:path';
 import {
   createMessageConnection,
   MessageConnection,
@@ -26,6 +29,7 @@ import {
   SocketMessageReader,
   SocketMessageWriter,
 } from 'vscode-jsonrpc/node';
+import { socketProblem, UnsafeSocketError } from './paths';
 
 export const PROTOCOL_VERSION = 1;
 export const CONTENT_MODIFIED = -32801;
@@ -49,11 +53,13 @@ export interface RewriteOptions {
   topP?: number;
   topK?: number;
   seed?: number;
-  draft?: 'lookup' | 'none';
+  draft?: 'lookup' | 'none' | 'model' | 'auto';
   exact?: boolean;
   maxTokens?: number;
   expand?: 'node' | 'none';
   language?: string;
+  /** How the model writes the edit (newer servers): the server picks, or the whole text. */
+  edit?: 'auto' | 'whole';
 }
 
 export interface StartParams {
@@ -76,10 +82,16 @@ export interface Progress {
   state: 'queued' | 'running' | 'done';
   queuePosition: number;
   generatedTokens: number;
+  /** Decode rate (newer servers: decode time only, from the first generated token). */
   tokPerSec: number;
   acceptance: number;
   tokensPerStep: number;
   elapsedMs: number;
+  /** Newer servers: reading the prompt (prefill), then generating. */
+  phase?: 'reading' | 'generating';
+  promptTokens?: number;
+  readTokens?: number;
+  readTokPerSec?: number;
 }
 
 export interface Preview {
@@ -95,14 +107,24 @@ export interface Validation {
   ok: boolean;
 }
 
+/** An `ok` result that deletes what the instruction did not ask to remove (newer servers). */
+export interface Suspect {
+  reason: 'drops_tail' | 'drops_share' | string;
+  message: string;
+  deletedLines: number;
+}
+
 export interface Done {
   sessionId: string;
-  status: 'ok' | 'cancelled' | 'error';
+  /** `truncated` (newer servers): the output stopped before its end; `hunks` cover only the
+   * part that was written and `output` is null. */
+  status: 'ok' | 'cancelled' | 'error' | 'truncated';
   message: string;
   output: string | null;
   hunks: Hunk[];
   validation: Validation | null;
   stats: Record<string, unknown>;
+  suspect?: Suspect | null;
 }
 
 export interface WarmParams {
@@ -138,14 +160,6 @@ export interface ApplyResult {
   appliedHunks: number[];
 }
 
-export interface Discovery {
-  socket: string;
-  pid: number;
-  protocolVersion: number;
-  model: string;
-  tcp?: { host: string; port: number; token: string };
-}
-
 export interface RewriteHandlers {
   onProgress?: (p: Progress) => void;
   onPreview?: (p: Preview) => void;
@@ -157,84 +171,6 @@ export interface RewriteHandle {
   /** Resolves with the rewrite/done params (status ok, cancelled or error). */
   done: Promise<Done>;
   cancel(): Promise<void>;
-}
-
-/** $XDG_RUNTIME_DIR/specedit/rpc.sock, else <tmp>/specedit-<uid>/rpc.sock (as the server). */
-export function defaultSocketPath(env: NodeJS.ProcessEnv = process.env): string {
-  const xdg = env.XDG_RUNTIME_DIR;
-  if (xdg && path.isAbsolute(xdg)) {
-    return path.join(xdg, 'specedit', 'rpc.sock');
-  }
-  const tmp = env.TMPDIR || env.TEMP || env.TMP || '/tmp';
-  const uid = typeof process.getuid === 'function' ? process.getuid() : 0;
-  return path.join(tmp, `specedit-${uid}`, 'rpc.sock');
-}
-
-export function discoveryPath(socketPath: string): string {
-  return socketPath.replace(/\.sock$/, '') + '.json';
-}
-
-export function readDiscovery(socketPath: string): Discovery | null {
-  try {
-    return JSON.parse(fs.readFileSync(discoveryPath(socketPath), 'utf8')) as Discovery;
-  } catch {
-    return null;
-  }
-}
-
-/** Lines split on "\n" only, each keeping its "\n"; the last may lack one. */
-export function splitLines(text: string): string[] {
-  const parts = text.split('\n');
-  const lines = parts.slice(0, -1).map((p) => p + '\n');
-  const last = parts[parts.length - 1];
-  if (last) {
-    lines.push(last);
-  }
-  return lines;
-}
-
-/** Apply the hunks with the given ids (all when omitted) to `text`; throws if stale. */
-export function applyHunks(text: string, hunks: Hunk[], ids?: Iterable<number>): string {
-  const wanted = ids === undefined ? null : new Set(ids);
-  const chosen = hunks
-    .filter((h) => wanted === null || wanted.has(h.id))
-    .sort((a, b) => a.startLine - b.startLine || a.endLine - b.endLine);
-  for (let i = 1; i < chosen.length; i++) {
-    const prev = chosen[i - 1];
-    const cur = chosen[i];
-    const sameInsert =
-      prev.startLine === prev.endLine && cur.startLine === cur.endLine && prev.startLine === cur.startLine;
-    if (prev.endLine > cur.startLine || sameInsert) {
-      throw new Error(`hunks ${prev.id} and ${cur.id} overlap`);
-    }
-  }
-  const lines = splitLines(text);
-  for (const h of [...chosen].reverse()) {
-    if (!(0 <= h.startLine && h.startLine <= h.endLine && h.endLine <= lines.length)) {
-      throw new Error(`hunk ${h.id} is out of range for a ${lines.length}-line text`);
-    }
-    if (lines.slice(h.startLine, h.endLine).join('') !== h.oldText) {
-      throw new Error(`hunk ${h.id} does not match the text (stale hunk?)`);
-    }
-    lines.splice(h.startLine, h.endLine - h.startLine, ...splitLines(h.newText));
-  }
-  return lines.join('');
-}
-
-/** Normalise CRLF / CR line endings to "\n" (the server's and the hunks' convention). */
-export function normalizeEol(text: string): string {
-  return text.replace(/\r\n?/g, '\n');
-}
-
-/** One line for a progress display. */
-export function formatProgress(p: Progress): string {
-  if (p.state === 'queued') {
-    return `queued (#${p.queuePosition})`;
-  }
-  return (
-    `${p.generatedTokens} tok · ${p.tokPerSec.toFixed(1)} tok/s · ` +
-    `acceptance ${Math.round(p.acceptance * 100)}% · ${p.tokensPerStep.toFixed(2)} tok/step`
-  );
 }
 
 interface SessionRoute extends RewriteHandlers {
@@ -269,8 +205,13 @@ export class SpeceditClient {
     connection.listen();
   }
 
-  /** Connect to the Unix socket at `socketPath` (rejects if nothing listens there). */
+  /** Connect to the Unix socket at `socketPath` (rejects if nothing listens there, and with
+   * an UnsafeSocketError, before any connection, if its directory breaks the rule). */
   static connect(socketPath: string, timeoutMs = 10000): Promise<SpeceditClient> {
+    const problem = socketProblem(socketPath);
+    if (problem) {
+      return Promise.reject(new UnsafeSocketError(problem));
+    }
     return new Promise((resolve, reject) => {
       const socket = net.createConnection(socketPath);
       const timer = setTimeout(() => {
@@ -356,10 +297,14 @@ export class SpeceditClient {
     return res.cancelled;
   }
 
-  apply(sessionId: string, filePath: string, hunkIds?: number[]): Promise<ApplyResult> {
+  /** rewrite/apply; `force` (newer servers) applies a suspect result. */
+  apply(sessionId: string, filePath: string, hunkIds?: number[], force = false): Promise<ApplyResult> {
     const params: Record<string, unknown> = { sessionId, path: filePath };
     if (hunkIds !== undefined) {
       params.hunkIds = hunkIds;
+    }
+    if (force) {
+      params.force = true;
     }
     return this.connection.sendRequest('rewrite/apply', params);
   }

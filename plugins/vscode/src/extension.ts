@@ -1,98 +1,117 @@
 /**
- * VS Code glue for specedit: commands, progress notification with Cancel, diff preview
- * against a virtual document, Accept/Reject CodeLenses, and one WorkspaceEdit to apply.
- * All protocol work is in ./client (tested on its own against a real server).
+ * VS Code glue for specedit: commands, keybindings and menus (package.json, with `when`
+ * clauses on the context keys `specedit.running`, `specedit.reviewing`, `specedit.truncated`),
+ * a progress notification with Cancel, a status-bar item (server, model, rewrite state), an
+ * output channel with the server's stderr, inline decorations that stream while the model
+ * writes, Accept/Reject CodeLenses whose accepted hunks apply at once, and a diff view on
+ * demand. Everything testable lives in plain modules tested by node: ./client (protocol),
+ * ./paths (socket), ./server (starting it), ./review (hunks and review state), ./format.
  */
-import { spawn } from 'node:child_process';
 import * as vscode from 'vscode';
-import {
-  applyHunks,
-  defaultSocketPath,
-  Done,
-  formatProgress,
-  Hunk,
-  LineRange,
-  normalizeEol,
-  SpeceditClient,
-  StartParams,
-} from './client';
+import { Done, LineRange, Preview, Progress, RewriteOptions, SpeceditClient, StartParams } from './client';
+import { formatDone, formatProgress, formatStatus, formatSuspect, StatusState } from './format';
+import { defaultSocketPath, UnsafeSocketError } from './paths';
+import { Decoration, Edit, normalizeEol, previewDecorations, Review } from './review';
+import { startServer } from './server';
 
 const SCHEME = 'specedit-proposed';
 
-interface Review {
-  uri: vscode.Uri;
+interface Running {
+  cancel: () => Promise<void>;
   version: number;
-  text: string;
-  hunks: Hunk[];
-  state: Map<number, 'pending' | 'accepted' | 'rejected'>;
+  progress: Progress | null;
 }
 
 let client: SpeceditClient | null = null;
 let connecting: Promise<SpeceditClient> | null = null;
 const reviews = new Map<string, Review>();
+const running = new Map<string, Running>();
+const status: StatusState = { server: 'disconnected' };
 const proposedChanged = new vscode.EventEmitter<vscode.Uri>();
 const lensesChanged = new vscode.EventEmitter<void>();
+let output: vscode.OutputChannel;
+let statusItem: vscode.StatusBarItem;
+let removedType: vscode.TextEditorDecorationType;
+let addedType: vscode.TextEditorDecorationType;
+const drawn = new Map<string, Decoration[]>();
 
 function settings() {
   const c = vscode.workspace.getConfiguration('specedit');
+  const opt = <T>(key: string): T | null => {
+    const v = c.get<T | null>(key);
+    return v === undefined || v === null || v === '' ? null : v;
+  };
   return {
-    socket: c.get<string | null>('socket') || defaultSocketPath(),
+    socket: opt<string>('socket') ?? defaultSocketPath(),
+    explicitSocket: opt<string>('socket'),
     command: c.get<string[]>('command') ?? ['specedit', 'serve'],
     autoStart: c.get<boolean>('autoStart') ?? true,
-    maxTokens: c.get<number | null>('maxTokens') ?? null,
     warm: c.get<boolean>('warm') ?? true,
+    openDiff: c.get<boolean>('openDiff') ?? false,
+    model: opt<string>('model'),
+    gpuLayers: opt<string>('gpuLayers'),
+    backend: opt<string>('backend'),
+    options: {
+      maxTokens: opt<number>('maxTokens') ?? undefined,
+      k: opt<number>('k') ?? undefined,
+      temperature: opt<number>('temperature') ?? undefined,
+      exact: c.get<boolean>('exact') || undefined,
+      edit: opt<'auto' | 'whole'>('edit') ?? undefined,
+    } as RewriteOptions,
   };
 }
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-async function startServer(socket: string, command: string[]): Promise<SpeceditClient> {
-  const args = [...command.slice(1)];
-  if (vscode.workspace.getConfiguration('specedit').get<string | null>('socket')) {
-    args.push('--socket', socket);
-  }
-  const child = spawn(command[0], args, { detached: true, stdio: 'ignore' });
-  child.unref();
-  return vscode.window.withProgress(
-    { location: vscode.ProgressLocation.Notification, title: 'specedit: starting the server (loading the model)…' },
-    async () => {
-      const deadline = Date.now() + 300_000;
-      let exited = false;
-      child.once('exit', () => (exited = true));
-      while (Date.now() < deadline && !exited) {
-        try {
-          return await SpeceditClient.connect(socket, 2000);
-        } catch {
-          await sleep(300);
-        }
-      }
-      throw new Error(`the server did not come up on ${socket}`);
-    },
-  );
+function updateStatus(): void {
+  const doc = vscode.window.activeTextEditor?.document;
+  const key = doc?.uri.toString() ?? '';
+  const r = reviews.get(key);
+  status.progress = running.get(key)?.progress ?? null;
+  status.review = r ? { pending: r.pending().length, truncated: r.truncated, suspect: r.suspect !== null } : null;
+  const { text, tooltip } = formatStatus(status);
+  statusItem.text = text;
+  statusItem.tooltip = tooltip;
+  void vscode.commands.executeCommand('setContext', 'specedit.reviewing', r !== undefined);
+  void vscode.commands.executeCommand('setContext', 'specedit.truncated', r?.truncated ?? false);
+  void vscode.commands.executeCommand('setContext', 'specedit.running', running.has(key));
 }
 
 async function getClient(): Promise<SpeceditClient> {
   if (client && !client.isClosed) {
     return client;
   }
-  if (connecting) {
-    return connecting;
-  }
-  connecting = (async () => {
+  connecting ??= (async () => {
     const s = settings();
     let c: SpeceditClient;
     try {
       c = await SpeceditClient.connect(s.socket);
     } catch (err) {
-      if (!s.autoStart) {
-        throw new Error(`no specedit server on ${s.socket}: run \`specedit serve\``);
+      if (err instanceof UnsafeSocketError || !s.autoStart) {
+        throw err instanceof UnsafeSocketError ? err : new Error(`no specedit server on ${s.socket}: run \`specedit serve\``);
       }
-      c = await startServer(s.socket, s.command);
+      status.server = 'starting';
+      updateStatus();
+      output.appendLine(`starting: ${s.command.join(' ')}`);
+      c = await vscode.window.withProgress(
+        { location: vscode.ProgressLocation.Notification, title: 'specedit: starting the server (loading the model)…' },
+        () =>
+          startServer(
+            { command: s.command, socket: s.explicitSocket, model: s.model, gpuLayers: s.gpuLayers, backend: s.backend },
+            s.socket,
+            { onStderr: (line) => output.appendLine(line) },
+          ),
+      );
     }
-    await c.initialize('vscode', vscode.version);
+    const info = await c.initialize('vscode', vscode.version);
+    Object.assign(status, { server: 'connected', model: info.model, backend: info.backend, error: undefined });
+    output.appendLine(`connected to ${s.socket}: ${info.server} ${info.version}, model ${info.model} (${info.backend})`);
+    if (s.model && info.model !== s.model) {
+      output.appendLine(`note: the server runs ${info.model}, not specedit.model ${s.model}; stop it to restart with that model`);
+    }
     c.onClose(() => {
       if (client === c) {
         client = null;
+        status.server = 'disconnected';
+        updateStatus();
       }
     });
     client = c;
@@ -100,8 +119,13 @@ async function getClient(): Promise<SpeceditClient> {
   })();
   try {
     return await connecting;
+  } catch (err) {
+    Object.assign(status, { server: 'error', error: err instanceof Error ? err.message : String(err) });
+    output.appendLine(`error: ${status.error}`);
+    throw err;
   } finally {
     connecting = null;
+    updateStatus();
   }
 }
 
@@ -109,24 +133,18 @@ function proposedUri(doc: vscode.Uri): vscode.Uri {
   return vscode.Uri.from({ scheme: SCHEME, path: doc.path, query: encodeURIComponent(doc.toString()) });
 }
 
-function proposedText(r: Review): string {
-  const ids = r.hunks.filter((h) => r.state.get(h.id) !== 'rejected').map((h) => h.id);
-  return applyHunks(r.text, r.hunks, ids);
+function docPath(doc: vscode.TextDocument): string | undefined {
+  return doc.uri.scheme === 'file' ? doc.uri.fsPath : undefined;
 }
 
-/**
- * Have the server prefill the prompt prefix of `doc` (see rewrite/warm in docs/protocol.md):
- * on 2 CPU cores a 200-line file takes the 1.5B model ~20 s, which then overlaps with typing
- * the instruction. `connect`: also connect (or start the server) when not connected yet.
- */
+/** Have the server prefill `doc`'s prompt prefix (rewrite/warm) while the user types. */
 function warmDocument(doc: vscode.TextDocument, connect: boolean, range?: LineRange): void {
   const text = normalizeEol(doc.getText());
   if (!settings().warm || !text.trim() || (!connect && (!client || client.isClosed))) {
     return;
   }
-  const path = doc.uri.scheme === 'file' ? doc.uri.fsPath : undefined;
   void getClient()
-    .then((c) => c.warm({ text, path, range }))
+    .then((c) => c.warm({ text, path: docPath(doc), range }))
     .catch(() => undefined); // a warm-up only saves time; the rewrite reports errors
 }
 
@@ -137,13 +155,63 @@ function selectedLines(editor: vscode.TextEditor): LineRange {
   return { startLine: sel.start.line, endLine: end };
 }
 
+// ------------------------------------------------------------------ decorations
+
+function draw(uri: vscode.Uri, decos: Decoration[] | null): void {
+  const key = uri.toString();
+  if (decos) {
+    drawn.set(key, decos);
+  } else {
+    drawn.delete(key);
+  }
+  for (const editor of vscode.window.visibleTextEditors) {
+    if (editor.document.uri.toString() === key) {
+      paint(editor, decos ?? []);
+    }
+  }
+}
+
+function paint(editor: vscode.TextEditor, decos: Decoration[]): void {
+  const removed: vscode.DecorationOptions[] = [];
+  const added: vscode.DecorationOptions[] = [];
+  const last = editor.document.lineCount - 1;
+  for (const d of decos) {
+    if (d.removed) {
+      removed.push({ range: new vscode.Range(d.removed.startLine, 0, Math.min(d.removed.endLine - 1, last), 0) });
+    }
+    if (d.added.length > 0) {
+      const line = Math.min(d.anchorLine, last);
+      const more = d.added.length > 1 ? `  (+${d.added.length - 1} more line(s))` : '';
+      const text = `  + ${d.added[0].trim()}${more}`;
+      const hover = new vscode.MarkdownString().appendCodeblock(d.added.join('\n'), editor.document.languageId);
+      const range = editor.document.lineAt(line).range;
+      added.push({
+        range: d.anchorBefore ? range.with({ end: range.start }) : range.with({ start: range.end }),
+        hoverMessage: hover,
+        renderOptions: d.anchorBefore ? { before: { contentText: text + '  ' } } : { after: { contentText: text } },
+      });
+    }
+  }
+  editor.setDecorations(removedType, removed);
+  editor.setDecorations(addedType, added);
+}
+
+// ------------------------------------------------------------------ rewriting
+
 async function rewrite(selectionOnly: boolean): Promise<void> {
   const editor = vscode.window.activeTextEditor;
   if (!editor) {
     void vscode.window.showWarningMessage('specedit: open a file first');
     return;
   }
-  warmDocument(editor.document, true, selectionOnly ? selectedLines(editor) : undefined);
+  const doc = editor.document;
+  const key = doc.uri.toString();
+  if (running.has(key)) {
+    void vscode.window.showWarningMessage('specedit: a rewrite of this file is running (specedit: Cancel Rewrite)');
+    return;
+  }
+  const range = selectionOnly ? selectedLines(editor) : undefined;
+  warmDocument(doc, true, range);
   const instruction = await vscode.window.showInputBox({
     prompt: selectionOnly ? 'specedit: how should the selection change?' : 'specedit: how should the file change?',
     placeHolder: 'e.g. Rename Inventory to Stock and add docstrings',
@@ -151,16 +219,13 @@ async function rewrite(selectionOnly: boolean): Promise<void> {
   if (!instruction) {
     return;
   }
-  const doc = editor.document;
   const text = normalizeEol(doc.getText());
   const version = doc.version;
-  const params: StartParams = { text, instruction, path: doc.uri.scheme === 'file' ? doc.uri.fsPath : undefined };
-  if (selectionOnly) {
-    params.range = selectedLines(editor);
-  }
-  const maxTokens = settings().maxTokens;
-  if (maxTokens) {
-    params.options = { maxTokens };
+  const s = settings();
+  const params: StartParams = { text, instruction, path: docPath(doc), range };
+  const options = Object.fromEntries(Object.entries(s.options).filter(([, v]) => v !== undefined));
+  if (Object.keys(options).length > 0) {
+    params.options = options as RewriteOptions;
   }
   let done: Done;
   try {
@@ -169,120 +234,194 @@ async function rewrite(selectionOnly: boolean): Promise<void> {
       { location: vscode.ProgressLocation.Notification, title: 'specedit', cancellable: true },
       async (progress, token) => {
         const handle = c.rewrite(params, {
-          onProgress: (p) => progress.report({ message: formatProgress(p) }),
-          onPreview: (p) => progress.report({ message: `${p.hunks.length} hunk(s) so far` }),
+          onProgress: (p) => {
+            const r = running.get(key);
+            if (r) {
+              r.progress = p;
+            }
+            progress.report({ message: formatProgress(p) });
+            updateStatus();
+          },
+          onPreview: (p: Preview) => {
+            if (doc.version === version) {
+              draw(doc.uri, previewDecorations(text, p.hunks));
+            }
+          },
         });
+        running.set(key, { cancel: handle.cancel, version, progress: null });
+        updateStatus();
         token.onCancellationRequested(() => void handle.cancel());
-        return handle.done;
+        try {
+          return await handle.done;
+        } finally {
+          running.delete(key);
+          draw(doc.uri, null);
+          updateStatus();
+        }
       },
     );
   } catch (err) {
     void vscode.window.showErrorMessage(`specedit: ${err instanceof Error ? err.message : String(err)}`);
     return;
   }
-  if (done.status !== 'ok') {
+  finishRewrite(doc, text, version, instruction, done, s.openDiff);
+}
+
+function finishRewrite(doc: vscode.TextDocument, text: string, version: number, instruction: string, done: Done, openDiff: boolean): void {
+  const truncated = done.status === 'truncated';
+  if (done.status !== 'ok' && !(truncated && done.hunks.length > 0)) {
+    const msg = truncated ? `TRUNCATED, nothing usable: ${done.message}` : done.message || done.status;
     const show = done.status === 'cancelled' ? vscode.window.showInformationMessage : vscode.window.showErrorMessage;
-    void show(`specedit: ${done.message || done.status}`);
+    void show(`specedit: ${msg}`);
     return;
   }
   if (done.hunks.length === 0) {
     void vscode.window.showInformationMessage('specedit: no changes');
     return;
   }
-  const review: Review = {
-    uri: doc.uri,
-    version,
-    text,
-    hunks: done.hunks,
-    state: new Map(done.hunks.map((h) => [h.id, 'pending'] as const)),
-  };
+  if (doc.version !== version && normalizeEol(doc.getText()) !== text) {
+    void vscode.window.showErrorMessage('specedit: the document changed while the rewrite ran; its result was discarded');
+    return;
+  }
+  let review: Review;
+  try {
+    review = new Review(text, done.hunks, { truncated, suspect: done.suspect ?? null });
+  } catch (err) {
+    void vscode.window.showErrorMessage(`specedit: ${err instanceof Error ? err.message : String(err)}`);
+    return;
+  }
   reviews.set(doc.uri.toString(), review);
-  lensesChanged.fire();
-  proposedChanged.fire(proposedUri(doc.uri));
-  const v = done.validation;
-  if (v && !v.ok) {
-    void vscode.window.showWarningMessage(`specedit: the rewrite has more syntax errors (${v.errorsBefore} → ${v.errorsAfter})`);
+  refresh(review, doc.uri);
+  const { text: note, warning } = formatDone(done);
+  void (warning ? vscode.window.showWarningMessage : vscode.window.showInformationMessage)(`specedit: ${note}`);
+  if (openDiff) {
+    void vscode.commands.executeCommand('vscode.diff', doc.uri, proposedUri(doc.uri), `specedit: ${instruction.slice(0, 40)}`);
   }
-  await vscode.commands.executeCommand(
-    'vscode.diff',
-    doc.uri,
-    proposedUri(doc.uri),
-    `specedit: ${instruction.slice(0, 40)} (${done.hunks.length} hunk(s))`,
-  );
 }
 
-/** Apply all accepted hunks of a finished review as one WorkspaceEdit. */
-async function finishReview(r: Review): Promise<void> {
-  reviews.delete(r.uri.toString());
+// ------------------------------------------------------------------ review
+
+function refresh(r: Review, uri: vscode.Uri): void {
+  draw(uri, r.finished ? null : r.decorations());
+  proposedChanged.fire(proposedUri(uri));
   lensesChanged.fire();
-  const accepted = r.hunks.filter((h) => r.state.get(h.id) === 'accepted');
-  if (accepted.length === 0) {
-    return;
+  if (r.finished) {
+    reviews.delete(uri.toString());
+    const c = r.counts();
+    void vscode.window.showInformationMessage(`specedit: ${c.accepted} hunk(s) accepted, ${c.rejected} rejected`);
   }
-  const doc = await vscode.workspace.openTextDocument(r.uri);
-  if (doc.version !== r.version && normalizeEol(doc.getText()) !== r.text) {
-    void vscode.window.showErrorMessage('specedit: the document changed since the rewrite; not applying');
-    return;
-  }
-  const edit = new vscode.WorkspaceEdit();
-  for (const h of accepted) {
-    const range = new vscode.Range(h.startLine, 0, h.endLine, 0);
-    edit.replace(r.uri, doc.validateRange(range), h.newText);
-  }
-  const ok = await vscode.workspace.applyEdit(edit);
-  void vscode.window.showInformationMessage(
-    ok ? `specedit: applied ${accepted.length} hunk(s)` : 'specedit: the edit was refused',
-  );
+  updateStatus();
 }
 
-function reviewFor(uri?: vscode.Uri): Review | undefined {
+function endReview(uri: vscode.Uri, why: string): void {
+  reviews.delete(uri.toString());
+  draw(uri, null);
+  proposedChanged.fire(proposedUri(uri));
+  lensesChanged.fire();
+  updateStatus();
+  void vscode.window.showWarningMessage(`specedit: ${why}`);
+}
+
+function reviewFor(uri?: vscode.Uri): [Review, vscode.Uri] | undefined {
   const target = uri ?? vscode.window.activeTextEditor?.document.uri;
   if (!target) {
     return undefined;
   }
-  if (target.scheme === SCHEME) {
-    return reviews.get(decodeURIComponent(target.query));
+  const key = target.scheme === SCHEME ? decodeURIComponent(target.query) : target.toString();
+  const r = reviews.get(key);
+  return r ? [r, vscode.Uri.parse(key)] : undefined;
+}
+
+/** Apply `edits` (against the document as `r.current` was before them) as one WorkspaceEdit. */
+async function applyEdits(uri: vscode.Uri, before: string, edits: Edit[]): Promise<boolean> {
+  const doc = await vscode.workspace.openTextDocument(uri);
+  if (normalizeEol(doc.getText()) !== before) {
+    return false;
   }
-  return reviews.get(target.toString());
+  const edit = new vscode.WorkspaceEdit();
+  for (const e of edits) {
+    edit.replace(uri, doc.validateRange(new vscode.Range(e.startLine, 0, e.endLine, 0)), e.newText);
+  }
+  return vscode.workspace.applyEdit(edit);
 }
 
-function hunkAtCursor(r: Review): Hunk | undefined {
-  const line = vscode.window.activeTextEditor?.selection.active.line ?? -1;
-  return r.hunks.find(
-    (h) => r.state.get(h.id) === 'pending' && line >= h.startLine && line <= Math.max(h.startLine, h.endLine - 1),
-  );
-}
-
-async function decide(verdict: 'accepted' | 'rejected', uri?: vscode.Uri, id?: number): Promise<void> {
-  const r = reviewFor(uri);
-  if (!r) {
+async function decide(verdict: 'accept' | 'reject', uri?: vscode.Uri, id?: number): Promise<void> {
+  const found = reviewFor(uri);
+  if (!found) {
     void vscode.window.showInformationMessage('specedit: nothing to review here');
     return;
   }
-  const h = id === undefined ? hunkAtCursor(r) : r.hunks.find((x) => x.id === id);
+  const [r, docUri] = found;
+  const line = vscode.window.activeTextEditor?.selection.active.line ?? -1;
+  const h = id === undefined ? r.hunkAt(line) : r.hunks.find((x) => x.id === id);
   if (!h) {
     void vscode.window.showInformationMessage('specedit: no hunk under the cursor');
     return;
   }
-  r.state.set(h.id, verdict);
-  proposedChanged.fire(proposedUri(r.uri));
-  lensesChanged.fire();
-  if ([...r.state.values()].every((s) => s !== 'pending')) {
-    await finishReview(r);
-  }
-}
-
-async function decideAll(verdict: 'accepted' | 'rejected', uri?: vscode.Uri): Promise<void> {
-  const r = reviewFor(uri);
-  if (!r) {
-    return;
-  }
-  for (const [id, s] of r.state) {
-    if (s === 'pending') {
-      r.state.set(id, verdict);
+  if (verdict === 'reject') {
+    r.reject(h.id);
+  } else {
+    const before = r.current;
+    const e = r.accept(h.id);
+    if (e && !(await applyEdits(docUri, before, [e]))) {
+      endReview(docUri, 'the document changed during the review, or the edit was refused; the review ended');
+      return;
     }
   }
-  await finishReview(r);
+  refresh(r, docUri);
+}
+
+async function decideAll(verdict: 'accept' | 'reject', uri?: vscode.Uri): Promise<void> {
+  const found = reviewFor(uri);
+  if (!found) {
+    return;
+  }
+  const [r, docUri] = found;
+  if (verdict === 'reject') {
+    r.rejectAll();
+    refresh(r, docUri);
+    return;
+  }
+  const blocked = r.acceptAllBlocked();
+  if (blocked) {
+    void vscode.window.showWarningMessage(`specedit: ${blocked}`);
+    return;
+  }
+  if (r.needsConfirmation()) {
+    const yes = 'Accept All Anyway';
+    const pick = await vscode.window.showWarningMessage(`specedit WARNING: ${formatSuspect(r.suspect)}`, { modal: true }, yes);
+    if (pick !== yes) {
+      return;
+    }
+  }
+  const before = r.current;
+  if (!(await applyEdits(docUri, before, r.acceptAll()))) {
+    endReview(docUri, 'the document changed during the review, or the edit was refused; the review ended');
+    return;
+  }
+  refresh(r, docUri);
+}
+
+function jump(dir: 1 | -1): void {
+  const editor = vscode.window.activeTextEditor;
+  const found = reviewFor();
+  const h = editor && found ? found[0].next(editor.selection.active.line, dir) : undefined;
+  if (!editor || !found || !h) {
+    return;
+  }
+  const line = Math.min(found[0].position(h).startLine, editor.document.lineCount - 1);
+  editor.selection = new vscode.Selection(line, 0, line, 0);
+  editor.revealRange(new vscode.Range(line, 0, line, 0), vscode.TextEditorRevealType.InCenterIfOutsideViewport);
+}
+
+async function cancel(): Promise<void> {
+  const key = vscode.window.activeTextEditor?.document.uri.toString() ?? '';
+  const r = running.get(key) ?? (running.size === 1 ? [...running.values()][0] : undefined);
+  if (!r) {
+    void vscode.window.showInformationMessage('specedit: no rewrite is running here');
+    return;
+  }
+  await r.cancel();
 }
 
 class LensProvider implements vscode.CodeLensProvider {
@@ -293,15 +432,25 @@ class LensProvider implements vscode.CodeLensProvider {
       return [];
     }
     const lenses: vscode.CodeLens[] = [];
-    const top = new vscode.Range(0, 0, 0, 0);
-    lenses.push(new vscode.CodeLens(top, { title: 'specedit: Accept all', command: 'specedit.acceptAll', arguments: [doc.uri] }));
-    lenses.push(new vscode.CodeLens(top, { title: 'Reject all', command: 'specedit.rejectAll', arguments: [doc.uri] }));
-    lenses.push(new vscode.CodeLens(top, { title: 'Show diff', command: 'specedit.showDiff', arguments: [doc.uri] }));
-    for (const h of r.hunks) {
-      if (r.state.get(h.id) !== 'pending') {
-        continue;
-      }
-      const at = new vscode.Range(Math.min(h.startLine, doc.lineCount - 1), 0, Math.min(h.startLine, doc.lineCount - 1), 0);
+    const first = r.pending()[0];
+    const topLine = first ? Math.min(r.position(first).startLine, doc.lineCount - 1) : 0;
+    const top = new vscode.Range(topLine, 0, topLine, 0);
+    const lens = (title: string, command: string, ...args: unknown[]) =>
+      lenses.push(new vscode.CodeLens(top, { title, command, arguments: args }));
+    if (r.truncated) {
+      lens('$(warning) TRUNCATED: review the hunks one by one', 'specedit.showOutput');
+    }
+    if (r.suspect) {
+      lens(`$(warning) WARNING: ${formatSuspect(r.suspect)}`, 'specedit.showDiff', doc.uri);
+    }
+    if (!r.truncated) {
+      lens('specedit: Accept all', 'specedit.acceptAll', doc.uri);
+    }
+    lens('Reject all', 'specedit.rejectAll', doc.uri);
+    lens('Show diff', 'specedit.showDiff', doc.uri);
+    for (const h of r.pending()) {
+      const line = Math.min(r.position(h).startLine, doc.lineCount - 1);
+      const at = new vscode.Range(line, 0, line, 0);
       lenses.push(new vscode.CodeLens(at, { title: '✓ Accept', command: 'specedit.accept', arguments: [doc.uri, h.id] }));
       lenses.push(new vscode.CodeLens(at, { title: '✗ Reject', command: 'specedit.reject', arguments: [doc.uri, h.id] }));
     }
@@ -310,38 +459,68 @@ class LensProvider implements vscode.CodeLensProvider {
 }
 
 export function activate(context: vscode.ExtensionContext): void {
+  output = vscode.window.createOutputChannel('specedit');
+  statusItem = vscode.window.createStatusBarItem(vscode.StatusBarAlignment.Left, 50);
+  statusItem.command = 'specedit.showOutput';
+  statusItem.show();
+  removedType = vscode.window.createTextEditorDecorationType({
+    isWholeLine: true,
+    backgroundColor: new vscode.ThemeColor('diffEditor.removedLineBackground'),
+    textDecoration: 'line-through',
+  });
+  addedType = vscode.window.createTextEditorDecorationType({
+    after: { color: new vscode.ThemeColor('gitDecoration.addedResourceForeground'), fontStyle: 'italic' },
+    before: { color: new vscode.ThemeColor('gitDecoration.addedResourceForeground'), fontStyle: 'italic' },
+  });
+  const lenses = new LensProvider();
+  const cmd = (name: string, fn: (...args: never[]) => unknown) => vscode.commands.registerCommand(name, fn);
   context.subscriptions.push(
+    output,
+    statusItem,
+    removedType,
+    addedType,
     vscode.workspace.registerTextDocumentContentProvider(SCHEME, {
       onDidChange: proposedChanged.event,
-      provideTextDocumentContent: (uri) => {
-        const r = reviews.get(decodeURIComponent(uri.query));
-        return r ? proposedText(r) : '';
-      },
+      provideTextDocumentContent: (uri) => reviews.get(decodeURIComponent(uri.query))?.proposed() ?? '',
     }),
-    vscode.languages.registerCodeLensProvider({ scheme: 'file' }, new LensProvider()),
-    vscode.languages.registerCodeLensProvider({ scheme: 'untitled' }, new LensProvider()),
-    vscode.commands.registerCommand('specedit.rewriteFile', () => rewrite(false)),
-    vscode.commands.registerCommand('specedit.rewriteSelection', () => rewrite(true)),
-    vscode.commands.registerCommand('specedit.accept', (uri?: vscode.Uri, id?: number) => decide('accepted', uri, id)),
-    vscode.commands.registerCommand('specedit.reject', (uri?: vscode.Uri, id?: number) => decide('rejected', uri, id)),
-    vscode.commands.registerCommand('specedit.acceptAll', (uri?: vscode.Uri) => decideAll('accepted', uri)),
-    vscode.commands.registerCommand('specedit.rejectAll', (uri?: vscode.Uri) => decideAll('rejected', uri)),
-    vscode.commands.registerCommand('specedit.showDiff', (uri?: vscode.Uri) => {
-      const r = reviewFor(uri);
-      if (r) {
-        return vscode.commands.executeCommand('vscode.diff', r.uri, proposedUri(r.uri), 'specedit: proposed');
-      }
-      return undefined;
+    vscode.languages.registerCodeLensProvider({ scheme: 'file' }, lenses),
+    vscode.languages.registerCodeLensProvider({ scheme: 'untitled' }, lenses),
+    cmd('specedit.rewriteFile', () => rewrite(false)),
+    cmd('specedit.rewriteSelection', () => rewrite(true)),
+    cmd('specedit.cancel', () => cancel()),
+    cmd('specedit.accept', (uri?: vscode.Uri, id?: number) => decide('accept', uri, id)),
+    cmd('specedit.reject', (uri?: vscode.Uri, id?: number) => decide('reject', uri, id)),
+    cmd('specedit.acceptAll', (uri?: vscode.Uri) => decideAll('accept', uri)),
+    cmd('specedit.rejectAll', (uri?: vscode.Uri) => decideAll('reject', uri)),
+    cmd('specedit.nextHunk', () => jump(1)),
+    cmd('specedit.previousHunk', () => jump(-1)),
+    cmd('specedit.showOutput', () => output.show(true)),
+    cmd('specedit.showDiff', (uri?: vscode.Uri) => {
+      const found = reviewFor(uri);
+      return found && vscode.commands.executeCommand('vscode.diff', found[1], proposedUri(found[1]), 'specedit: proposed');
     }),
     vscode.window.onDidChangeActiveTextEditor((e) => {
+      updateStatus();
       if (e && (e.document.uri.scheme === 'file' || e.document.uri.scheme === 'untitled')) {
         warmDocument(e.document, false);
+      }
+    }),
+    vscode.window.onDidChangeVisibleTextEditors((editors) => {
+      for (const e of editors) {
+        paint(e, drawn.get(e.document.uri.toString()) ?? []);
+      }
+    }),
+    vscode.workspace.onDidChangeTextDocument((e) => {
+      const r = reviews.get(e.document.uri.toString());
+      if (r && e.contentChanges.length > 0 && normalizeEol(e.document.getText()) !== r.current) {
+        endReview(e.document.uri, 'the document was edited during the review; the review ended (its hunks were left as they were)');
       }
     }),
     proposedChanged,
     lensesChanged,
     { dispose: () => client?.dispose() },
   );
+  updateStatus();
 }
 
 export function deactivate(): void {

@@ -9,67 +9,15 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import {
-  applyHunks,
-  defaultSocketPath,
-  errorCode,
-  formatProgress,
-  Hunk,
-  isContentModified,
-  Progress,
-  readDiscovery,
-  SpeceditClient,
-  splitLines,
-} from '../src/client';
+import { errorCode, isContentModified, Progress, SpeceditClient } from '../src/client';
+import { readDiscovery } from '../src/paths';
+import { applyHunks, Review, splitLines } from '../src/review';
+import { PYTHON } from './helpers';
 
-const REPO = path.resolve(__dirname, '..', '..', '..', '..');
-const PYTHON = process.env.SPECEDIT_PYTHON || path.join(REPO, '.venv', 'bin', 'python');
 const MODEL = process.env.SPECEDIT_TEST_MODEL || 'qwen2.5-coder-0.5b';
 const TEXT = 'def add(a, b):\n    return a + b\n\n\ndef sub(a, b):\n    return a - b\n';
 const RANGE = { startLine: 0, endLine: 2 };
 const INSTRUCTION = 'Rename the function add to plus';
-
-describe('hunk arithmetic', () => {
-  const old = 'a\nb\nc\nd';
-  const hunks: Hunk[] = [
-    { id: 0, startLine: 0, endLine: 1, oldText: 'a\n', newText: 'A\nA2\n' },
-    { id: 1, startLine: 2, endLine: 2, oldText: '', newText: 'x\n' },
-    { id: 2, startLine: 3, endLine: 4, oldText: 'd', newText: 'D' },
-  ];
-  test('splitLines keeps newlines and a last partial line', () => {
-    assert.deepEqual(splitLines('a\nb'), ['a\n', 'b']);
-    assert.deepEqual(splitLines(''), []);
-    assert.deepEqual(splitLines('\n'), ['\n']);
-  });
-  test('all, none and any subset of hunks', () => {
-    assert.equal(applyHunks(old, hunks), 'A\nA2\nb\nx\nc\nD');
-    assert.equal(applyHunks(old, hunks, []), old);
-    assert.equal(applyHunks(old, hunks, [1]), 'a\nb\nx\nc\nd');
-    assert.equal(applyHunks(old, hunks, [0, 2]), 'A\nA2\nb\nc\nD');
-  });
-  test('stale and overlapping hunks throw', () => {
-    assert.throws(() => applyHunks('z\nb\nc\nd', hunks, [0]), /stale/);
-    const overlap = [hunks[0], { ...hunks[0], id: 9 }];
-    assert.throws(() => applyHunks(old, overlap), /overlap/);
-    assert.throws(() => applyHunks('a', [{ id: 3, startLine: 4, endLine: 5, oldText: '', newText: '' }]), /range/);
-  });
-  test('progress line and default socket', () => {
-    const p: Progress = {
-      sessionId: 's',
-      state: 'running',
-      queuePosition: 0,
-      generatedTokens: 12,
-      tokPerSec: 34.56,
-      acceptance: 0.78,
-      tokensPerStep: 2.5,
-      elapsedMs: 10,
-    };
-    assert.equal(formatProgress(p), '12 tok · 34.6 tok/s · acceptance 78% · 2.50 tok/step');
-    assert.equal(formatProgress({ ...p, state: 'queued', queuePosition: 2 }), 'queued (#2)');
-    assert.equal(defaultSocketPath({ XDG_RUNTIME_DIR: '/run/user/7' }), '/run/user/7/specedit/rpc.sock');
-    assert.match(defaultSocketPath({ TMPDIR: '/t' }), /^\/t\/specedit-\d+\/rpc\.sock$/);
-  });
-});
 
 describe('against specedit serve', { timeout: 600_000 }, () => {
   let dir: string;
@@ -157,6 +105,17 @@ describe('against specedit serve', { timeout: 600_000 }, () => {
     assert.ok(done.hunks.length >= 1);
     assert.equal(applyHunks(TEXT, done.hunks), done.output);
     assert.equal(applyHunks(TEXT, done.hunks, []), TEXT);
+    // the extension applies each accepted hunk at once, from the last to the first here
+    const review = new Review(TEXT, done.hunks);
+    let doc = TEXT;
+    for (const h of [...done.hunks].reverse()) {
+      const e = review.accept(h.id)!;
+      const lines = splitLines(doc);
+      lines.splice(e.startLine, e.endLine - e.startLine, ...splitLines(e.newText));
+      doc = lines.join('');
+    }
+    assert.equal(doc, done.output);
+    assert.ok(review.finished);
     assert.ok(progress.length >= 1);
     assert.equal(done.validation?.language, 'python');
 

@@ -4,6 +4,10 @@
 --- Contract: M.ensure(cb) calls cb(client, init_result) once connected and initialized,
 --- or cb(nil, err_message). Notifications go to the handler set with M.on_notification.
 --- The server outlives Neovim (it is started detached) so the next editor reuses it.
+--- Safety: nothing connects to a socket whose directory breaks the server's rule
+--- (app/server/paths.py socket_dir_problem: a real directory, owned by this user, mode
+--- 0700), so a socket planted by another user never sees a buffer; M.default_socket()
+--- computes the server's default path (the tests keep the two in step).
 local M = {}
 
 local uv = vim.uv or vim.loop
@@ -15,24 +19,82 @@ M.started_pid = nil ---@type integer? pid of a server this plugin started
 M.handlers = {} ---@type table<string, fun(params: table)>
 local waiting = nil ---@type fun(client: table?, err: string?)[]?
 
---- The default socket path, computed as the server does.
+--- "/a//b/" -> "/a/b", as Python's pathlib writes a path.
+local function norm(p)
+  p = p:gsub('/+', '/')
+  if #p > 1 then
+    p = p:gsub('/$', '')
+  end
+  return p
+end
+
+--- The user's cache base, as the server's user_cache_home(): $XDG_CACHE_HOME when
+--- absolute, else ~/.cache (macOS: ~/Library/Caches).
+function M.cache_home()
+  local xdg = vim.env.XDG_CACHE_HOME
+  if xdg and xdg:sub(1, 1) == '/' then
+    return norm(xdg)
+  end
+  local home = norm(vim.env.HOME or uv.os_homedir() or '')
+  if uv.os_uname().sysname == 'Darwin' then
+    return home .. '/Library/Caches'
+  end
+  return home .. '/.cache'
+end
+
+--- The default socket path, computed as the server does: $XDG_RUNTIME_DIR/specedit/rpc.sock,
+--- else <user cache>/specedit/run/rpc.sock (never the shared temp dir).
 function M.default_socket()
   local xdg = vim.env.XDG_RUNTIME_DIR
   if xdg and xdg:sub(1, 1) == '/' then
-    return xdg .. '/specedit/rpc.sock'
+    return norm(xdg) .. '/specedit/rpc.sock'
   end
-  local tmp = vim.env.TMPDIR or vim.env.TEMP or vim.env.TMP or '/tmp'
-  return ('%s/specedit-%d/rpc.sock'):format(tmp:gsub('/$', ''), uv.getuid())
+  return norm(M.cache_home() .. '/specedit/run/rpc.sock')
+end
+
+--- Why the directory of socket `path` must not be trusted (one line, the server's words),
+--- or nil when it is a real directory owned by this user with mode 0700, or absent (then
+--- nothing listens there).
+function M.socket_problem(path)
+  local dir = vim.fs.dirname(path)
+  local st, _, code = uv.fs_lstat(dir)
+  if not st then
+    if code == 'ENOENT' or code == 'ENOTDIR' then
+      return nil
+    end
+    return ('cannot inspect the socket directory %s: %s'):format(dir, code)
+  end
+  if st.type == 'link' then
+    return ('the socket directory %s is a symlink; refusing it'):format(dir)
+  end
+  if st.type ~= 'directory' then
+    return ('the socket directory %s is not a directory; refusing it'):format(dir)
+  end
+  if st.uid ~= uv.getuid() then
+    return ('the socket directory %s belongs to uid %d, not to you; refusing it'):format(dir, st.uid)
+  end
+  local mode = st.mode % 512
+  if mode ~= 448 then -- 0700
+    return ('the socket directory %s has mode %04o, not 0700; refusing it (chmod 700 %s if it is yours)'):format(
+      dir,
+      mode,
+      dir
+    )
+  end
+  return nil
 end
 
 function M.socket_path()
   return require('specedit.config').options.socket or M.default_socket()
 end
 
---- The discovery file next to the socket, decoded (nil if absent or unreadable).
+--- The discovery file next to the socket, decoded (nil if absent, unreadable or unsafe).
 function M.discovery(sock)
-  local path = (sock or M.socket_path()):gsub('%.sock$', '') .. '.json'
-  local fd = io.open(path, 'r')
+  sock = sock or M.socket_path()
+  if M.socket_problem(sock) then
+    return nil
+  end
+  local fd = io.open(sock:gsub('%.sock$', '') .. '.json', 'r')
   if not fd then
     return nil
   end
@@ -42,7 +104,14 @@ function M.discovery(sock)
 end
 
 --- Asynchronously test whether a server accepts connections on `path`; cb(bool) in the loop.
+--- A socket in an unsafe directory is never connected to (false).
 function M.probe(path, cb)
+  if M.socket_problem(path) then
+    vim.schedule(function()
+      cb(false)
+    end)
+    return
+  end
   local pipe = uv.new_pipe(false)
   pipe:connect(path, function(err)
     pipe:close()
@@ -64,6 +133,63 @@ function M.probe_sync(path, timeout)
   return result == true
 end
 
+--- The repository this plugin lives in (<repo>/plugins/nvim/lua/specedit/client.lua).
+function M.repo_root()
+  local src = debug.getinfo(1, 'S').source:gsub('^@', '')
+  return vim.fn.fnamemodify(src, ':p:h:h:h:h:h')
+end
+
+--- `specedit` in the project's venv next to this plugin (<repo>/.venv/bin/specedit), if any.
+function M.venv_specedit()
+  local exe = M.repo_root() .. '/.venv/bin/specedit'
+  return vim.fn.executable(exe) == 1 and exe or nil
+end
+
+--- The command that starts the server, and where it came from: cmd from setup(), else the
+--- project's venv, else `specedit` on PATH. Flags from setup() (socket, model, gpu_layers,
+--- backend) are appended.
+function M.server_cmd()
+  local cfg = require('specedit.config').options
+  local cmd, source
+  if cfg.cmd then
+    cmd, source = vim.deepcopy(cfg.cmd), 'cmd in setup()'
+  elseif M.venv_specedit() then
+    cmd, source = { M.venv_specedit(), 'serve' }, "the project's venv"
+  else
+    cmd, source = { 'specedit', 'serve' }, 'PATH'
+  end
+  for _, f in ipairs({
+    { '--socket', cfg.socket },
+    { '--model', cfg.model },
+    { '--gpu-layers', cfg.gpu_layers },
+    { '--backend', cfg.backend },
+  }) do
+    if f[2] ~= nil then
+      vim.list_extend(cmd, { f[1], tostring(f[2]) })
+    end
+  end
+  return cmd, source
+end
+
+--- Advice that works when no server command is found.
+function M.install_advice()
+  local root = M.repo_root()
+  local advice = {
+    ('run `make setup` in %s: it builds %s/.venv, which this plugin finds by itself'):format(root, root),
+    'put `specedit` on PATH (pip install -e "<specedit repository>[server]")',
+    'or set setup({ cmd = { "/path/to/specedit", "serve" } })',
+  }
+  if vim.fn.filereadable(root .. '/pyproject.toml') == 0 then
+    table.remove(advice, 1)
+  end
+  return advice
+end
+
+--- The log of a server this plugin started (its stderr).
+function M.server_log()
+  return vim.fn.stdpath('log') .. '/specedit-serve.log'
+end
+
 local function finish(client, err)
   local cbs = waiting or {}
   waiting = nil
@@ -73,6 +199,11 @@ local function finish(client, err)
 end
 
 local function connect(path)
+  local problem = M.socket_problem(path)
+  if problem then
+    finish(nil, problem)
+    return
+  end
   local dispatchers = {
     notification = function(method, params)
       local h = M.handlers[method]
@@ -110,28 +241,57 @@ local function connect(path)
   end, cfg.request_timeout_ms)
 end
 
+--- Why the server stopped, from its log (its stderr): the last "error: …" message (joined, if
+--- it was wrapped), else the last non-empty line.
+local function last_log_line()
+  local ok, lines = pcall(vim.fn.readfile, M.server_log())
+  lines = ok and lines or {}
+  for i = #lines, 1, -1 do
+    if lines[i]:match('^error:') then
+      return vim.trim(table.concat(vim.list_slice(lines, i), ' '):gsub('%s+', ' '))
+    end
+  end
+  for i = #lines, 1, -1 do
+    if lines[i]:match('%S') then
+      return vim.trim(lines[i])
+    end
+  end
+  return nil
+end
+
 local function start_server(path)
   local cfg = require('specedit.config').options
-  local cmd = vim.deepcopy(cfg.cmd)
-  if cfg.socket then
-    vim.list_extend(cmd, { '--socket', cfg.socket })
-  end
-  if cfg.model then
-    vim.list_extend(cmd, { '--model', cfg.model })
-  end
+  local cmd = M.server_cmd()
   if vim.fn.executable(cmd[1]) ~= 1 then
-    return ('cannot start the server: %s is not executable (set cmd in setup())'):format(cmd[1])
+    return ('cannot start the server: %s is not executable (%s)'):format(cmd[1], M.install_advice()[1])
   end
-  local ok, obj = pcall(vim.system, cmd, { detach = true, stdout = false, stderr = false })
-  if not ok then
-    return 'cannot start the server: ' .. tostring(obj)
+  vim.fn.mkdir(vim.fn.stdpath('log'), 'p')
+  local fd = uv.fs_open(M.server_log(), 'w', 384) -- 0600: it names files
+  local exited = nil
+  local handle, pid
+  handle, pid = uv.spawn(cmd[1], {
+    args = vim.list_slice(cmd, 2),
+    stdio = { nil, nil, fd },
+    detached = true, -- it outlives Neovim, for the next editor
+  }, function(code)
+    exited = code
+    handle:close()
+  end)
+  if fd then
+    uv.fs_close(fd)
   end
-  M.started_pid = obj.pid
+  if not handle then
+    return 'cannot start the server: ' .. tostring(pid)
+  end
+  handle:unref()
+  M.started_pid = pid
   local deadline = uv.now() + cfg.start_timeout_ms
   local function poll()
     M.probe(path, function(alive)
       if alive then
         connect(path)
+      elseif exited ~= nil then
+        finish(nil, ('the server exited (status %d): %s'):format(exited, last_log_line() or M.server_log()))
       elseif uv.now() > deadline then
         finish(nil, ('the server did not come up on %s within %d s'):format(path, cfg.start_timeout_ms / 1000))
       else
@@ -155,6 +315,11 @@ function M.ensure(cb)
   end
   waiting = { cb }
   local path = M.socket_path()
+  local problem = M.socket_problem(path)
+  if problem then -- never connect there, nor start a server that would refuse it too
+    finish(nil, problem)
+    return
+  end
   M.probe(path, function(alive)
     if alive then
       connect(path)

@@ -1,4 +1,6 @@
---- :checkhealth specedit
+--- :checkhealth specedit: Neovim, the server command (cmd from setup(), the project's
+--- venv next to this plugin, or PATH) with advice that works, the socket's directory (the
+--- plugin refuses an unsafe one), and whether a server answers.
 local M = {}
 
 function M.check()
@@ -11,17 +13,21 @@ function M.check()
   else
     health.error('Neovim >= 0.10 is required')
   end
-  local exe = config.cmd[1]
+  local cmd, source = client.server_cmd()
+  local exe = cmd[1]
   if vim.fn.executable(exe) == 1 then
-    health.ok(('server command: %s (%s)'):format(table.concat(config.cmd, ' '), vim.fn.exepath(exe)))
+    health.ok(('server command (from %s): %s'):format(source, table.concat(cmd, ' ')))
   elseif config.auto_start then
-    health.warn(('%s is not executable: the server cannot be started automatically'):format(exe), {
-      'install specedit (pip install specedit) or set cmd in require("specedit").setup()',
-    })
+    health.warn(('%s (from %s) is not executable: the server cannot be started'):format(exe, source), client.install_advice())
   else
     health.info(exe .. ' not found; auto_start is off')
   end
   local sock = client.socket_path()
+  local problem = client.socket_problem(sock)
+  if problem then
+    health.error(problem, { 'the plugin will not connect there: another user could have put a socket in it' })
+    return
+  end
   local disc = client.discovery(sock)
   if client.probe_sync(sock, 2000) then
     health.ok('a server answers on ' .. sock)

@@ -1,8 +1,14 @@
---- specedit for Neovim: rewrite the buffer (or a range) with `specedit serve`, stream progress,
---- review the hunks inline and accept or reject them (one undo step per review).
+--- specedit for Neovim: rewrite the buffer (or a range) with `specedit serve`, stream progress
+--- and the hunks found so far, review the hunks inline and accept or reject them (one undo
+--- step per review). Documented in doc/specedit.txt (:help specedit).
 ---
---- Commands: :[range]SpeceditRewrite {instruction}, :SpeceditCancel, :SpeceditAccept,
---- :SpeceditReject, :SpeceditAcceptAll, :SpeceditRejectAll, :SpeceditWarm, :SpeceditStatus.
+--- Commands: :[range]SpeceditRewrite [instruction] (without one, it asks with vim.ui.input),
+--- :SpeceditCancel, :SpeceditAccept, :SpeceditReject, :SpeceditAcceptAll, :SpeceditRejectAll,
+--- :SpeceditWarm, :SpeceditStatus (its output is :echo'd, so :redir and execute() see it).
+--- Review keys (buffer-local): accept/reject, all, and ]h / [h to the next/previous hunk.
+--- A truncated result (status "truncated") can be reviewed hunk by hunk but not accepted all
+--- at once; a suspect one (it deletes what the instruction did not ask to) is flagged, and
+--- accepting all of it asks first.
 --- Warm-ups: typing :SpeceditRewrite (CmdlineChanged) or entering a buffer while connected
 --- sends rewrite/warm, so the server reads the file while the instruction is being typed.
 --- Statusline: require('specedit').statusline().
@@ -12,19 +18,16 @@ local api = vim.api
 local config = require('specedit.config')
 local client = require('specedit.client')
 local review = require('specedit.review')
+local preview = require('specedit.preview')
+local fmt = require('specedit.format')
+local warm = require('specedit.warm')
 
 M.buffers = {} ---@type table<integer, table> per-buffer state
 M.warmed = nil ---@type table? the last rewrite/warmed params
-local last_warm = nil ---@type string? buffer and changedtick of the last warm-up sent
 local by_session = {} ---@type table<string, integer> sessionId -> buffer
+M.sessions = by_session
 
---- JSON null arrives as vim.NIL (truthy): map it to nil.
-local function val(x)
-  if x == vim.NIL then
-    return nil
-  end
-  return x
-end
+local val = fmt.val
 
 function M.setup(opts)
   config.setup(opts)
@@ -44,22 +47,21 @@ function M.progress_text(buf)
     return 'specedit: connecting…'
   end
   if st.phase == 'review' then
-    return ('specedit: %d hunk(s) to review'):format(#review.pending(st))
+    local s = ('specedit: %d hunk(s) to review'):format(#review.pending(st))
+    if st.truncated then
+      s = s .. ' · TRUNCATED'
+    end
+    if st.suspect then
+      s = s .. ' · WARNING: ' .. st.suspect
+    end
+    return s
   end
   local p = st.progress
   if not p then
     return 'specedit: starting…'
   end
-  if p.state == 'queued' then
-    return ('specedit: queued (#%d)'):format(p.queuePosition or 0)
-  end
-  local s = ('specedit: %d tok · %.1f tok/s · acc %d%% · %.2f tok/step'):format(
-    p.generatedTokens or 0,
-    p.tokPerSec or 0,
-    math.floor((p.acceptance or 0) * 100 + 0.5),
-    p.tokensPerStep or 0
-  )
-  if st.preview_hunks then
+  local s = 'specedit: ' .. fmt.progress(p)
+  if st.preview_hunks and p.state ~= 'queued' then
     s = s .. (' · %d hunk(s) so far'):format(st.preview_hunks)
   end
   return s
@@ -89,9 +91,10 @@ local function clear(buf)
     by_session[st.sid] = nil
   end
   M.buffers[buf] = nil
+  preview.clear(buf)
   if api.nvim_buf_is_valid(buf) then
     api.nvim_buf_clear_namespace(buf, review.ns, 0, -1)
-    for _, name in ipairs({ 'accept', 'reject', 'accept_all', 'reject_all' }) do
+    for _, name in ipairs({ 'accept', 'reject', 'accept_all', 'reject_all', 'next_hunk', 'prev_hunk' }) do
       local lhs = config.options.keys[name]
       if lhs then
         pcall(vim.keymap.del, 'n', lhs, { buffer = buf })
@@ -102,7 +105,14 @@ local function clear(buf)
 end
 
 local function map_keys(buf)
-  local actions = { accept = M.accept, reject = M.reject, accept_all = M.accept_all, reject_all = M.reject_all }
+  local actions = {
+    accept = M.accept,
+    reject = M.reject,
+    accept_all = M.accept_all,
+    reject_all = M.reject_all,
+    next_hunk = M.next_hunk,
+    prev_hunk = M.prev_hunk,
+  }
   for name, fn in pairs(actions) do
     local lhs = config.options.keys[name]
     if lhs then
@@ -134,9 +144,16 @@ end
 
 client.handlers['rewrite/preview'] = function(p)
   local buf = by_session[p.sessionId]
-  if buf and M.buffers[buf] then
-    M.buffers[buf].preview_hunks = #p.hunks
+  local st = buf and M.buffers[buf]
+  if not st or st.phase == 'review' then
+    return
   end
+  st.preview_hunks = #p.hunks
+  if config.options.stream_preview then
+    preview.show(buf, p.hunks)
+  end
+  show_progress(buf)
+  vim.cmd('redrawstatus')
 end
 
 client.handlers['rewrite/done'] = function(p)
@@ -146,32 +163,44 @@ client.handlers['rewrite/done'] = function(p)
     return
   end
   st.done = p
-  if p.status ~= 'ok' then
+  preview.clear(buf)
+  local hunks = val(p.hunks) or {}
+  local truncated = p.status == 'truncated'
+  if p.status ~= 'ok' and not (truncated and #hunks > 0) then
     clear(buf)
     local level = p.status == 'cancelled' and vim.log.levels.INFO or vim.log.levels.ERROR
     local msg = val(p.message)
+    if truncated then
+      level, msg = vim.log.levels.WARN, 'truncated, nothing usable: ' .. ((msg and msg ~= '') and msg or p.status)
+    end
     vim.notify('specedit: ' .. ((msg and msg ~= '') and msg or p.status), level)
     return
   end
-  if #p.hunks == 0 then
+  if #hunks == 0 then
     clear(buf)
     vim.notify('specedit: no changes', vim.log.levels.INFO)
     return
   end
   api.nvim_buf_clear_namespace(buf, review.ns, 0, -1)
-  local ok, err = review.start(buf, st, p.hunks)
+  local ok, err = review.start(buf, st, hunks)
   if not ok then
     clear(buf)
     vim.notify('specedit: ' .. err, vim.log.levels.WARN)
     return
   end
-  map_keys(buf)
-  local v = val(p.validation)
-  local note = ''
-  if type(v) == 'table' and not v.ok then
-    note = (' (syntax errors %d -> %d)'):format(v.errorsBefore, v.errorsAfter)
+  st.truncated, st.suspect = truncated, fmt.suspect(p)
+  if st.truncated or st.suspect then
+    -- prominent: a warning line above the first hunk, besides the notice
+    local warn = st.truncated and ('TRUNCATED: ' .. (val(p.message) or 'the output did not reach its end'))
+      or ('WARNING: ' .. st.suspect)
+    api.nvim_buf_set_extmark(buf, review.ns, math.min(hunks[1].startLine, api.nvim_buf_line_count(buf) - 1), 0, {
+      virt_lines = { { { 'specedit ' .. warn, 'SpeceditWarn' } } },
+      virt_lines_above = true,
+    })
   end
-  vim.notify(('specedit: %d hunk(s), %.1f tok/s%s'):format(#p.hunks, p.stats.decode_tps or 0, note))
+  map_keys(buf)
+  local msg, level = fmt.done(p, #hunks)
+  vim.notify('specedit: ' .. msg, level)
   vim.cmd('redrawstatus')
 end
 
@@ -180,7 +209,7 @@ client.handlers['rewrite/warmed'] = function(p)
 end
 
 client.handlers['$/disconnected'] = function()
-  last_warm = nil
+  warm.forget()
   for buf, st in pairs(M.buffers) do
     if st.phase ~= 'review' then
       clear(buf)
@@ -189,74 +218,7 @@ client.handlers['$/disconnected'] = function()
   end
 end
 
---- The buffer's text and path (nil when unnamed) as rewrite/start sends them.
-local function buffer_text(buf)
-  local text = table.concat(api.nvim_buf_get_lines(buf, 0, -1, false), '\n')
-  if vim.bo[buf].eol or vim.bo[buf].fixeol then
-    text = text .. '\n'
-  end
-  local name = api.nvim_buf_get_name(buf)
-  return text, name ~= '' and name or nil
-end
-
---- rewrite/start's range and options.expand/language for `range` ({start, end}, 0-based).
-local function range_params(params, buf, range)
-  params.range = { startLine = range[1], endLine = range[2] }
-  if config.options.expand_to_node then
-    params.options = params.options or {}
-    params.options.expand = 'node'
-    params.options.language = vim.treesitter.language.get_lang(vim.bo[buf].filetype)
-  end
-end
-
---- Have the server prefill the prompt prefix of `buf` (rewrite/warm), through `range` if given.
---- `connect`: also connect (or start the server) when not connected. The same buffer version
---- and range are sent once in a row.
-function M.warm(buf, connect, range)
-  buf = (buf == nil or buf == 0) and api.nvim_get_current_buf() or buf
-  if not config.options.warm or not api.nvim_buf_is_loaded(buf) or vim.bo[buf].buftype ~= '' then
-    return
-  end
-  if not connect and not (client.client and not client.client.is_closing()) then
-    return
-  end
-  local key = ('%d:%d:%s'):format(buf, api.nvim_buf_get_changedtick(buf), range and table.concat(range, ',') or '')
-  if key == last_warm then
-    return
-  end
-  local text, path = buffer_text(buf)
-  if not text:match('%S') then
-    return
-  end
-  last_warm = key
-  local params = { text = text, path = path }
-  if range then
-    range_params(params, buf, range)
-  end
-  client.request('rewrite/warm', params, function(err)
-    if err and last_warm == key then
-      last_warm = nil
-    end
-  end)
-end
-
-function M.warm_command()
-  M.warm(0, true)
-end
-
---- CmdlineChanged: warm the current buffer up (and its range, if the command line has one)
---- once the command line reads SpeceditRew(rite).
-function M.on_cmdline(line)
-  if not line:match("^[%s%d,.;'<>$%%+%-]*SpeceditRew") then
-    return
-  end
-  local ok, cmd = pcall(api.nvim_parse_cmd, line, {})
-  local range = nil
-  if ok and type(cmd.range) == 'table' and #cmd.range > 0 then
-    range = { cmd.range[1] - 1, cmd.range[#cmd.range] }
-  end
-  M.warm(0, true, range)
-end
+M.warm, M.warm_command, M.on_cmdline = warm.warm, warm.warm_command, warm.on_cmdline
 
 --- Start a rewrite of `buf` (0: current); range = {start, end} 0-based, end exclusive.
 function M.rewrite(instruction, range, buf)
@@ -269,7 +231,7 @@ function M.rewrite(instruction, range, buf)
   if old then
     clear(buf)
   end
-  local text, path = buffer_text(buf)
+  local text, path = warm.buffer_text(buf)
   local st = { phase = 'connecting', anchor_row = range and range[1] or 0, tick = api.nvim_buf_get_changedtick(buf) }
   M.buffers[buf] = st
   show_progress(buf)
@@ -280,7 +242,10 @@ function M.rewrite(instruction, range, buf)
     options = vim.deepcopy(config.options.options),
   }
   if range then
-    range_params(params, buf, range)
+    warm.range_params(params, buf, range)
+  end
+  if config.options.edit then
+    params.options.edit = config.options.edit
   end
   if vim.tbl_isempty(params.options) then
     params.options = nil
@@ -306,12 +271,24 @@ function M.rewrite(instruction, range, buf)
   end)
 end
 
+--- :[range]SpeceditRewrite [instruction]; without an instruction, ask for one (vim.ui.input),
+--- having the server read the buffer meanwhile.
 function M.rewrite_command(o)
   local range = nil
   if o.range and o.range > 0 then
     range = { o.line1 - 1, o.line2 }
   end
-  M.rewrite(o.args, range)
+  if vim.trim(o.args or '') ~= '' then
+    M.rewrite(o.args, range)
+    return
+  end
+  local buf = api.nvim_get_current_buf()
+  warm.warm(buf, true, range)
+  vim.ui.input({ prompt = range and 'specedit (lines): ' or 'specedit: ' }, function(input)
+    if input and vim.trim(input) ~= '' and api.nvim_buf_is_valid(buf) then
+      M.rewrite(input, range, buf)
+    end
+  end)
 end
 
 function M.cancel()
@@ -363,10 +340,37 @@ function M.reject()
   decide_at_cursor(review.reject)
 end
 
+local function accept_pending(buf, st)
+  for _, h in ipairs(review.pending(st)) do
+    review.accept(buf, h)
+  end
+  maybe_finish(buf)
+end
+
+--- Accept every pending hunk. Refused for a truncated result (its hunks are only the part
+--- that was written: review them one by one); a suspect one asks first (vim.ui.select).
 function M.accept_all()
-  with_review(function(buf, st)
-    for _, h in ipairs(review.pending(st)) do
-      review.accept(buf, h)
+  local buf = api.nvim_get_current_buf()
+  local st = M.buffers[buf]
+  if not st or st.phase ~= 'review' then
+    vim.notify('specedit: no hunks to review in this buffer', vim.log.levels.INFO)
+    return
+  end
+  if st.truncated then
+    vim.notify(
+      'specedit: the output was truncated; accept its hunks one by one (]h / [h move between them)',
+      vim.log.levels.WARN
+    )
+    return
+  end
+  if not st.suspect then
+    accept_pending(buf, st)
+    return
+  end
+  local yes = 'Accept all anyway'
+  vim.ui.select({ yes, 'Keep reviewing' }, { prompt = 'specedit WARNING: ' .. st.suspect }, function(choice)
+    if choice == yes and M.buffers[buf] == st and st.phase == 'review' then
+      accept_pending(buf, st)
     end
   end)
 end
@@ -380,20 +384,52 @@ function M.reject_all()
   end)
 end
 
-function M.status()
+local function jump(dir)
+  local buf = api.nvim_get_current_buf()
+  local st = M.buffers[buf]
+  if not st or st.phase ~= 'review' or not review.jump(buf, st, dir) then
+    vim.notify('specedit: no hunk to go to', vim.log.levels.INFO)
+  end
+end
+
+--- ]h: the cursor to the next pending hunk (wrapping around).
+function M.next_hunk()
+  jump(1)
+end
+
+--- [h: the cursor to the previous pending hunk (wrapping around).
+function M.prev_hunk()
+  jump(-1)
+end
+
+--- The lines :SpeceditStatus shows.
+function M.status_lines()
   local info = client.info
+  local sock = client.socket or client.socket_path()
   local lines = {
-    ('socket: %s'):format(client.socket or client.socket_path()),
+    ('socket: %s'):format(sock),
     info and ('server: %s %s, model %s (%s)'):format(info.server, info.version, info.model, info.backend)
       or 'server: not connected',
-    M.progress_text(0),
   }
+  local problem = client.socket_problem(sock)
+  if problem then
+    table.insert(lines, 'refused: ' .. problem)
+  end
+  local progress = M.progress_text(0)
+  if progress ~= '' then
+    table.insert(lines, progress)
+  end
   local w = M.warmed
   if w then
     table.insert(lines, ('last warm-up: %s, %s (%s tokens, %s ms)'):format(
-      w.path or '?', w.status, w.evaluatedTokens or 0, w.ms or 0))
+      val(w.path) or '?', w.status, val(w.evaluatedTokens) or 0, val(w.ms) or 0))
   end
-  vim.notify(table.concat(lines, '\n'), vim.log.levels.INFO)
+  return lines
+end
+
+--- :SpeceditStatus, echoed (not vim.notify) so that :redir and execute() capture it.
+function M.status()
+  api.nvim_echo({ { table.concat(M.status_lines(), '\n') } }, true, {})
 end
 
 return M

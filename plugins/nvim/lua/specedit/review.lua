@@ -2,6 +2,7 @@
 --- highlighted, deleted lines are shown as virtual lines above them. Accepting a hunk keeps
 --- it; rejecting one puts the old lines back. Every change of one review is joined into a
 --- single undo step (undojoin), so after the review one `u` restores the original buffer.
+--- M.jump moves the cursor to the next or previous pending hunk (]h / [h), wrapping around.
 local M = {}
 
 local api = vim.api
@@ -24,6 +25,7 @@ local function set_hl()
   api.nvim_set_hl(0, 'SpeceditDelete', { default = true, link = 'DiffDelete' })
   api.nvim_set_hl(0, 'SpeceditHint', { default = true, link = 'Comment' })
   api.nvim_set_hl(0, 'SpeceditProgress', { default = true, link = 'DiagnosticInfo' })
+  api.nvim_set_hl(0, 'SpeceditWarn', { default = true, link = 'DiagnosticWarn' })
 end
 
 --- The buffer's current lines [s, e) of a pending hunk (extmarks follow edits).
@@ -140,6 +142,45 @@ function M.hunk_at_cursor(buf, st)
     return best
   end
   return nil
+end
+
+--- Move the cursor of the current window to the next (dir 1) or previous (dir -1) pending
+--- hunk, wrapping around the buffer; the hunk, or nil when none is pending.
+function M.jump(buf, st, dir)
+  local row = api.nvim_win_get_cursor(0)[1] - 1
+  local starts = {}
+  for _, h in ipairs(pending(st)) do
+    local s = position(buf, h)
+    if s then
+      table.insert(starts, { math.min(s, api.nvim_buf_line_count(buf) - 1), h })
+    end
+  end
+  if #starts == 0 then
+    return nil
+  end
+  table.sort(starts, function(a, b)
+    return a[1] < b[1]
+  end)
+  local pick = nil
+  if dir > 0 then
+    for _, e in ipairs(starts) do
+      if e[1] > row then
+        pick = e
+        break
+      end
+    end
+    pick = pick or starts[1]
+  else
+    for i = #starts, 1, -1 do
+      if starts[i][1] < row then
+        pick = starts[i]
+        break
+      end
+    end
+    pick = pick or starts[#starts]
+  end
+  api.nvim_win_set_cursor(0, { pick[1] + 1, 0 })
+  return pick[2]
 end
 
 function M.accept(buf, h)

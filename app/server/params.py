@@ -2,7 +2,7 @@
 
 Contract: :func:`parse_start`, :func:`parse_warm` and :func:`parse_apply` take the raw
 ``params`` of ``rewrite/start`` / ``rewrite/warm`` / ``rewrite/apply`` and return typed
-values, or raise :class:`~specedit.app.rpc.RpcError` with code -32602 and a message naming
+values, or raise :class:`~specedit.app.server.rpc.RpcError` with code -32602 and a message naming
 the field.
 Ranges are 0-based ``[startLine, endLine)`` over lines split on ``"\\n"`` (as hunks are).
 With ``options.expand == "node"`` the range grows to the enclosing tree-sitter node
@@ -17,9 +17,9 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from ..engine.sampling import SamplingParams
-from .diff import split_lines
-from .rewrite import RewriteOptions
+from ...engine.sampling import SamplingParams
+from ..diff import split_lines
+from ..options import RewriteOptions
 from .rpc import INVALID_PARAMS, RpcError
 
 MAX_INSTRUCTION = 20_000
@@ -93,10 +93,11 @@ def _options(raw: Any) -> tuple[dict[str, Any], str | None, str | None]:
     if not isinstance(exact, bool):
         raise _bad("options.exact must be a boolean")
     kw["exact"] = exact
-    temperature = _num(raw.get("temperature", 0.0), "options.temperature", 0.0, 10.0)
-    top_p = _num(raw.get("topP", 1.0), "options.topP", 1e-6, 1.0)
-    top_k = _int(raw.get("topK", 0), "options.topK", 0, 1 << 20)
-    seed = _int(raw.get("seed", 0), "options.seed", 0, (1 << 63) - 1)
+    d = SamplingParams()  # the one set of sampling defaults
+    temperature = _num(raw.get("temperature", d.temperature), "options.temperature", 0.0, 10.0)
+    top_p = _num(raw.get("topP", d.top_p), "options.topP", 1e-6, 1.0)
+    top_k = _int(raw.get("topK", d.top_k), "options.topK", 0, 1 << 20)
+    seed = _int(raw.get("seed", d.seed), "options.seed", 0, (1 << 63) - 1)
     kw["sampling"] = SamplingParams(temperature=temperature, top_k=top_k, top_p=top_p, seed=seed)
     expand = raw.get("expand")
     if expand not in (None, "none", "node"):
@@ -158,7 +159,7 @@ def parse_warm(params: Any) -> tuple[str, str | None, tuple[int, int] | None]:
 
 
 def _expand(text: str, path: str | None, lang: str | None, a: int, b: int) -> tuple[int, int]:
-    from . import syntax
+    from .. import syntax
 
     lang = lang or (syntax.language_for_path(path) if path else None)
     if not lang:
@@ -174,6 +175,8 @@ class ApplyParams:
     session_id: str
     path: str
     hunk_ids: list[int] | None
+    force: bool = False
+    """Apply a result flagged as suspect (it deletes lines the instruction did not ask to)."""
 
 
 def parse_apply(params: Any) -> ApplyParams:
@@ -187,4 +190,7 @@ def parse_apply(params: Any) -> ApplyParams:
         if not isinstance(ids, list):
             raise _bad("hunkIds must be an array of integers")
         ids = [_int(i, "hunkIds[]", 0) for i in ids]
-    return ApplyParams(sid, path, ids)
+    force = p.get("force", False)
+    if not isinstance(force, bool):
+        raise _bad("force must be a boolean")
+    return ApplyParams(sid, path, ids, force)

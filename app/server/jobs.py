@@ -35,13 +35,15 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..engine.metrics import Metrics
-from .diff import preview_hunks, split_lines
-from .files import FileError
-from .prompt import closing_fence_at, fence_for
-from .rewrite import RewriteOptions, RewriteResult, rewrite, warm
+from ...engine.backend import UserError
+from ...engine.metrics import Metrics
+from ..diff import preview_in_file
+from ..options import RewriteOptions
+from ..prompt import rewrite_fence
+from ..rewrite import RewriteResult, rewrite, warm
+from ..session import ModelSession
+from ..stream import FencedText
 from .rpc import Connection
-from .session import ModelSession
 
 log = logging.getLogger(__name__)
 
@@ -71,6 +73,7 @@ class Job:
     started: float | None = None
     preview_seq: int = 0
     _preview_len: int = 0
+    _fed: int = 0  # pieces fed to the preview's stream reader
 
     def elapsed_ms(self) -> int:
         return int((time.perf_counter() - self.created) * 1000)
@@ -88,20 +91,9 @@ class Warm:
     interrupt: threading.Event = field(default_factory=threading.Event)
 
 
-def _partial_body(raw: str, fence: str) -> str:
-    """The complete lines of the block body streamed so far (opening fence repeat removed)."""
-    if raw.lstrip(" \t").startswith(fence):
-        nl = raw.find("\n")
-        raw = raw[nl + 1 :] if nl >= 0 else ""
-    end = closing_fence_at(raw, fence)
-    if end >= 0:
-        raw = raw[:end]
-    return raw[: raw.rfind("\n") + 1]
-
-
 def _validation(job: Job, new_text: str | None) -> dict[str, Any] | None:
     """Syntax errors before and after, from tree-sitter (``app.syntax``); None if unknown."""
-    from . import syntax
+    from .. import syntax
 
     lang = syntax.language_for_path(job.path) if job.path else None
     if lang is None or new_text is None:
@@ -199,21 +191,13 @@ class Scheduler:
 
     # ------------------------------------------------------------------ internals
     def _progress(self, job: Job, position: int = 0) -> None:
-        m = job.metrics
-        try:
-            tps = m.recent_tps() if job.state == "running" else 0.0
-        except RuntimeError:  # the deque changed under us; next tick will do
-            tps = m.decode_tps
         job.owner.notify(
             "rewrite/progress",
             {
                 "sessionId": job.id,
                 "state": job.state,
                 "queuePosition": position,
-                "generatedTokens": m.generated_tokens,
-                "tokPerSec": round(tps, 2),
-                "acceptance": round(m.acceptance, 4),
-                "tokensPerStep": round(m.tokens_per_call, 3),
+                **job.metrics.progress(),  # the figures' one source and their wire names
                 "elapsedMs": job.elapsed_ms(),
             },
             droppable=True,
@@ -227,17 +211,16 @@ class Scheduler:
         for i, job in enumerate(self.queue, start=1):
             self._progress(job, i)
 
-    def _preview(self, job: Job, region_text: str, offset: int, fence: str) -> None:
-        body = _partial_body("".join(job.pieces), fence)
+    def _preview(self, job: Job, fenced: FencedText) -> None:
+        pieces = job.pieces[job._fed :]
+        job._fed += len(pieces)
+        for piece in pieces:
+            fenced.feed(piece)
+        body = fenced.partial_body()
         if len(body) == job._preview_len:
             return
         job._preview_len = len(body)
-        hunks = []
-        for h in preview_hunks(region_text, body):
-            d = h.to_json()
-            d["startLine"] += offset
-            d["endLine"] += offset
-            hunks.append(d)
+        hunks = [h.to_json() for h in preview_in_file(job.text, body, job.opts.region)]
         job.preview_seq += 1
         job.owner.notify(
             "rewrite/preview",
@@ -254,6 +237,7 @@ class Scheduler:
             "output": extra.get("output"),
             "hunks": extra.get("hunks", []),
             "validation": extra.get("validation"),
+            "suspect": extra.get("suspect"),
             "stats": job.metrics.snapshot(),
         }
         job.done["stats"]["elapsedMs"] = job.elapsed_ms()
@@ -283,7 +267,7 @@ class Scheduler:
                 ),
             )
             result = (await fut).to_json()
-        except FileError as e:
+        except UserError as e:
             result = {"status": "error", "message": str(e)}
         except Exception as e:  # a warm-up only ever saves time: report, carry on
             log.exception("warm-up %d failed", w.id)
@@ -338,13 +322,7 @@ class Scheduler:
         log.info(
             "session %s: running (%d chars, region %s)", job.id, len(job.text), job.opts.region
         )
-        lines = split_lines(job.text)
-        if job.opts.region is not None:
-            a, b = job.opts.region
-            region_text, offset = "".join(lines[a:b]), a
-            fence = fence_for(region_text + job.text)
-        else:
-            region_text, offset, fence = job.text, 0, fence_for(job.text)
+        fenced = FencedText(rewrite_fence(job.text))
         fut = asyncio.get_running_loop().run_in_executor(self._pool, self._work, job)
         self._progress(job)
         while True:
@@ -353,18 +331,21 @@ class Scheduler:
                 break
             self._progress(job)
             try:
-                self._preview(job, region_text, offset, fence)
+                self._preview(job, fenced)
             except Exception:  # a preview is a nicety; the final diff is what counts
                 log.exception("preview failed")
         try:
             res, validation = fut.result()
-        except FileError as e:
+        except UserError as e:
             self._finish(job, "error", message=str(e))
             return
         job.result = res
         self._progress(job)
         if res.status == "cancelled":
             self._finish(job, "cancelled", message=res.message)
+        elif res.status == "truncated":  # the completed part's hunks, never "delete the rest"
+            hunks = [h.to_json() for h in res.hunks]
+            self._finish(job, "truncated", message=res.message, hunks=hunks)
         elif res.status != "ok":
             self._finish(job, "error", message=res.message)
         else:
@@ -375,4 +356,5 @@ class Scheduler:
                 output=res.new_text,
                 hunks=[h.to_json() for h in res.hunks],
                 validation=validation,
+                suspect=res.suspect.to_json() if res.suspect else None,
             )

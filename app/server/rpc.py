@@ -70,6 +70,9 @@ SERVER_NOT_INITIALIZED = int(ErrorCodes.ServerNotInitialized)  # -32002
 REQUEST_CANCELLED = int(LSPErrorCodes.RequestCancelled)  # -32800
 CONTENT_MODIFIED = int(LSPErrorCodes.ContentModified)  # -32801
 REQUEST_FAILED = int(LSPErrorCodes.RequestFailed)  # -32803
+SUSPECT_RESULT = -32804
+"""``rewrite/apply`` of a result that deletes lines the instruction did not ask to remove,
+without ``force``."""
 
 Handler = Callable[["Connection", Any], Awaitable[Any]]
 

@@ -15,7 +15,7 @@ Contract (the wire protocol is documented in ``docs/protocol.md``):
   ``rewrite/apply`` (atomic write with backup; -32801 when the file changed), ``shutdown``
   then ``exit`` (stops the server; ``exit`` alone just closes that connection).
   Notifications ``rewrite/progress``, ``rewrite/preview`` and ``rewrite/done`` come from
-  ``app.server_jobs``; a client that disconnects has its sessions cancelled.
+  ``app.server.jobs``; a client that disconnects has its sessions cancelled.
 * :func:`serve_main` is the CLI entry: it logs to ``<state>/logs/server.log`` (rotated),
   claims the socket before loading the model (so a second server is refused at once), then
   serves until SIGINT/SIGTERM or ``shutdown``+``exit``. :class:`ServerThread` runs a server
@@ -28,7 +28,6 @@ import asyncio
 import contextlib
 import hmac
 import logging
-import logging.handlers
 import os
 import secrets
 import signal
@@ -37,7 +36,22 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from .files import ConflictError, FileError, read_source, state_dir, write_atomic
+from ..files import ConflictError, FileError, read_source, write_atomic
+from ..options import LoadConfig
+from ..session import ModelSession
+from ..state import PrivateRotatingFileHandler, private_dir, state_subdir
+from .jobs import Job, Scheduler, Warm
+from .params import parse_apply, parse_start, parse_warm, session_id
+from .paths import (
+    AlreadyRunning,
+    ServerSetupError,
+    claim,
+    default_socket_path,
+    discovery_path,
+    peer_uid,
+    release,
+    write_discovery,
+)
 from .rpc import (
     CONTENT_MODIFIED,
     INVALID_PARAMS,
@@ -45,21 +59,10 @@ from .rpc import (
     MAX_HEADER_BYTES,
     REQUEST_FAILED,
     SERVER_NOT_INITIALIZED,
+    SUSPECT_RESULT,
     Connection,
     RpcError,
 )
-from .server_jobs import Job, Scheduler, Warm
-from .server_params import parse_apply, parse_start, parse_warm, session_id
-from .server_paths import (
-    AlreadyRunning,
-    ServerSetupError,
-    claim,
-    default_socket_path,
-    discovery_path,
-    peer_uid,
-    write_discovery,
-)
-from .session import ModelSession
 
 log = logging.getLogger(__name__)
 
@@ -153,7 +156,7 @@ class Server:
             with contextlib.suppress(FileNotFoundError):
                 path.unlink()
         if self._lock_fd is not None:
-            os.close(self._lock_fd)
+            release(self.socket_path, self._lock_fd)
             self._lock_fd = None
 
     # ------------------------------------------------------------------ connections
@@ -207,6 +210,7 @@ class Server:
             "protocolVersion": PROTOCOL_VERSION,
             "model": self.session.model_name,
             "backend": desc.get("backend"),
+            "device": desc.get("device"),
             "nCtx": desc.get("n_ctx"),
             "batchExact": desc.get("batch_exact"),
         }
@@ -262,8 +266,15 @@ class Server:
         job = self.scheduler.get(p.session_id)
         if job is None:
             raise RpcError(INVALID_PARAMS, f"unknown session {p.session_id!r}")
-        if job.state != "done" or job.result is None or job.result.new_text is None:
+        res = job.result
+        if job.state == "done" and res is not None and res.status == "truncated":
+            raise RpcError(REQUEST_FAILED, f"session {job.id} was cut short: {res.message}")
+        if job.state != "done" or res is None or res.new_text is None:
             raise RpcError(REQUEST_FAILED, f"session {job.id} has no finished rewrite to apply")
+        if res.suspect is not None and not p.force:
+            raise RpcError(
+                SUSPECT_RESULT, f"{res.suspect.message}; send force: true to apply it anyway"
+            )
         return await asyncio.to_thread(_apply_job, job, p.path, p.hunk_ids)
 
     async def _shutdown(self, conn: Connection, params: Any) -> None:
@@ -286,7 +297,7 @@ class Server:
 
 def _apply_job(job: Job, path: str, hunk_ids: list[int] | None) -> dict[str, Any]:
     """Write the job's accepted hunks to ``path`` (atomic, backed up, sha-checked)."""
-    from .diff import apply_hunks
+    from ..diff import apply_hunks
 
     assert job.result is not None
     hunks = job.result.hunks
@@ -374,11 +385,17 @@ class ServerThread:
 
 
 def _setup_logging(level: str, log_file: str | None) -> Path:
-    path = Path(log_file) if log_file else state_dir() / "logs" / "server.log"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    handler = logging.handlers.RotatingFileHandler(
-        path, maxBytes=5_000_000, backupCount=3, encoding="utf-8"
-    )
+    try:  # private: the log names the files edited (folder 0700, files 0600, rotated too)
+        if log_file:
+            path = Path(log_file)
+            private_dir(path.parent, tighten=False)  # a folder the user chose stays as it is
+        else:
+            path = state_subdir("logs") / "server.log"
+        handler = PrivateRotatingFileHandler(
+            path, maxBytes=5_000_000, backupCount=3, encoding="utf-8"
+        )
+    except OSError as e:
+        raise ServerSetupError(f"cannot open the log file: {e}") from None
     handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
     lvl = getattr(logging, level.upper(), None)
     if not isinstance(lvl, int):
@@ -390,9 +407,10 @@ def _setup_logging(level: str, log_file: str | None) -> Path:
     return path
 
 
-def serve_main(args: Any) -> int:
-    """The ``specedit serve`` command (see module docstring)."""
-    from .session import load_session
+def serve_main(args: Any, config: LoadConfig) -> int:
+    """The ``specedit serve`` command (see module docstring): ``config`` is the model to
+    serve, ``args`` the socket and logging flags."""
+    from ..session import load_session
 
     level = getattr(args, "serve_log_level", None) or "INFO"
     try:
@@ -401,16 +419,11 @@ def serve_main(args: Any) -> int:
         lock_fd = claim(sock)  # refuse early, before the model load
     except ServerSetupError as e:
         raise FileError(str(e)) from None
-    log.info("loading %s (log: %s)", args.model, log_path)
+    log.info("loading %s (log: %s)", config.model, log_path)
     try:
-        session = load_session(
-            args.model,
-            n_ctx=args.ctx,
-            threads=getattr(args, "threads", None),
-            draft_model=getattr(args, "draft_model", None),
-        )
+        session = load_session(config)
     except BaseException:
-        os.close(lock_fd)
+        release(sock, lock_fd)  # no rpc.lock left behind
         raise
 
     async def main() -> None:

@@ -1,0 +1,171 @@
+"""Run one prompt on a loaded model: the proposers, the stop, the caches. The one door.
+
+Contract: ``run_prompt(session, prompt, opts, max_tokens, ...)`` generates from a
+``Prompt`` (``app.prompt``) on ``session`` (``app.session.ModelSession``) with the
+proposers ``opts.draft`` names (prompt lookup over the prompt's spans and the output,
+a draft model, both, or none), the sampling and exactness of ``opts``, and stops at
+the prompt's closing fence (``app.stream.FencedText``) when it has one. It streams
+decoded text to ``on_text``, honours ``cancel`` between target calls, and returns a
+``RunResult`` with the text, the tokens, the ``Metrics`` and whether the block was
+closed. The session's lock serialises runs. The KV cache of the longest prefix the
+target holds already is reused (``cold=True`` starts from an empty cache, as the
+benchmarks do), and with ``opts.prompt_cache`` the prompt's shared prefix
+(``Prompt.prefix_end``) is restored from and saved to disk (``app.prompt_cache``).
+``rewrite``, ``answer`` and every benchmark run through here.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from ..engine.backend import ModelError, TargetModel, cached_tokens, shared_prefix
+from ..engine.combined import CombinedDrafter
+from ..engine.decode import GenConfig, generate
+from ..engine.draft import Drafter
+from ..engine.draft_model import ModelDrafter
+from ..engine.lookup import LookupDrafter
+from ..engine.metrics import Metrics
+from ..engine.policy import AdaptivePolicy, PolicyConfig
+from . import prompt_cache
+from .options import RewriteOptions
+from .prompt import Prompt, Span
+from .session import ModelSession
+from .stream import FencedText, StreamDecoder
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class RunResult:
+    text: str
+    """The decoded output, cut after the closing fence line when there is one."""
+    tokens: list[int]
+    """The generated token ids (EOS excluded; a block accepted past the fence included)."""
+    metrics: Metrics
+    fenced: FencedText | None
+    """The fenced block read from the output (None for a prompt without a fence)."""
+
+    @property
+    def closed(self) -> bool:
+        """True when the output reached its closing fence."""
+        return self.fenced is not None and self.fenced.closed
+
+
+def _newline_ids(target: TargetModel) -> list[int]:
+    return sorted(
+        {t for s in ("\n", "\n\n", "\n    ", "\n        ") for t in target.tokenize(s)[-1:]}
+    )
+
+
+def lookup_drafter(target: TargetModel, spans: tuple[Span, ...], prompt_len: int) -> LookupDrafter:
+    """The prompt-lookup drafter over ``target``'s vocabulary (byte pieces for resync)."""
+
+    def encode(b: bytes) -> list[int]:
+        try:
+            return target.tokenize(b.decode("utf-8"), special=False)
+        except UnicodeDecodeError:  # the tail of a split character: no clean re-encoding
+            return []
+
+    return LookupDrafter(
+        spans=list(spans),
+        prompt_len=prompt_len,
+        newline_ids=_newline_ids(target),
+        piece=lambda t: target.detokenize([t]),
+        encode=encode,
+    )
+
+
+def proposers(
+    session: ModelSession, opts: RewriteOptions, prompt: Prompt, policy: AdaptivePolicy
+) -> Drafter | None:
+    """The proposer ``opts.draft`` asks for (None for plain decoding)."""
+    if opts.draft == "none":
+        return None
+    lookup = lookup_drafter(session.target, prompt.spans, len(prompt))
+    if opts.draft == "lookup" or (opts.draft == "auto" and session.draft is None):
+        return lookup
+    if session.draft is None:
+        raise ModelError("--draft model needs a draft model: --draft model:NAME|PATH")
+    model = ModelDrafter(
+        session.draft,
+        opts.sampling,
+        target=session.target,
+        policy=policy,
+        costs=session.draft_costs,
+    )
+    return model if opts.draft == "model" else CombinedDrafter(lookup, model, policy)
+
+
+def gen_config(session: ModelSession, opts: RewriteOptions, max_tokens: int) -> GenConfig:
+    """The engine's settings for ``opts`` on ``session`` (exact mode's block size is the
+    session's measured one)."""
+    return GenConfig(
+        max_tokens=max_tokens,
+        sampling=opts.sampling,
+        policy=PolicyConfig(fixed_k=opts.k),
+        speculate=opts.draft != "none",
+        exact_block=session.exact_block if opts.exact else None,
+    )
+
+
+def run_prompt(
+    session: ModelSession,
+    prompt: Prompt,
+    opts: RewriteOptions,
+    max_tokens: int,
+    *,
+    on_text: Callable[[str], None] | None = None,
+    cancel: threading.Event | None = None,
+    metrics: Metrics | None = None,
+    cold: bool = False,
+) -> RunResult:
+    """Generate from ``prompt`` (see the module docstring)."""
+    target = session.target
+    cfg = gen_config(session, opts, max_tokens)
+    dec = StreamDecoder(target)
+    fenced = FencedText(prompt.fence) if prompt.fence else None
+    parts: list[str] = []
+
+    def on_tokens(toks: list[int]) -> bool:
+        piece = dec.feed(toks)
+        if not piece:
+            return True
+        parts.append(piece)
+        if on_text is not None:
+            on_text(piece)
+        return fenced is None or not fenced.feed(piece)
+
+    ids = list(prompt.ids)
+    with session.lock:
+        if cold:
+            target.rollback(0)
+        # reuse the KV cache of the longest prefix shared with what the cache holds now
+        cached = shared_prefix(cached_tokens(target), ids)
+        disk = opts.prompt_cache and bool(session.cache_key)
+        if disk:
+            cached = prompt_cache.restore(target, ids, session.cache_key, have=cached)
+        policy = session.policy(cfg.policy)
+        drafter = proposers(session, opts, prompt, policy)  # owns the draft's cache
+        res = generate(
+            target,
+            ids,
+            cfg,
+            drafter,
+            on_tokens=on_tokens,
+            cancel=cancel,
+            metrics=metrics,
+            policy=policy,
+            cached_prefix=cached,
+        )
+        if disk and res.metrics.stop_reason != "cancelled":
+            prompt_cache.store(target, ids, prompt.prefix_end, session.cache_key)
+    tail = dec.flush()
+    parts.append(tail)
+    if fenced is not None:
+        fenced.feed(tail)
+    # tokens past the closing fence arrive in the same accepted batch: not part of the text
+    text = fenced.through_fence() if fenced is not None else "".join(parts)
+    return RunResult(text, res.tokens, res.metrics, fenced)

@@ -1,0 +1,11 @@
+"""``specedit serve``: one loaded model, served to editor plugins over a local socket.
+
+Modules: ``rpc`` (JSON-RPC 2.0 with LSP framing on one connection), ``params`` (request
+validation), ``jobs`` (the rewrite queue and its notifications), ``paths`` (where the
+socket lives and who may use it), ``core`` (the server, its methods and ``serve_main``).
+The wire protocol is documented in ``docs/protocol.md``.
+"""
+
+from .core import Server, ServerThread, serve_main
+
+__all__ = ["Server", "ServerThread", "serve_main"]

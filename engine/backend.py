@@ -1,0 +1,107 @@
+"""The protocols the engine asks of a model backend, and the errors a user can act on.
+
+The engine owns these; ``models/`` implements them (llama.cpp, torch) and tests
+implement them with a numpy toy model. Checks are ``isinstance`` against the
+runtime-checkable protocols, never ``hasattr``.
+
+``TargetModel`` (every backend):
+  * ``eval(tokens, pos, want)`` appends ``tokens`` to the KV cache at positions
+    ``pos .. pos+len(tokens)-1`` (everything at ``>= pos`` is dropped first) and
+    returns logits ``[len(want), n_vocab]`` for the block offsets in ``want``
+    only. The array may be a view into backend memory that is valid until the
+    next ``eval``/``rollback``; copy it to keep it.
+  * ``rollback(pos)`` drops cache entries at positions ``>= pos``.
+  * ``tokenize(text, special)`` and ``detokenize(tokens) -> bytes``.
+  * ``chat_prompt(messages)`` renders the model's chat template and returns the
+    prompt text ending where the assistant's reply starts.
+  * ``name``, ``n_vocab``, ``n_ctx``, ``eos_ids``, ``backend`` (``"llama.cpp"``,
+    ``"torch"``, ...) and ``device_name`` (where it runs, for the stats: ``"CPU"``,
+    ``"CUDA0 NVIDIA GeForce RTX 4090"``, ...).
+
+``PrefixCache`` (backends that can reuse a prompt prefix): ``cache_tokens`` lists
+the token ids in the KV cache by position, so a caller can keep the longest
+shared prefix of its next prompt.
+
+``StatefulCache`` (a ``PrefixCache`` whose KV state can be saved to a file and
+loaded by a later process): ``save_state(path) -> bytes`` and
+``load_state(path, max_tokens) -> token ids`` (``[]`` when the file does not fit).
+``Describes``: ``describe() -> dict`` says where and how the model runs.
+
+Errors: ``UserError`` is the base of every problem a user can fix (a bad file, a
+missing model, an empty instruction); ``str(err)`` is one clear line and front
+ends show it as such. ``ModelError`` is a model that cannot be found, read or
+loaded; ``app.files.FileError`` is a file problem.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Protocol, runtime_checkable
+
+import numpy as np
+
+
+class UserError(Exception):
+    """A problem the user can fix; the message is one user-facing line."""
+
+
+class ModelError(UserError, RuntimeError):
+    """A model could not be found, read or loaded. The message is user-facing."""
+
+
+@runtime_checkable
+class TargetModel(Protocol):
+    name: str
+    n_vocab: int
+    n_ctx: int
+    eos_ids: frozenset[int]
+    backend: str
+    device_name: str
+
+    def eval(self, tokens: Sequence[int], pos: int, want: Sequence[int]) -> np.ndarray: ...
+
+    def rollback(self, pos: int) -> None: ...
+
+    def tokenize(self, text: str, special: bool = False) -> list[int]: ...
+
+    def detokenize(self, tokens: Sequence[int]) -> bytes: ...
+
+    def chat_prompt(self, messages: list[dict[str, str]]) -> str: ...
+
+
+@runtime_checkable
+class PrefixCache(Protocol):
+    cache_tokens: list[int]
+    """Token ids in the KV cache, by position."""
+
+
+@runtime_checkable
+class StatefulCache(PrefixCache, Protocol):
+    def save_state(self, path: str | Path) -> int: ...
+
+    def load_state(self, path: str | Path, max_tokens: int | None = None) -> list[int]: ...
+
+
+@runtime_checkable
+class Describes(Protocol):
+    def describe(self) -> dict:
+        """Where and how the model runs (device, dtype, quantization, memory): for the
+        stats and ``specedit doctor``."""
+        ...
+
+
+def cached_tokens(target: object) -> list[int]:
+    """The token ids ``target`` holds in its KV cache (``[]`` when it cannot tell)."""
+    return target.cache_tokens if isinstance(target, PrefixCache) else []
+
+
+def shared_prefix(a: Sequence[int], b: Sequence[int]) -> int:
+    """Length of the common prefix of two token sequences."""
+    n = min(len(a), len(b))
+    if n == 0:
+        return 0
+    x = np.asarray(a[:n], dtype=np.int64)
+    y = np.asarray(b[:n], dtype=np.int64)
+    diff = np.flatnonzero(x != y)
+    return int(diff[0]) if diff.size else n

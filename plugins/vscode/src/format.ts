@@ -1,0 +1,138 @@
+/**
+ * Display strings for the progress notice and the status bar, as pure functions of the
+ * server's notifications. No `vscode` import. Fields a newer server adds are optional.
+ */
+import type { Done, Progress, Suspect } from './client';
+
+/** 1234 -> "1,234". */
+export function thousands(n: number): string {
+  return Math.round(n).toString().replace(/\B(?=(\d{3})+(?!\d))/g, ',');
+}
+
+/** One line for a progress display: the queue, the reading phase, then the decode figures. */
+export function formatProgress(p: Progress): string {
+  if (p.state === 'queued') {
+    return `queued (#${p.queuePosition})`;
+  }
+  if (p.phase === 'reading') {
+    let s = `reading file ${thousands(p.readTokens ?? 0)}`;
+    if (p.promptTokens != null) {
+      s += `/${thousands(p.promptTokens)}`;
+    }
+    s += ' tokens';
+    if (p.readTokPerSec != null) {
+      s += `, ${Math.round(p.readTokPerSec)} tok/s`;
+    }
+    return s;
+  }
+  return (
+    `${thousands(p.generatedTokens ?? 0)} tok · ${(p.tokPerSec ?? 0).toFixed(1)} tok/s · ` +
+    `acceptance ${Math.round((p.acceptance ?? 0) * 100)}% · ${(p.tokensPerStep ?? 0).toFixed(2)} tok/step`
+  );
+}
+
+/** "torch on cuda, verifier triton, edit whole" from rewrite/done stats ('' if not named). */
+export function formatEngine(stats: Record<string, unknown> | null | undefined): string {
+  const s = stats ?? {};
+  const str = (v: unknown) => (v === null || v === undefined || v === '' ? null : String(v));
+  const parts: string[] = [];
+  const backend = str(s.backend);
+  const device = str(s.device);
+  if (backend) {
+    parts.push(device ? `${backend} on ${device}` : backend);
+  } else if (device) {
+    parts.push(`on ${device}`);
+  }
+  const verifier = str(s.verifier);
+  if (verifier) {
+    parts.push(`verifier ${verifier}`);
+  }
+  const edit = str(s.editMode ?? s.edit_mode);
+  if (edit) {
+    parts.push(`edit ${edit}`);
+  }
+  return parts.join(', ');
+}
+
+
+/** The notice for a finished rewrite with hunks to review, and whether it is a warning. */
+export function formatDone(done: Done): { text: string; warning: boolean } {
+  const parts = [`${done.hunks.length} hunk(s)`];
+  const tps = done.stats?.decode_tps;
+  if (typeof tps === 'number') {
+    parts.push(`${tps.toFixed(1)} tok/s`);
+  }
+  const engine = formatEngine(done.stats);
+  if (engine) {
+    parts.push(engine);
+  }
+  let text = parts.join(', ');
+  let warning = false;
+  const v = done.validation;
+  if (v && !v.ok) {
+    text += ` (syntax errors ${v.errorsBefore} → ${v.errorsAfter})`;
+    warning = true;
+  }
+  if (done.status === 'truncated') {
+    text = `TRUNCATED: ${done.message || 'the output did not reach its end'}; ${text} of the completed part, review them one by one`;
+    warning = true;
+  }
+  const suspect = formatSuspect(done.suspect);
+  if (suspect) {
+    text += `. WARNING: ${suspect}`;
+    warning = true;
+  }
+  return { text, warning };
+}
+
+/** One line for a suspect result, or null. */
+export function formatSuspect(s: Suspect | null | undefined): string | null {
+  if (!s) {
+    return null;
+  }
+  if (s.message) {
+    return s.message;
+  }
+  return `the result deletes ${s.deletedLines ?? 'some'} line(s) the instruction did not ask to remove (${s.reason})`;
+}
+
+/** What the status-bar item shows. */
+export interface StatusState {
+  server: 'disconnected' | 'starting' | 'connected' | 'error';
+  /** the server's model and backend (initialize), or the error */
+  model?: string;
+  backend?: string;
+  error?: string;
+  /** the running rewrite's last progress, if one runs */
+  progress?: Progress | null;
+  /** the review of the active document, if any */
+  review?: { pending: number; truncated: boolean; suspect: boolean } | null;
+}
+
+/** The status-bar text (with a codicon) and its tooltip. */
+export function formatStatus(s: StatusState): { text: string; tooltip: string } {
+  const where = s.model ? `${s.model}${s.backend ? ` (${s.backend})` : ''}` : '';
+  let text: string;
+  if (s.server === 'starting') {
+    text = '$(loading~spin) specedit: starting the server';
+  } else if (s.server === 'error') {
+    text = '$(error) specedit';
+  } else if (s.server === 'disconnected') {
+    text = '$(circle-slash) specedit';
+  } else {
+    text = `$(check) specedit: ${where}`;
+  }
+  if (s.progress) {
+    text = `$(sync~spin) specedit: ${formatProgress(s.progress)}`;
+  } else if (s.review) {
+    const warn = s.review.truncated ? ' · TRUNCATED' : s.review.suspect ? ' · WARNING' : '';
+    text = `$(diff) specedit: ${s.review.pending} hunk(s) to review${warn}`;
+  }
+  const state = {
+    disconnected: 'not connected',
+    starting: 'starting the server (loading the model)',
+    connected: `connected: ${where}`,
+    error: `error: ${s.error ?? '?'}`,
+  }[s.server];
+  return { text, tooltip: `specedit server: ${state}\nClick for the server's output` };
+}

@@ -1,0 +1,62 @@
+/** Display strings (./format), including the fields only newer servers send. */
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import type { Done, Progress } from '../src/client';
+import { formatDone, formatEngine, formatProgress, formatStatus, thousands } from '../src/format';
+
+const P: Progress = {
+  sessionId: 's',
+  state: 'running',
+  queuePosition: 0,
+  generatedTokens: 1042,
+  tokPerSec: 34.56,
+  acceptance: 0.78,
+  tokensPerStep: 2.5,
+  elapsedMs: 10,
+};
+
+const DONE: Done = {
+  sessionId: 's',
+  status: 'ok',
+  message: '',
+  output: 'x',
+  hunks: [{ id: 0, startLine: 0, endLine: 1, oldText: 'a\n', newText: 'b\n' }],
+  validation: null,
+  stats: { decode_tps: 31.24 },
+};
+
+describe('format', () => {
+  test('progress: queue, reading, decode; an older server reads as before', () => {
+    assert.equal(formatProgress(P), '1,042 tok · 34.6 tok/s · acceptance 78% · 2.50 tok/step');
+    assert.equal(formatProgress({ ...P, state: 'queued', queuePosition: 2 }), 'queued (#2)');
+    const reading = { ...P, phase: 'reading' as const, promptTokens: 1700, readTokens: 1234, readTokPerSec: 97.6 };
+    assert.equal(formatProgress(reading), 'reading file 1,234/1,700 tokens, 98 tok/s');
+    assert.equal(formatProgress({ ...reading, phase: 'generating' }), formatProgress(P));
+    assert.equal(thousands(1234567), '1,234,567');
+  });
+
+  test('done: engine names, truncated, suspect', () => {
+    assert.deepEqual(formatDone(DONE), { text: '1 hunk(s), 31.2 tok/s', warning: false });
+    const stats = { decode_tps: 31.24, backend: 'torch', device: 'cuda', verifier: 'triton', editMode: 'whole' };
+    assert.equal(formatEngine(stats), 'torch on cuda, verifier triton, edit whole');
+    assert.equal(formatDone({ ...DONE, stats }).text, '1 hunk(s), 31.2 tok/s, torch on cuda, verifier triton, edit whole');
+    const t = formatDone({ ...DONE, status: 'truncated', output: null, message: 'raise maxTokens' });
+    assert.ok(t.warning && t.text.startsWith('TRUNCATED: raise maxTokens;'), t.text);
+    const s = formatDone({ ...DONE, suspect: { reason: 'drops_tail', message: 'it drops the last function', deletedLines: 9 } });
+    assert.ok(s.warning && s.text.endsWith('WARNING: it drops the last function'), s.text);
+    const bare = formatDone({ ...DONE, suspect: { reason: 'drops_share', message: '', deletedLines: 40 } });
+    assert.match(bare.text, /deletes 40 line\(s\).*drops_share/);
+  });
+
+  test('status bar', () => {
+    assert.match(formatStatus({ server: 'disconnected' }).text, /circle-slash/);
+    assert.match(formatStatus({ server: 'starting' }).text, /starting the server/);
+    const ok = formatStatus({ server: 'connected', model: 'qwen2.5-coder-0.5b', backend: 'llama.cpp' });
+    assert.equal(ok.text, '$(check) specedit: qwen2.5-coder-0.5b (llama.cpp)');
+    assert.match(formatStatus({ server: 'error', error: 'boom' }).tooltip, /error: boom/);
+    const busy = formatStatus({ server: 'connected', progress: { ...P, phase: 'reading', readTokens: 10, promptTokens: 20 } });
+    assert.equal(busy.text, '$(sync~spin) specedit: reading file 10/20 tokens');
+    const rev = formatStatus({ server: 'connected', review: { pending: 3, truncated: true, suspect: false } });
+    assert.equal(rev.text, '$(diff) specedit: 3 hunk(s) to review · TRUNCATED');
+  });
+});
