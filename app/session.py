@@ -7,6 +7,9 @@ catalog name or GGUF path, loads the model, runs the batch-exactness self-check
 so only the first load pays for it and says so) and calibrates the block-cost curve of the adaptive policy (its shape is
 cached with the exactness check; its level, which follows the machine's load,
 is re-measured at every load with 1-token calls; calls keep refining it).
+``on_stage(stage, detail)``, when given, is told where a load is: ``weights`` (detail:
+the backend), then ``draft``, ``exactness`` (the first load of this model only) and
+``calibration`` (detail: ``"<backend> on <device>"``), so a front end can show it.
 ``ModelSession.lock`` serialises generations: one at a time, this is a
 single-user latency tool. A backend that lists its cached token ids
 (``cache_tokens``) lets the next prompt that shares a prefix (the same file,
@@ -20,6 +23,7 @@ import logging
 import os
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -152,7 +156,11 @@ def _calibrate(target, entry: dict, save) -> dict[int, float]:
 
 
 def load_session(
-    config: LoadConfig | str, *, recheck: bool = False, **changes: object
+    config: LoadConfig | str,
+    *,
+    recheck: bool = False,
+    on_stage: Callable[[str, str], None] | None = None,
+    **changes: object,
 ) -> ModelSession:
     """Load the model of ``config`` (a ``LoadConfig``, or a model name/path with
     ``LoadConfig`` fields as keywords) and its draft model, if any, on the same backend,
@@ -163,13 +171,17 @@ def load_session(
     if changes and not isinstance(config, str):
         cfg = replace(cfg, **changes)
     threads = cfg.threads or max(1, os.cpu_count() or 1)
+    stage = on_stage or (lambda _stage, _detail: None)
     backend = resolve_backend(cfg)
     t = time.perf_counter()
+    stage("weights", backend)
     path, name, target = _load_target(cfg.model, backend, cfg, threads)
+    where = f"{target.backend} on {target.device_name}"
     draft, draft_costs = None, None
     if cfg.draft_model:
         from ..engine.draft_model import check_vocab, measure_draft
 
+        stage("draft", where)
         _, _, draft = _load_target(cfg.draft_model, backend, cfg, threads)
         check_vocab(draft, target)
         draft_costs = measure_draft(draft)
@@ -178,12 +190,14 @@ def load_session(
     entry = None if recheck else cache.get(key)
     first = entry is None
     if entry is None:
+        stage("exactness", where)
         probe = target.tokenize(_PROBE)
         exact_block, deltas = check_batch_exactness(target, probe)
         entry = {"exact_block": exact_block, "deltas": deltas}
         cache[key] = entry
         _save_cache(cache)
     deltas = {int(k): float(v) for k, v in entry["deltas"].items()}
+    stage("calibration", where)
     costs = _calibrate(target, entry, lambda: _save_cache(cache))
     sess = ModelSession(
         target=target,
