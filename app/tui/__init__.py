@@ -1,8 +1,9 @@
 """The specedit terminal app (Textual): ``run_tui(args)`` is what ``specedit [PATH]`` runs.
 
 Contract: ``run_tui(args)`` (``args.path``: file to open or None for a file picker;
-``args.model``: catalog name or GGUF path) runs the app full screen and returns the exit
-status. While it runs, log records go to ``<state>/tui.log`` instead of the terminal, so
+``args.model`` etc.: the command line's model flags, None where not given) runs the app
+full screen and returns the exit status. Its settings come from the config file, then
+``$SPECEDIT_MODEL``, then the flags (``app.tui.config.load_settings``). While it runs, log records go to ``<state>/tui.log`` instead of the terminal, so
 they cannot corrupt the display. A missing ``textual`` raises ``FileError`` with the
 install hint (the CLI prints it as one line).
 """
@@ -41,7 +42,7 @@ def run_tui(args: Any) -> int:
     """Run the terminal app on ``args.path`` with ``args.model``; return the exit status."""
     try:
         from .app import SpecEditApp
-        from .settings import TuiSettings
+        from .config import load_history, load_settings
     except ImportError as exc:
         raise FileError(
             f"the terminal app needs the 'tui' extra ({exc.name} is missing): "
@@ -49,15 +50,21 @@ def run_tui(args: Any) -> int:
         ) from None
     removed = _log_to_file()
     try:
-        settings = TuiSettings(
-            model=args.model,
-            draft_model=args.draft_model,
-            backend=args.backend,
-            gpu_layers=args.gpu_layers,
-            device=args.device,
-            n_ctx=args.ctx,
+        flags = {
+            "model": args.model,
+            "draft_model": args.draft_model,
+            "backend": args.backend,
+            "gpu_layers": args.gpu_layers,
+            "device": args.device,
+            "n_ctx": args.ctx,
+        }
+        settings, problems = load_settings(flags)
+        app = SpecEditApp(
+            getattr(args, "path", None),
+            settings=settings,
+            history=load_history(),
+            problems=problems,
         )
-        app = SpecEditApp(getattr(args, "path", None), settings=settings)
         code = app.run()
     finally:
         root = logging.getLogger()
