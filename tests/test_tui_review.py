@@ -16,6 +16,7 @@ from tui_helpers import (
     app_for,
     fixed_result,
     notes,
+    send_keys,
     suspect_result,
     truncated_result,
     typed,
@@ -28,6 +29,7 @@ from specedit.app.tui.live import LiveRun
 from specedit.app.tui.messages import RewriteFinished
 from specedit.app.tui.screens.confirm import ConfirmScreen
 from specedit.app.tui.screens.editor import EditorScreen
+from specedit.app.tui.settings import TuiSettings
 from specedit.engine.metrics import Metrics
 
 
@@ -185,7 +187,7 @@ def test_decisions_undo_and_reject_all(workdir):
 
 @pytest.mark.model
 def test_esc_mid_rewrite_then_keep_a_finished_hunk_real_model(workdir, qwen05, monkeypatch):
-    """The 0.5B renames in the first function; Esc once that hunk is done; keep it."""
+    """The 0.5B renames the first function; Esc once that hunk is done; keep it."""
     long = STATS + "".join(
         f"\n\ndef f{i}(prices):\n    return sum(prices) * {i}\n" for i in range(12)
     )
@@ -193,16 +195,17 @@ def test_esc_mid_rewrite_then_keep_a_finished_hunk_real_model(workdir, qwen05, m
     orig = qwen05.target.eval
 
     def slow(*a, **kw):
-        time.sleep(0.08)
+        time.sleep(0.15)
         return orig(*a, **kw)
 
     monkeypatch.setattr(qwen05.target, "eval", slow)
 
     async def run() -> None:
-        app = app_for(session=qwen05)
+        # short blocks (k=4), so that the rest of the file takes many calls after the hunk
+        app = app_for(session=qwen05, settings=TuiSettings(model=qwen05.model_name, k=4))
         async with app.run_test(size=SIZE, notifications=True) as pilot:
             screen = app.screen
-            screen.instruction.value = "Rename the variable result to acc."
+            screen.instruction.value = "Rename the function total to sum_prices."
             await pilot.press("enter")
 
             def past_first_hunk() -> bool:
@@ -213,11 +216,11 @@ def test_esc_mid_rewrite_then_keep_a_finished_hunk_real_model(workdir, qwen05, m
 
             await wait_for(pilot, past_first_hunk)
             assert screen.mode == "generating", "the rewrite ended before Esc: slow it more"
-            await pilot.press("escape")
+            await send_keys(pilot, "escape")  # at once (Pilot's press waits for an idle app)
             await wait_for(pilot, lambda: screen.mode != "generating")
             assert screen.mode == "review" and screen.review.partial, notes(app)
             first = screen.review.hunks[0]
-            assert "acc" in first.new_text and "result" in first.old_text
+            assert "def sum_prices(" in first.new_text and "def total(" in first.old_text
             await pilot.press("a", "ctrl+s")
             assert (workdir / "stats.py").read_text() == apply_hunks(long, [first])
 
