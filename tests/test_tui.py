@@ -50,6 +50,7 @@ from specedit.app.tui.widgets.status import (  # noqa: E402
     format_reading,
     format_sources,
     format_where,
+    live_rate,
 )
 
 
@@ -142,7 +143,10 @@ def test_settings_to_options_and_status_text():
     reading = fixed_metrics(read_total=1700, read_tokens=1234, prompt_tokens=1234)
     reading.prefill_s = 1234 / 98
     assert format_reading(reading) == "file 1,234/1,700 tokens, 98 tok/s"
+    assert format_reading(reading, 12.4) == "file 1,234/1,700 tokens, 98 tok/s · 12 s"
     assert format_reading(fixed_metrics(read_total=0)) == "preparing the prompt"
+    # no call ended in the recent window (a slow machine): the run's rate, never 0.0
+    assert live_rate(fixed_metrics()) == pytest.approx(186 / 0.6)
     assert format_where("llama.cpp", "CPU") == "llama.cpp on CPU"
     assert format_where("torch", "cuda:0", "triton") == "torch on cuda:0 · verifier triton"
     assert (
@@ -445,6 +449,7 @@ def test_snapshot_reading_the_prompt(workdir, snap_compare):
         screen.mode = "generating"
         screen._render_live()
         screen.refresh_status()
+        screen.query_one(StatusBar).show(m, state="generating", seconds=12.0)
         await pilot.pause()
 
     assert snap_compare(_with_model(app_for()), terminal_size=SIZE, run_before=before)

@@ -242,6 +242,7 @@ class EditorScreen(InstructionOps, ReviewOps, FileOps, Screen):
             state=state,
             flags=(settings.speculation, settings.exact),
             note=note,
+            seconds=time.monotonic() - self._run_started if self._run_started else None,
         )
 
     def _tick(self) -> None:

@@ -4,9 +4,10 @@ Contract: the bar is two lines. :meth:`StatusBar.show_loading` shows a model loa
 (model, backend and device once known, the stage, seconds so far). :meth:`StatusBar.show`
 takes a ``Metrics`` (the single source of every figure; nothing here computes a rate of
 its own) plus the app state: while the prompt is read (``Metrics.phase == "reading"``)
-a progress bar and "reading file 1,234/1,700 tokens, 98 tok/s"; while generating the
-decode tokens/s (``Metrics.recent_tps``, decode time only) with a ``Sparkline`` of its
-recent history, acceptance, tokens per target call and k; then where drafts came from,
+a progress bar and "reading file 1,234/1,700 tokens, 98 tok/s" with the seconds so far;
+while generating the decode tokens/s (``Metrics.recent_tps``, decode time only; the
+run's ``decode_tps`` while no call has ended in its window, so a slow call never reads
+as 0.0) with a ``Sparkline`` of its recent history, acceptance, tokens per target call and k; then where drafts came from,
 whether speculation is on and the run exact, and the model with the backend and device
 that ran it (and the verifier, when the engine names one). The sparkline is hidden until
 there is a decode rate to draw. It is called by a UI timer a few times a second, never
@@ -70,16 +71,24 @@ def format_sources(snap: dict) -> str:
     return "drafts: " + " · ".join(parts)
 
 
-def format_reading(m: Metrics) -> str:
-    """The reading phase: prompt tokens evaluated of those to evaluate, and the rate."""
+def format_reading(m: Metrics, seconds: float | None = None) -> str:
+    """The reading phase: prompt tokens evaluated of those to evaluate, the rate, and the
+    seconds so far (the prefill may report its progress only when it ends)."""
     if m.read_total <= 0:
-        return "preparing the prompt"
-    text = f"file {m.read_tokens:,}/{m.read_total:,} tokens"
-    if m.read_tps > 0:
-        text += f", {m.read_tps:,.0f} tok/s"
-    if m.cached_tokens:
-        text += f" ({m.cached_tokens:,} cached)"
-    return text
+        text = "preparing the prompt"
+    else:
+        text = f"file {m.read_tokens:,}/{m.read_total:,} tokens"
+        if m.read_tps > 0:
+            text += f", {m.read_tps:,.0f} tok/s"
+        if m.cached_tokens:
+            text += f" ({m.cached_tokens:,} cached)"
+    return text if seconds is None else f"{text} · {seconds:.0f} s"
+
+
+def live_rate(m: Metrics) -> float:
+    """The decode rate to show now: the recent one, or the run's while no call has ended
+    in the recent window (both are ``Metrics``' own figures)."""
+    return m.recent_tps() or m.decode_tps
 
 
 def format_where(backend: str, device: str, verifier: str = "") -> str:
@@ -145,7 +154,7 @@ class StatusBar(Widget):
         if metrics.phase != "generating":
             return  # nothing decoded yet: no rate to draw
         try:
-            self.history.append(metrics.recent_tps())
+            self.history.append(live_rate(metrics))
         except RuntimeError:  # the engine thread mutated the deque meanwhile
             log.debug("metrics busy; skipping a sample")
 
@@ -170,9 +179,10 @@ class StatusBar(Widget):
         history: Sequence[float] | None = None,
         flags: tuple[bool, bool] = (True, False),
         note: str = "",
+        seconds: float | None = None,
     ) -> None:
         """Render ``metrics``; with None (no run yet) show ``flags`` (speculation, exact)
-        and ``note`` (e.g. a queued instruction)."""
+        and ``note`` (e.g. a queued instruction). ``seconds``: since the run started."""
         if history is not None:
             self.history = deque(history, maxlen=self.history.maxlen)
         if metrics is None:
@@ -186,13 +196,13 @@ class StatusBar(Widget):
         try:
             snap = metrics.snapshot()
             reading = state == "generating" and metrics.phase == "reading"
-            tps = metrics.recent_tps() if state == "generating" else metrics.decode_tps
+            tps = live_rate(metrics) if state == "generating" else metrics.decode_tps
         except RuntimeError:
             return
         if reading:
             self.set_text("st-state", "reading")
             self.set_text("st-tps", "")
-            self.set_text("st-figures", format_reading(metrics))
+            self.set_text("st-figures", format_reading(metrics, seconds))
             bar = self.query_one("#st-read", ProgressBar)
             bar.update(total=max(metrics.read_total, 1), progress=metrics.read_tokens)
             self._graph("read")
