@@ -9,7 +9,9 @@ Contract:
     result that, when ``instruction`` does not ask for anything to be removed
     (``asks_removal``), either
       - deletes a trailing block: its last hunk runs to the end of ``old`` and removes
-        at least ``TAIL_LINES`` more non-blank lines than it adds (``drops_tail``), or
+        more non-blank lines than it adds: at least ``TAIL_LINES``, or at least
+        ``TAIL_SHARE`` of ``old``'s non-blank lines (a two-line function at the end of a
+        six-line file) (``drops_tail``), or
       - deletes a large share: on balance at least ``SHARE`` of ``old``'s non-blank
         lines, and at least ``MIN_SHARE_LINES`` of them, are gone (``drops_share``).
   * ``Suspect.message`` is one line for any front end; ``to_json`` is the wire form
@@ -27,6 +29,7 @@ from dataclasses import dataclass
 from .diff import compute_hunks, split_lines
 
 TAIL_LINES = 3
+TAIL_SHARE = 0.2
 SHARE = 0.3
 MIN_SHARE_LINES = 5
 
@@ -68,10 +71,10 @@ def suspect_deletion(old: str, new: str, instruction: str) -> Suspect | None:
     hunks = compute_hunks(old, new)
     if not hunks:
         return None
-    n_old = len(split_lines(old))
+    n_old, total = len(split_lines(old)), _nonblank(old)
     last = hunks[-1]
     tail = _nonblank(last.old_text) - _nonblank(last.new_text)
-    if last.end_line == n_old and tail >= TAIL_LINES:
+    if last.end_line == n_old and tail > 0 and (tail >= TAIL_LINES or tail >= TAIL_SHARE * total):
         return Suspect(
             "drops_tail",
             tail,
@@ -79,7 +82,6 @@ def suspect_deletion(old: str, new: str, instruction: str) -> Suspect | None:
             "not ask to remove (the model may have stopped early)",
         )
     lost = sum(_nonblank(h.old_text) - _nonblank(h.new_text) for h in hunks)
-    total = _nonblank(old)
     if lost >= MIN_SHARE_LINES and total and lost >= SHARE * total:
         return Suspect(
             "drops_share",

@@ -17,13 +17,14 @@ import argparse
 import json
 import logging
 import os
+import shlex
 import sys
 import time
 
 from rich.console import Console
 from rich.markup import escape
 
-from ..engine.backend import ModelError, UserError
+from ..engine.backend import UserError
 from ..engine.sampling import SamplingParams
 from ..models.catalog import CATALOG, DEFAULT_MODEL
 from .options import BACKENDS, LoadConfig, RewriteOptions
@@ -190,7 +191,8 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument(
         "--force",
         action="store_true",
-        help="with --write: write a result flagged as deleting lines it was not asked to",
+        help="with --write: write a read-only or foreign file, or a result flagged as "
+        "deleting lines it was not asked to",
     )
     _add_decoding(r)
 
@@ -200,11 +202,22 @@ def build_parser() -> argparse.ArgumentParser:
     _add_decoding(g)
 
     m = sub.add_parser("models", help="list, pull, locate or verify catalog models")
-    m.add_argument("action", choices=["list", "pull", "path", "verify"])
-    m.add_argument("name", nargs="?")
+    ms = m.add_subparsers(dest="action", required=True)
+    ms.add_parser("list", help="the catalog, and which models are installed")
+    for action, text in (
+        ("pull", "download and check a model"),
+        ("path", "print the file of an installed model"),
+        ("verify", "recompute the sha256 of an installed model"),
+    ):
+        ma = ms.add_parser(action, help=text)
+        ma.add_argument("name", metavar="NAME", help=f"catalog model: {', '.join(CATALOG)}")
+        if action == "pull":
+            ma.add_argument("--force", action="store_true", help="download again over any file")
 
-    u = sub.add_parser("undo", help="restore the previous content of a file")
-    u.add_argument("path")
+    for name, what in (("undo", "restore the previous content"), ("redo", "redo an undone write")):
+        u = sub.add_parser(name, help=f"{what} of a file")
+        u.add_argument("path")
+        u.add_argument("--force", action="store_true", help="even if the file changed since")
 
     # registered without importing bench (which imports the product): ``main`` hands
     # ``specedit bench ...`` to bench.cli before this parser ever runs
@@ -252,11 +265,13 @@ def _stream(a):
 
 
 def cmd_rewrite(a) -> int:
-    from .files import read_source, write_atomic
+    from .files import check_writable, read_source, write_atomic
     from .rewrite import rewrite
 
     src = read_source(a.path)
     _check_lines(a.lines, src.text, a.path)
+    if a.write:
+        check_writable(src, force=a.force)  # refuse before the model loads, not after
     context = tuple((p, read_source(p).text) for p in a.context)
     t0 = time.perf_counter()
     sess = _session(a)
@@ -289,7 +304,7 @@ def cmd_rewrite(a) -> int:
         if res.suspect is not None and not a.force:
             refused = f"{res.suspect.message}; not written (--force writes it anyway)"
         else:
-            written = write_atomic(src, res.new_text)
+            written = write_atomic(src, res.new_text, force=a.force)
     if a.json:
         obj = res.to_json()
         obj["stats"] = stats
@@ -304,7 +319,8 @@ def cmd_rewrite(a) -> int:
             out.out(res.diff, end="")
         _summary(stats, res.message, sess)
         if written:
-            say(escape(f"wrote {written.path} (backup {written.backup_path}; undo: specedit undo)"))
+            undo = shlex.join(["specedit", "undo", str(written.path)])
+            say(escape(f"wrote {written.path} (backup {written.backup_path}; undo: {undo})"))
     if res.status != "ok":
         error(res.message)
         return 1
@@ -361,26 +377,36 @@ def cmd_models(a) -> int:
             default = " (default)" if name == DEFAULT_MODEL else ""
             out.print(f"{name:22} {e.size_bytes / 1e6:7.0f} MB  {mark:9}  {e.description}{default}")
         return 0
-    if not a.name:
-        raise ModelError(f"models {a.action} needs a model name: {', '.join(CATALOG)}")
+    from .session import model_hash_record
+
     if a.action == "pull":
         with catalog.rich_progress() as progress:
-            path = catalog.pull(a.name, progress)
+            path = catalog.pull(a.name, progress, force=a.force, record=model_hash_record())
         out.out(str(path))
     elif a.action == "path":
         out.out(str(catalog.resolve_model(a.name)))
     else:
         with catalog.rich_progress() as progress:
-            path = catalog.verify(a.name, progress)
+            path = catalog.verify(a.name, progress, record=model_hash_record())
         out.out(f"{path}: sha256 ok")
     return 0
 
 
 def cmd_undo(a) -> int:
-    from .files import undo
+    """``specedit undo|redo PATH [--force]``: say what was restored from, and where the
+    text it replaced went."""
+    from rich.markup import escape
 
-    restored = undo(a.path)
-    say(escape(f"restored {a.path} from {restored}"))
+    from .undo import redo, undo
+
+    r = (undo if a.cmd == "undo" else redo)(a.path, force=a.force)
+    other = "redo" if a.cmd == "undo" else "undo"
+    line = f"restored {r.path} from {r.step}"
+    if r.saved and r.forced:
+        line += f"; your edits since were saved to {r.saved} (specedit {other} puts them back)"
+    elif r.saved:
+        line += f"; specedit {other} puts back the text it replaced ({r.saved})"
+    say(escape(line))  # whole in a log, wrapped on a terminal
     return 0
 
 
@@ -390,7 +416,7 @@ def main(argv: list[str] | None = None) -> int:
         from ..bench.cli import main as bench_main
 
         return bench_main(argv[1:])
-    known = {"rewrite", "generate", "models", "undo", "bench", "serve", "tui", "-h", "--help"}
+    known = set("rewrite generate models undo redo bench serve tui -h --help".split())
     tui_opts = ("--model", "--draft-model", "--backend", "--gpu-layers", "--device", "--quant")
     if not argv or (argv[0] not in known and (not argv[0].startswith("--") or argv[0] in tui_opts)):
         argv = ["tui", *argv]  # `specedit` and `specedit PATH` open the terminal app
@@ -406,7 +432,7 @@ def main(argv: list[str] | None = None) -> int:
             return cmd_generate(a)
         if a.cmd == "models":
             return cmd_models(a)
-        if a.cmd == "undo":
+        if a.cmd in ("undo", "redo"):
             return cmd_undo(a)
         if a.cmd == "serve":
             from .server import serve_main
@@ -415,7 +441,7 @@ def main(argv: list[str] | None = None) -> int:
         if a.cmd == "tui":
             from .tui import run_tui
 
-            return run_tui(a)
+            return run_tui(a, load_config(a))
     except UserError as e:
         error(e)
         return 1

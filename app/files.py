@@ -1,6 +1,7 @@
 """Reading and safely rewriting the user's source file.
 
-Contract: a user's file is never half-written or lost.
+Contract: a user's file is never half-written or lost, and never written against its
+owner's or its user's will.
 
 * :func:`read_source` reads a UTF-8 text file into a :class:`SourceFile`: text with line
   endings normalised to ``"\\n"`` and the BOM stripped, plus what is needed to write it back
@@ -8,16 +9,24 @@ Contract: a user's file is never half-written or lost.
   raw bytes. Anything that is not an editable UTF-8 text file raises :class:`FileError` with
   a one-line message.
 * :func:`render` turns new ``"\\n"`` text back into bytes in the original's conventions.
-* :func:`write_atomic` refuses to write (:class:`ConflictError`) if the file changed on disk
-  since it was read, backs up the current content, then writes a temp file in the same
-  directory, fsyncs it, copies the mode, ``os.replace``\\ s it over the original (following
-  symlinks to the real file) and fsyncs the directory. On failure the temp file is removed,
-  the original is untouched, and :class:`FileError` carries the OS reason.
-* Backups live in ``<state>/backups/<sha256(real path)[:16]>/<time_ns>.bak`` with an
-  ``index.json`` naming the original path; the newest :data:`MAX_BACKUPS` are kept. ``<state>``
-  is ``$SPECEDIT_STATE_DIR`` or ``platformdirs.user_state_path("specedit")``.
-* :func:`undo` restores the newest backup atomically and pops it; the content it replaces is
-  kept beside the backups as ``<time_ns>.redo`` so undo never loses anything either.
+* :func:`write_atomic` refuses (:class:`ConflictError`) if the file changed on disk since it
+  was read, and (:class:`FileError`, unless ``force``) if the user may not write it (a 0444
+  file, a read-only folder) or does not own it. It backs up the current content (durably,
+  see ``app.backups``), writes a temp file in the same folder, fsyncs it, gives it the mode,
+  owner and group of the original, ``os.replace``\\ s it over the original and fsyncs the
+  folder. If the folder cannot be synced the original is put back. On any failure the temp
+  file is removed, the original is untouched, and :class:`FileError` carries the OS reason.
+  Symlinks are followed: the real file is written and the link stays.
+* Writing **in place** (the same inode, so owner, mode and other names are kept) replaces
+  the rename when the file has hard links (a rename would silently split them), when the new
+  file could not keep the owner or group, and with ``force`` in a read-only folder. It stays
+  safe because the backup is complete and fsynced before the first byte changes, space is
+  reserved first, and a failed write puts the old bytes back; only a crash in the middle of
+  it can leave a mix, which ``specedit undo --force`` repairs from that backup.
+* :func:`check_writable` refuses early, before a long generation, what the write would.
+* Each backup records the sha256 of the bytes written over it, so ``app.undo`` can tell
+  whether the file still holds what specedit wrote. :func:`check_write`, :func:`put_bytes`
+  and :func:`save_step` are the steps ``app.undo`` shares with :func:`write_atomic`.
 """
 
 from __future__ import annotations
@@ -25,19 +34,18 @@ from __future__ import annotations
 import contextlib
 import errno
 import hashlib
-import json
 import logging
 import os
+import secrets
 import stat
-import tempfile
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-import platformdirs
-
 from ..engine.backend import UserError
+from . import backups
+from .backups import MAX_BACKUPS, backup_dir
+from .state import fsync_dir, write_temp
 
 __all__ = [
     "MAX_BACKUPS",
@@ -46,21 +54,18 @@ __all__ = [
     "SourceFile",
     "WriteResult",
     "backup_dir",
+    "check_writable",
     "list_backups",
     "read_source",
     "render",
     "source_from_text",
-    "state_dir",
-    "undo",
     "write_atomic",
 ]
 
 logger = logging.getLogger(__name__)
 
 BOM = b"\xef\xbb\xbf"
-MAX_BACKUPS = 20
 BINARY_SNIFF_BYTES = 8192
-STATE_ENV = "SPECEDIT_STATE_DIR"
 
 
 class FileError(UserError):
@@ -87,11 +92,13 @@ class SourceFile:
 
 @dataclass(frozen=True)
 class WriteResult:
-    """Outcome of a write: the real file written, its backup, the sha256 of the new bytes."""
+    """Outcome of a write: the real file written, its backup, the sha256 of the new bytes,
+    and whether it was written in place (see the module docstring)."""
 
     path: Path
     backup_path: Path | None
     sha256: str
+    in_place: bool = False
 
 
 # ----------------------------------------------------------------------------- reading
@@ -144,7 +151,7 @@ def _make_source(path: Path | None, raw: bytes, text: str, bom: bool, mode: int)
     )
 
 
-def _os_reason(exc: OSError) -> str:
+def os_reason(exc: OSError) -> str:
     return exc.strerror or str(exc)
 
 
@@ -160,7 +167,7 @@ def read_source(path: str | os.PathLike[str], *, max_bytes: int = 4_000_000) -> 
             raise FileError(f"{name} is a broken symlink") from None
         raise FileError(f"{name} does not exist") from None
     except OSError as exc:
-        raise FileError(f"cannot read {name}: {_os_reason(exc)}") from None
+        raise FileError(f"cannot read {name}: {os_reason(exc)}") from None
     if stat.S_ISDIR(st.st_mode):
         raise FileError(f"{name} is a directory; specedit edits files")
     if not stat.S_ISREG(st.st_mode):
@@ -172,7 +179,7 @@ def read_source(path: str | os.PathLike[str], *, max_bytes: int = 4_000_000) -> 
             raw = fh.read(max_bytes + 1)
             mode = stat.S_IMODE(os.fstat(fh.fileno()).st_mode)
     except OSError as exc:
-        raise FileError(f"cannot read {name}: {_os_reason(exc)}") from None
+        raise FileError(f"cannot read {name}: {os_reason(exc)}") from None
     if len(raw) > max_bytes:  # grew since stat
         raise FileError(f"{name} is too large (over {max_bytes:,} bytes)")
     text, bom = _decode(raw, name)
@@ -209,34 +216,177 @@ def render(src: SourceFile, new_text: str) -> bytes:
 # ----------------------------------------------------------------------------- writing
 
 
-def _fsync_dir(directory: Path) -> None:
+def _may_write(path: Path, st: os.stat_result, extra: int = 0) -> bool:
+    """Whether we may write ``path``. root may write anything, so for root the file (or
+    folder) counts as writable only when some write bit is set: a 0444 file is read-only."""
+    if os.geteuid() == 0:
+        return bool(st.st_mode & 0o222)
+    eff = os.access in os.supports_effective_ids
+    return os.access(path, os.W_OK | extra, effective_ids=eff)
+
+
+def check_write(target: Path, st: os.stat_result, force: bool) -> bool:
+    """Refuse (FileError) a write the user should not make; return True when the file must
+    be written in place (a hard link, or ``force`` in a read-only folder)."""
+    if st.st_uid != os.geteuid() and not force:
+        raise FileError(
+            f"{target} belongs to another user (uid {st.st_uid}); not writing it "
+            "(--force writes it and keeps its owner)"
+        )
+    if not _may_write(target, st) and not force:
+        raise FileError(
+            f"{target} is read-only (mode {stat.S_IMODE(st.st_mode):o}); not writing it "
+            "(--force writes it anyway)"
+        )
+    if st.st_nlink > 1:
+        return True  # a rename would break the link: write in place after the backup
+    parent = target.parent
     try:
-        fd = os.open(directory, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+        writable_dir = _may_write(parent, os.stat(parent), os.X_OK)
     except OSError as exc:
-        logger.warning("cannot open %s to fsync it: %s", directory, exc)
-        return
+        raise FileError(f"cannot write {target}: {os_reason(exc)}") from None
+    if not writable_dir:
+        if not force:
+            raise FileError(
+                f"cannot write {target}: its folder {parent} is read-only; not writing "
+                "(--force writes the file in place)"
+            )
+        return True
+    return False
+
+
+def _keep_owner(tmp: Path, st: os.stat_result, mode: int) -> bool:
+    """Give ``tmp`` the owner and group of the file it replaces; False when not allowed."""
+    tst = os.stat(tmp)
+    if (tst.st_uid, tst.st_gid) == (st.st_uid, st.st_gid):
+        return True
     try:
-        os.fsync(fd)
-    except OSError as exc:  # some filesystems refuse directory fsync; the data is written
-        logger.warning("fsync of directory %s failed: %s", directory, exc)
+        os.chown(tmp, st.st_uid, st.st_gid)
+        os.chmod(tmp, mode)  # chown may clear the set-id bits
+    except OSError:
+        return False
+    return True
+
+
+def _link_original(target: Path) -> Path | None:
+    """A second name for the original, to put it back if the folder cannot be synced."""
+    keep = target.parent / f".{target.name}.specedit-{secrets.token_hex(4)}.old"
+    try:
+        os.link(target, keep)
+    except OSError as exc:  # no hard links here: no rollback, the write is still atomic
+        logger.debug("cannot link %s to %s: %s", target, keep, exc)
+        return None
+    return keep
+
+
+def _replace(
+    target: Path, data: bytes, mode: int, st: os.stat_result | None, before: Callable[[], object]
+) -> bool:
+    """Atomically replace (or create) ``target``; raise FileError with the file unchanged.
+    Return False, having written nothing, when the new file could not keep the owner."""
+    tmp: Path | None = None
+    keep: Path | None = None
+    try:
+        tmp = write_temp(target.parent, f".{target.name}.specedit-", data, mode)
+        if st is not None and not _keep_owner(tmp, st, mode):
+            return False
+        before()
+        keep = _link_original(target) if st is not None else None
+        os.replace(tmp, target)
+        tmp = None
+        try:
+            fsync_dir(target.parent)
+        except OSError as exc:  # the rename may not survive a crash: put the original back
+            if keep is None:
+                raise FileError(
+                    f"wrote {target}, but syncing its folder failed: {os_reason(exc)}"
+                ) from None
+            os.replace(keep, target)
+            keep = None
+            raise FileError(
+                f"cannot write {target}: syncing its folder failed: {os_reason(exc)}; "
+                "the file is unchanged"
+            ) from None
+    except OSError as exc:
+        raise FileError(f"cannot write {target}: {os_reason(exc)}") from None
+    finally:
+        for leftover in (tmp, keep):
+            if leftover is not None:
+                with contextlib.suppress(OSError):
+                    os.unlink(leftover)
+    return True
+
+
+class PartlyWritten(FileError):
+    """An in-place write failed and the old bytes could not be put back."""
+
+
+def _pwrite_all(fd: int, data: bytes) -> None:
+    view, offset = memoryview(data), 0
+    while offset < len(data):
+        offset += os.pwrite(fd, view[offset:], offset)
+
+
+def _write_in_place(
+    target: Path,
+    data: bytes,
+    old: bytes,
+    before: Callable[[], object],
+    backup: Path | None,
+    why: str = "",
+) -> None:
+    """Overwrite ``target``'s own inode (keeps hard links, owner, mode). Safe because the
+    backup is complete and fsynced first; space is reserved before the first byte changes,
+    and on a failure the old bytes are written back."""
+    try:
+        fd = os.open(target, os.O_WRONLY | getattr(os, "O_CLOEXEC", 0))
+    except OSError as exc:
+        raise FileError(f"cannot write {target}{why}: {os_reason(exc)}") from None
+    try:
+        before()
+        try:
+            if len(data) > len(old):
+                try:
+                    os.posix_fallocate(fd, 0, len(data))
+                except OSError as exc:
+                    if exc.errno not in (errno.EINVAL, errno.EOPNOTSUPP, errno.ENOTSUP):
+                        raise FileError(f"cannot write {target}: {os_reason(exc)}") from None
+            _pwrite_all(fd, data)
+            os.ftruncate(fd, len(data))
+            os.fsync(fd)
+        except OSError as exc:
+            reason = os_reason(exc)
+            try:
+                _pwrite_all(fd, old)
+                os.ftruncate(fd, len(old))
+                os.fsync(fd)
+            except OSError:
+                where = f"is in {backup}" if backup else "could not be written back"
+                raise PartlyWritten(
+                    f"cannot write {target}: {reason}; it may be partly written: "
+                    f"its previous content {where}"
+                ) from None
+            raise FileError(f"cannot write {target}: {reason}; the file is unchanged") from None
     finally:
         os.close(fd)
 
 
-def _write_temp(directory: Path, prefix: str, data: bytes, mode: int) -> Path:
-    """Write ``data`` to a fresh fsynced temp file in ``directory``; remove it on failure."""
-    fd, tmp = tempfile.mkstemp(dir=directory, prefix=prefix, suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fchmod(fh.fileno(), mode)
-            os.fsync(fh.fileno())
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
-    return Path(tmp)
+def put_bytes(
+    target: Path,
+    data: bytes,
+    old: bytes,
+    st: os.stat_result | None,
+    mode: int,
+    in_place: bool,
+    before: Callable[[], object],
+    backup: Path | None,
+) -> bool:
+    """Write ``data`` over ``target`` by rename, or in place; return True if in place."""
+    if not in_place and _replace(target, data, mode, st, before):
+        return False
+    why = "" if in_place else " without changing its owner"  # a rename could not keep it
+    _write_in_place(target, data, old, before, backup, why)
+    return True
 
 
 def _unchanged_bytes(src: SourceFile, target: Path) -> bytes:
@@ -249,7 +399,7 @@ def _unchanged_bytes(src: SourceFile, target: Path) -> bytes:
             "Re-run against the new content."
         ) from None
     except OSError as exc:
-        raise FileError(f"cannot read {src.path}: {_os_reason(exc)}") from None
+        raise FileError(f"cannot read {src.path}: {os_reason(exc)}") from None
     current = hashlib.sha256(data).hexdigest()
     if current != src.sha256:
         raise ConflictError(
@@ -260,151 +410,78 @@ def _unchanged_bytes(src: SourceFile, target: Path) -> bytes:
     return data
 
 
-def _replace(
-    target: Path, data: bytes, mode: int, before_replace: Callable[[], object] | None = None
-) -> None:
-    """Atomically replace ``target`` with ``data``; raise FileError, original untouched."""
-    tmp: Path | None = None
+def _stat(target: Path, name: object) -> os.stat_result:
     try:
-        tmp = _write_temp(target.parent, f".{target.name}.specedit-", data, mode)
-        with contextlib.suppress(OSError):  # keep the owner when running as root
-            st = os.stat(target)
-            os.chown(tmp, st.st_uid, st.st_gid)
-        if before_replace is not None:
-            before_replace()
-        os.replace(tmp, target)
-        tmp = None
+        return os.stat(target)
     except OSError as exc:
-        raise FileError(f"cannot write {target}: {_os_reason(exc)}") from None
-    finally:
-        if tmp is not None:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
-    _fsync_dir(target.parent)
+        raise FileError(f"cannot read {name}: {os_reason(exc)}") from None
 
 
-def write_atomic(src: SourceFile, new_text: str, *, backup: bool = True) -> WriteResult:
-    """Write ``new_text`` over ``src.path`` atomically, after checking the file is unchanged
-    and (by default) backing it up. Symlinks are followed; ``path`` in the result is the
-    real file written."""
+def save_step(target: Path, data: bytes, suffix: str, wrote: str, mode: int) -> Path:
+    """Save ``data`` as the newest ``suffix`` step of ``target`` (see app.backups)."""
+    try:
+        return backups.save(target, data, suffix, wrote=wrote, mode=mode)
+    except OSError as exc:
+        where = backups.backup_dir(target)
+        raise FileError(
+            f"cannot back up {target} to {where}: {os_reason(exc)}; not writing"
+        ) from None
+
+
+def check_writable(src: SourceFile, *, force: bool = False) -> None:
+    """Raise FileError now when :func:`write_atomic` would refuse ``src``'s file for its
+    permissions or owner, so a command can refuse before a long generation (the write
+    checks again)."""
+    if src.path is None:
+        raise FileError("this buffer has no file path; cannot write it")
+    target = src.path.resolve()
+    check_write(target, _stat(target, src.path), force)
+
+
+def write_atomic(
+    src: SourceFile, new_text: str, *, backup: bool = True, force: bool = False
+) -> WriteResult:
+    """Write ``new_text`` over ``src.path`` after checking the file is unchanged and the user
+    may write it (``force`` writes a read-only file or another user's, keeping its owner),
+    and (by default) backing it up. Symlinks are followed; ``path`` in the result is the real
+    file written. See the module docstring for hard links."""
     if src.path is None:
         raise FileError("this buffer has no file path; cannot write it")
     target = src.path.resolve()
     old = _unchanged_bytes(src, target)
-    try:
-        mode = stat.S_IMODE(os.stat(target).st_mode)
-    except OSError as exc:
-        raise FileError(f"cannot read {src.path}: {_os_reason(exc)}") from None
-    backup_path = _save_backup(target, old, ".bak") if backup else None
+    st = _stat(target, src.path)
+    in_place = check_write(target, st, force)
+    mode = stat.S_IMODE(st.st_mode)
     data = render(src, new_text)
-    # Re-check right before the rename to keep the race window as small as possible.
+    digest = hashlib.sha256(data).hexdigest()
+    backup_path = save_step(target, old, ".bak", digest, mode) if backup else None
+    # The sha is checked again right before the bytes change, to keep the race window small.
     try:
-        _replace(target, data, mode, before_replace=lambda: _unchanged_bytes(src, target))
+        in_place = put_bytes(
+            target,
+            data,
+            old,
+            st,
+            mode,
+            in_place,
+            lambda: _unchanged_bytes(src, target),
+            backup_path,
+        )
+    except PartlyWritten:
+        raise  # keep the backup: it is the only whole copy of the old content
     except FileError:
         if backup_path is not None:  # nothing was written: don't leave a no-op undo step
-            with contextlib.suppress(OSError):
-                backup_path.unlink()
+            backups.pop(backup_path)
         raise
-    digest = hashlib.sha256(data).hexdigest()
-    logger.info("wrote %s (%d bytes, backup %s)", target, len(data), backup_path)
-    return WriteResult(path=target, backup_path=backup_path, sha256=digest)
-
-
-# ----------------------------------------------------------------------------- backups
-
-
-def state_dir() -> Path:
-    """``$SPECEDIT_STATE_DIR`` if set, else the platform's user state dir for specedit."""
-    override = os.environ.get(STATE_ENV)
-    if override:
-        return Path(override).expanduser()
-    return platformdirs.user_state_path("specedit")
-
-
-def backup_root() -> Path:
-    """``$SPECEDIT_BACKUP_DIR`` if set, else ``state_dir()/backups``."""
-    override = os.environ.get("SPECEDIT_BACKUP_DIR")
-    return Path(override).expanduser() if override else state_dir() / "backups"
-
-
-def backup_dir(path: str | os.PathLike[str]) -> Path:
-    """The directory holding the backups of ``path`` (its real, absolute path)."""
-    real = Path(os.path.abspath(os.fspath(path))).resolve()
-    key = hashlib.sha256(os.fsencode(real)).hexdigest()[:16]
-    return backup_root() / key
-
-
-def _entries(directory: Path, suffix: str) -> list[Path]:
-    try:
-        found = [p for p in directory.iterdir() if p.suffix == suffix and p.stem.isdigit()]
-    except FileNotFoundError:
-        return []
-    except OSError as exc:
-        raise FileError(f"cannot list backups in {directory}: {_os_reason(exc)}") from None
-    return sorted(found, key=lambda p: int(p.stem))
-
-
-def _save_backup(target: Path, data: bytes, suffix: str) -> Path:
-    """Store ``data`` as the newest backup of ``target``; prune to MAX_BACKUPS."""
-    directory = backup_dir(target)
-    try:
-        directory.mkdir(parents=True, exist_ok=True)
-        index = directory / "index.json"
-        if not index.exists():
-            payload = json.dumps({"path": str(target)}, indent=2).encode("utf-8")
-            tmp = _write_temp(directory, ".index-", payload, 0o600)
-            os.replace(tmp, index)
-        existing = _entries(directory, suffix)
-        stamp = time.time_ns()
-        if existing:
-            stamp = max(stamp, int(existing[-1].stem) + 1)
-        dest = directory / f"{stamp}{suffix}"
-        tmp = _write_temp(directory, ".backup-", data, 0o600)
-        os.replace(tmp, dest)
-    except OSError as exc:
-        raise FileError(
-            f"cannot back up {target} to {directory}: {_os_reason(exc)}; not writing"
-        ) from None
-    for old in _entries(directory, suffix)[:-MAX_BACKUPS]:
-        with contextlib.suppress(OSError):
-            old.unlink()
-    logger.debug("backed up %s to %s", target, dest)
-    return dest
+    how = "in place" if in_place else "atomically"
+    logger.info("wrote %s %s (%d bytes, backup %s)", target, how, len(data), backup_path)
+    return WriteResult(path=target, backup_path=backup_path, sha256=digest, in_place=in_place)
 
 
 def list_backups(path: str | os.PathLike[str]) -> list[Path]:
     """Backups of ``path``, oldest first (the last one is what :func:`undo` restores)."""
-    return _entries(backup_dir(path), ".bak")
-
-
-def undo(path: str | os.PathLike[str]) -> Path:
-    """Restore the newest backup of ``path`` atomically and remove it from the stack.
-
-    The content being replaced is saved as a ``.redo`` file beside the backups. Returns the
-    real path of the restored file."""
-    target = Path(os.path.abspath(os.fspath(path))).resolve()
-    backups = list_backups(target)
-    if not backups:
-        raise FileError(f"no backups of {os.fspath(path)} to restore")
-    newest = backups[-1]
+    directory = backup_dir(path)
     try:
-        data = newest.read_bytes()
+        return backups.list_steps(directory, ".bak")
     except OSError as exc:
-        raise FileError(f"cannot read backup {newest}: {_os_reason(exc)}") from None
-    try:
-        st = os.stat(target)
-        current: bytes | None = target.read_bytes()
-        mode = stat.S_IMODE(st.st_mode)
-    except FileNotFoundError:
-        current, mode = None, 0o644
-    except OSError as exc:
-        if exc.errno == errno.EISDIR:
-            raise FileError(f"{os.fspath(path)} is a directory; cannot restore") from None
-        raise FileError(f"cannot read {os.fspath(path)}: {_os_reason(exc)}") from None
-    if current is not None and current != data:
-        _save_backup(target, current, ".redo")
-    _replace(target, data, mode)
-    with contextlib.suppress(OSError):
-        newest.unlink()
-    logger.info("restored %s from %s", target, newest)
-    return target
+        raise FileError(f"cannot list backups in {directory}: {os_reason(exc)}") from None

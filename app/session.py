@@ -2,9 +2,11 @@
 
 Contract: ``load_session(LoadConfig | model, ...)`` resolves the backend
 (``resolve_backend``: ``auto`` is torch on a CUDA machine, llama.cpp otherwise), a
-catalog name or GGUF path, loads the model, runs the batch-exactness self-check
-(cached on disk per model file, backend, device and offload, build and thread count,
-so only the first load pays for it and says so) and calibrates the block-cost curve of the adaptive policy (its shape is
+catalog name or GGUF path (a catalog model's file is checked against its pinned
+sha256 at first use: ``catalog.check_once``, remembered in ``model_hash_record()``),
+loads the model, runs the batch-exactness self-check (cached on disk per model file,
+backend, device and offload, build and thread count, so only the first load pays for
+it and says so) and calibrates the block-cost curve of the adaptive policy (its shape is
 cached with the exactness check; its level, which follows the machine's load,
 is re-measured at every load with 1-token calls; calls keep refining it).
 ``on_stage(stage, detail)``, when given, is told where a load is: ``weights`` (detail:
@@ -27,11 +29,12 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from ..engine.backend import ModelError, TargetModel
+from ..engine.backend import Describes, ModelError, TargetModel
 from ..engine.policy import AdaptivePolicy, PolicyConfig
-from ..models.catalog import CATALOG, resolve_model
-from .files import state_dir
+from ..engine.verifier import calibration_target
+from ..models.catalog import CATALOG, check_once, resolve_model
 from .options import LoadConfig
+from .state import state_dir, state_subdir, write_private
 
 log = logging.getLogger(__name__)
 
@@ -86,7 +89,9 @@ class ModelSession:
         return AdaptivePolicy(cfg, costs=self.costs)
 
     def describe(self) -> dict:
+        extra = self.target.describe() if isinstance(self.target, Describes) else {}
         return {
+            **extra,
             "model": self.model_name,
             "path": str(self.model_path),
             "backend": self.target.backend,
@@ -109,8 +114,15 @@ def _cache_key(path: Path, target: TargetModel, threads: int) -> str:
         build = llama_cpp.__version__ + " " + llama_cpp.llama_print_system_info().decode()
     except Exception:  # pragma: no cover
         build = "?"
-    where = f"{target.backend}|{target.device_name}"  # the device name says what is offloaded
+    # the device name says what is offloaded; a torch model's quantization changes its costs
+    quant = target.describe().get("quant", "") if isinstance(target, Describes) else ""
+    where = f"{target.backend}|{target.device_name}|{quant}"
     return f"{path.resolve()}|{st.st_size}|{int(st.st_mtime)}|{where}|{build}|{threads}"
+
+
+def model_hash_record() -> Path:
+    """Where the sha256 checks of catalog model files are remembered (``check_once``)."""
+    return state_dir() / "model_hashes.json"
 
 
 def _load_cache() -> dict:
@@ -122,12 +134,8 @@ def _load_cache() -> dict:
 
 
 def _save_cache(data: dict) -> None:
-    f = state_dir() / "model_checks.json"
-    try:
-        f.parent.mkdir(parents=True, exist_ok=True)
-        tmp = f.with_suffix(".tmp")
-        tmp.write_text(json.dumps(data, indent=1))
-        os.replace(tmp, f)
+    try:  # private: the state dir 0700, the file 0600
+        write_private(state_subdir() / "model_checks.json", json.dumps(data, indent=1).encode())
     except OSError as e:  # a cache is optional
         log.warning("could not save model checks: %s", e)
 
@@ -198,7 +206,8 @@ def load_session(
         _save_cache(cache)
     deltas = {int(k): float(v) for k, v in entry["deltas"].items()}
     stage("calibration", where)
-    costs = _calibrate(target, entry, lambda: _save_cache(cache))
+    # the cost curve times the step that really runs (on a GPU: never a host copy of logits)
+    costs = _calibrate(calibration_target(target), entry, lambda: _save_cache(cache))
     sess = ModelSession(
         target=target,
         model_name=name,
@@ -241,12 +250,12 @@ def resolve_backend(cfg: LoadConfig) -> str:
         return cfg.backend
     if not _nvidia_present():
         return "llama.cpp"
-    try:
-        import torch
-        import triton  # noqa: F401
-    except ImportError:
-        return "llama.cpp"
-    return "torch" if torch.cuda.is_available() else "llama.cpp"
+    from ..kernels.support import kernel_support
+
+    ok, why = kernel_support(cfg.device or "cuda")
+    if not ok:
+        log.info("backend auto: llama.cpp (%s)", why)
+    return "torch" if ok else "llama.cpp"
 
 
 def _load_target(model: str, backend: str, cfg: LoadConfig, threads: int):
@@ -255,6 +264,7 @@ def _load_target(model: str, backend: str, cfg: LoadConfig, threads: int):
         path = Path(model).expanduser()
     else:
         path = resolve_model(model)
+        check_once(path, model_hash_record())  # a catalog model's sha256, once per version
     name = model if model in CATALOG else path.name
     if backend == "llama.cpp":
         from ..models.llama_cpp_backend import LlamaTarget
@@ -267,7 +277,12 @@ def _load_target(model: str, backend: str, cfg: LoadConfig, threads: int):
         except ImportError as e:
             raise ModelError(f"the torch backend needs the 'torch' extra: {e}") from e
         target = TorchTarget.from_gguf_or_dir(
-            path, n_ctx=cfg.n_ctx, name=name, n_threads=threads, device=cfg.device
+            path,
+            n_ctx=cfg.n_ctx,
+            name=name,
+            n_threads=threads,
+            device=cfg.device,
+            quant=cfg.quant,
         )
         return path, name, target
     raise ModelError(f"unknown backend {backend!r}; use llama.cpp, torch or auto")

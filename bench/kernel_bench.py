@@ -4,9 +4,11 @@
 median over repetitions, CUDA events) for greedy, plain sampling (lookup and probabilistic
 drafts) and top-k + top-p, with the kernel in explicit-randomness and in-kernel Philox mode,
 the kernel's column slices swept, and reports ratios plus whether kernel and baseline agree on
-the same uniforms and noise. ``compile_check`` compiles every kernel variant for a CUDA target
-without a GPU. CLI: ``python -m specedit.bench.kernel_bench [--compile-only] [--out FILE]``;
-it writes one JSON record to stdout.
+the same uniforms and noise and on the same position-keyed Philox numbers. The baseline is
+``kernels.verify_torch`` (the verifier's torch fallback). ``compile_check`` compiles every
+kernel variant for a CUDA target without a GPU (``--arch 86 89 90 120``). CLI:
+``python -m specedit.bench.kernel_bench [--compile-only] [--arch ...] [--out FILE]``; it
+writes one JSON record to stdout.
 """
 
 from __future__ import annotations
@@ -31,54 +33,6 @@ CASES = {
     "sample-probs": (SamplingParams(temperature=0.8), True),
     "top-k-top-p-probs": (SamplingParams(temperature=0.7, top_k=50, top_p=0.9), True),
 }
-
-
-def verify_torch(
-    logits: torch.Tensor,  # [n+1, V]
-    draft: torch.Tensor,  # [n]
-    params: SamplingParams,
-    draft_probs: torch.Tensor | None = None,  # [n, V]
-    uniforms: torch.Tensor | None = None,  # [n]
-    noise: torch.Tensor | None = None,  # [n+1, V]
-) -> tuple[torch.Tensor, torch.Tensor]:
-    """The reference rules in batched torch ops (fp32), no host sync: (num_accepted, tokens).
-
-    ``tokens [n+1]`` is padded with -1 after the recovered or bonus token, like the kernel's.
-    """
-    n, v = draft.shape[0], logits.shape[1]
-    rows = torch.arange(n + 1, device=logits.device)
-    if params.greedy:
-        extra = logits.argmax(-1)  # [n+1]
-        accept = extra[:n] == draft
-    else:
-        x = logits.float() / max(params.temperature, 1e-6)
-        if 0 < params.top_k < v:
-            kth = x.topk(params.top_k, dim=-1).values[:, -1:]
-            x = x.masked_fill(x < kth, float("-inf"))
-        p = x.softmax(-1)
-        if params.top_p < 1.0:
-            sp, order = p.sort(dim=-1, descending=True, stable=True)
-            drop = (sp.cumsum(-1) - sp) >= params.top_p
-            p = p.scatter(-1, order, sp.masked_fill(drop, 0.0))
-            p = p / p.sum(-1, keepdim=True)
-        px = p[:n].gather(1, draft[:, None])[:, 0]
-        if draft_probs is None:
-            qx = torch.ones_like(px)
-            residual = p.clone()
-            residual[:n].scatter_(1, draft[:, None], 0.0)
-        else:
-            qx = draft_probs.float().gather(1, draft[:, None])[:, 0]
-            residual = torch.cat([(p[:n] - draft_probs.float()).clamp_min(0.0), p[n:]])
-        ratio = torch.where(qx > 0, px / qx.clamp_min(1e-30), torch.zeros_like(px))
-        accept = (qx > 0) & (uniforms < ratio.clamp(max=1.0))
-        empty = residual.sum(-1, keepdim=True) <= 0
-        residual = torch.where(empty, p, residual)
-        extra = (residual / noise).argmax(-1)
-    rejected = torch.cat([~accept, accept.new_ones(1)])
-    j = rejected.int().argmax()  # first rejection; row n always "rejects"
-    padded = torch.cat([draft, draft.new_zeros(1)])
-    tokens = torch.where(rows < j, padded, torch.where(rows == j, extra[j], -1))
-    return j, tokens
 
 
 def _time_us(fn, reps: int, device: torch.device) -> tuple[float, float]:
@@ -123,7 +77,8 @@ def run(
     splits: tuple[int, ...] = SPLITS,
 ) -> dict:
     """Time ``cases`` of ``CASES``; returns the JSON record (``device="cpu"``: smoke runs)."""
-    from ..kernels.verify_launcher import PhiloxStream, verify_triton_async
+    from ..kernels.verify_launcher import verify_triton_async
+    from ..kernels.verify_torch import verify_torch
 
     dev = torch.device(device)
     if dev.type == "cuda" and not torch.cuda.is_available():
@@ -136,7 +91,6 @@ def run(
     q = torch.softmax(torch.randn(n, vocab, device=dev, generator=g) * 3, -1)
     u = torch.rand(n, device=dev, generator=g)
     e = torch.empty(n + 1, vocab, device=dev).exponential_(generator=g)
-    stream = PhiloxStream(seed=0)
     results = []
     for name in cases:
         params, probs = CASES[name]
@@ -144,16 +98,19 @@ def run(
         log.info("case %s", name)
 
         def baseline(p=params, qq=qq):
-            return verify_torch(logits, draft, p, qq, u, e)
+            return verify_torch(logits, draft, p, qq, uniforms=u, noise=e)
 
         def kernel(p=params, qq=qq, splits=None):
             return verify_triton_async(logits, draft, p, qq, uniforms=u, noise=e, splits=splits)
 
         def seeded(p=params, qq=qq):
-            off = stream.take(n, vocab)
-            return verify_triton_async(logits, draft, p, qq, seed=stream.seed, offset=off)
+            return verify_triton_async(logits, draft, p, qq, position=1000)
 
-        (j_ref, t_ref), (j_k, t_k) = baseline(), kernel()
+        def seeded_baseline(p=params, qq=qq):
+            return verify_torch(logits, draft, p, qq, position=1000)
+
+        agree = torch.equal(baseline(), kernel())
+        agree_seeded = torch.equal(seeded_baseline(), seeded())
         torch_us, torch_piped = _time_us(baseline, reps, dev)
         triton_us, triton_piped = _time_us(kernel, reps, dev)
         by_splits = {s: _time_us(lambda s=s: kernel(splits=s), reps, dev)[0] for s in splits}
@@ -166,8 +123,10 @@ def run(
                 "torch_us_pipelined": round(torch_piped, 1),
                 "triton_us_pipelined": round(triton_piped, 1),
                 "triton_seeded_us": round(_time_us(seeded, reps, dev)[0], 1),
+                "torch_seeded_us": round(_time_us(seeded_baseline, reps, dev)[0], 1),
                 "triton_us_by_splits": {str(k): round(t, 1) for k, t in by_splits.items()},
-                "agree": bool(int(j_ref) == int(j_k[0]) and torch.equal(t_ref, t_k)),
+                "agree": bool(agree),
+                "agree_seeded": bool(agree_seeded),
             }
         )
     return {
@@ -209,7 +168,7 @@ def compile_check(arch: int = 90, quick: bool = False) -> dict:
         "cand_score_ptr": "*fp32",
         "cand_col_ptr": "*i32",
         "counter_ptr": "*i32",
-        "num_accepted_ptr": "*i32",
+        "num_accepted_ptr": "*i64",
         "tokens_ptr": "*i64",
     }
     floats = {"temperature", "top_p_hi", "top_p_lo"}
@@ -223,7 +182,7 @@ def compile_check(arch: int = 90, quick: bool = False) -> dict:
         elif a in flags or a in ("MAX_SPLITS", "BLOCK", "RADIX_BLOCK", "ROWS"):
             signature[a] = "constexpr"
         else:
-            signature[a] = "i64" if a in ("seed", "offset") else "i32"
+            signature[a] = "i64" if a in ("seed", "position") else "i32"
     aligned = ["V", "stride_l", "stride_q", "stride_e", *ptrs]
     attrs = {(names.index(a),): [["tt.divisibility", 16]] for a in aligned}
     quick_set = {(True, False, False, False, False), (False,) * 5, (False,) + (True,) * 4}
@@ -259,13 +218,19 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("-n", type=int, default=16, help="draft length")
     ap.add_argument("--dtype", choices=["fp32", "fp16", "bf16"], default="bf16")
     ap.add_argument("--reps", type=int, default=50)
-    ap.add_argument("--compile-only", action="store_true", help="compile for sm_90, no GPU")
+    ap.add_argument("--compile-only", action="store_true", help="compile for --arch, no GPU")
+    ap.add_argument("--arch", type=int, nargs="+", default=[90], help="sm_XX targets to compile")
     ap.add_argument("--quick", action="store_true", help="with --compile-only: 3 variants")
     ap.add_argument("--out", help="also write the JSON record here")
     args = ap.parse_args(argv)
     logging.basicConfig(level=logging.INFO, stream=sys.stderr)
     if args.compile_only:
-        record = compile_check(quick=args.quick)
+        records = [compile_check(arch, quick=args.quick) for arch in args.arch]
+        record = (
+            records[0]
+            if len(records) == 1
+            else {"bench": "verify_kernel_compile", "archs": records}
+        )
     else:
         record = run(args.vocab, args.n, args.dtype, args.reps)
     text = json.dumps(record, indent=1)

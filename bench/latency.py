@@ -128,7 +128,7 @@ def _import_s() -> float:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from ..app.files import state_dir
+    from ..app.state import state_dir
 
     ap = argparse.ArgumentParser(prog="specedit bench latency", description=__doc__)
     ap.add_argument("--model", default="qwen2.5-coder-1.5b")

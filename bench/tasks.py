@@ -9,8 +9,10 @@ for Spec-Bench prompts, which have none). Kinds:
   * ``edit``: an edit instruction on a real standard-library file;
   * ``summarization``, ``rag``: copy-heavy Spec-Bench categories;
   * ``writing``, ``roleplay``: free-form Spec-Bench controls.
-Spec-Bench is read from ``../shared/data/spec_bench/question.jsonl`` (or
-``$SPECEDIT_SPEC_BENCH``); missing data just skips those kinds, loudly.
+Spec-Bench ships with the project: ``bench/data/spec_bench/question.jsonl`` holds the
+first :data:`VENDORED_PER_KIND` rows of each kind above (Apache-2.0, see the README there).
+``$SPECEDIT_SPEC_BENCH`` points at another copy (the full file, for more rows). Data that
+is missing, unreadable or short of rows is skipped with a warning, never an error.
 """
 
 from __future__ import annotations
@@ -35,6 +37,8 @@ EDITS = (
     ("shlex.py", "Add a one-line docstring to every method of shlex that lacks one."),
 )
 SPEC_KINDS = ("summarization", "rag", "writing", "roleplay", "qa", "math_reasoning")
+VENDORED_PER_KIND = 10  # rows of each SPEC_KINDS kind in bench/data/spec_bench/question.jsonl
+SPEC_BENCH_FILE = Path(__file__).resolve().parent / "data" / "spec_bench" / "question.jsonl"
 
 
 @dataclass
@@ -87,28 +91,41 @@ def _rewrite_task(kind: str, fname: str, instruction: str, max_lines: int) -> Ta
 
 
 def spec_bench_path() -> Path:
+    """``$SPECEDIT_SPEC_BENCH`` if set, else the subset vendored with the project."""
     env = os.environ.get("SPECEDIT_SPEC_BENCH")
-    if env:
-        return Path(env)
-    here = Path(__file__).resolve().parent.parent
-    return here.parent / "shared" / "data" / "spec_bench" / "question.jsonl"
+    return Path(env).expanduser() if env else SPEC_BENCH_FILE
+
+
+def _spec_rows(path: Path) -> list[dict]:
+    """The well-formed rows of a Spec-Bench ``question.jsonl``; [] (and a warning) if the
+    file is missing or unreadable."""
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError) as e:
+        log.warning("bench: cannot read Spec-Bench data at %s (%s); its kinds are skipped", path, e)
+        return []
+    rows = []
+    for line in lines:
+        try:
+            row = json.loads(line) if line.strip() else None
+        except ValueError:
+            row = None
+        if isinstance(row, dict) and isinstance(row.get("turns"), list) and row["turns"]:
+            rows.append(row)
+    return rows
 
 
 def _spec_tasks(kind: str, n: int) -> list[Task]:
     path = spec_bench_path()
-    if not path.exists():
-        log.warning("bench: Spec-Bench data not found at %s; %s skipped", path, kind)
-        return []
-    rows = [json.loads(x) for x in path.read_text().splitlines() if x.strip()]
     out = []
-    for row in rows:
-        if row["category"] != kind:
+    for row in _spec_rows(path):
+        if row.get("category") != kind:
             continue
-        turn = row["turns"][0]
+        turn = str(row["turns"][0])
         out.append(
             Task(
                 kind,
-                f"{kind}-{row['question_id']}",
+                f"{kind}-{row.get('question_id', len(out))}",
                 turn,
                 messages=[{"role": "user", "content": CTX_MARK.format(0)}],
                 pieces={CTX_MARK.format(0): turn},
@@ -116,6 +133,9 @@ def _spec_tasks(kind: str, n: int) -> list[Task]:
         )
         if len(out) >= n:
             break
+    if len(out) < n:
+        more = " (set $SPECEDIT_SPEC_BENCH to the full file for more)" if out else ""
+        log.warning("bench: %d of %d %s tasks in %s%s", len(out), n, kind, path, more)
     return out
 
 

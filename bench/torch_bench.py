@@ -11,6 +11,8 @@ exactness check and cost calibration included), builds every task's prompt with
     on the same ``nn.Module`` (transformers' own cache and loop), the peer;
   * ``hf`` (optional): ``model.generate`` greedy without lookup.
 
+The specedit modes verify where ``engine.verifier.choose_verifier`` says (the Triton
+kernel on CUDA); the record names it and the target's quantization and memory.
 Every mode stops at the task's closing fence (a ``StoppingCriteria`` for
 transformers) or after the same token cap. It returns a JSON-able record:
 per task and mode the medians of decode tok/s, ratio to plain, greedy
@@ -29,6 +31,7 @@ from dataclasses import asdict, dataclass
 from ..app.options import RewriteOptions
 from ..app.session import load_session
 from ..app.stream import FencedText, StreamDecoder
+from ..engine.verifier import choose_verifier
 from .record import add_common, config_from_args, save_record
 from .spec_runs import Run, engine_run, machine, rewrite_budget, summarise, task_record
 from .tasks import load_tasks
@@ -149,6 +152,8 @@ def run_torch_bench(cfg: TorchBenchConfig, progress=None) -> dict:
         "model": sess.describe(),
         "device": str(target.device),
         "dtype": str(target.dtype),
+        "target": target.describe(),  # quantization, KV cache kind, CUDA graphs, memory
+        "verifier": choose_verifier(target).name,
         "machine": machine(
             {
                 "torch": torch.__version__,

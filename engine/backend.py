@@ -25,6 +25,7 @@ shared prefix of its next prompt.
 ``StatefulCache`` (a ``PrefixCache`` whose KV state can be saved to a file and
 loaded by a later process): ``save_state(path) -> bytes`` and
 ``load_state(path, max_tokens) -> token ids`` (``[]`` when the file does not fit).
+``Describes``: ``describe() -> dict`` says where and how the model runs.
 
 Errors: ``UserError`` is the base of every problem a user can fix (a bad file, a
 missing model, an empty instruction); ``str(err)`` is one clear line and front
@@ -80,6 +81,14 @@ class StatefulCache(PrefixCache, Protocol):
     def save_state(self, path: str | Path) -> int: ...
 
     def load_state(self, path: str | Path, max_tokens: int | None = None) -> list[int]: ...
+
+
+@runtime_checkable
+class Describes(Protocol):
+    def describe(self) -> dict:
+        """Where and how the model runs (device, dtype, quantization, memory): for the
+        stats and ``specedit doctor``."""
+        ...
 
 
 def cached_tokens(target: object) -> list[int]:

@@ -10,8 +10,9 @@ stops the loop between target calls.
 One step, with ``pending`` the last accepted token (not yet in the KV cache)::
 
     block  = [pending, d1 .. dk]            # k from the policy, drafts from the drafter
-    logits = target.eval(block, pos)        # rows 0..k, one forward pass
-    j, new = verify(logits, draft)          # accepted d1..dj, then one recovered/bonus token
+    logits = target.eval(block, pos)        # rows 0..k, one forward pass   } verifier.verify_block
+    j, new = verify(logits, draft)          # accepted d1..dj, then one     } (engine.verifier)
+                                            #   recovered/bonus token
     pos   += 1 + j                          # cache entries past pos are stale; next eval drops them
 
 Plain decoding is the same loop with k = 0, so both paths share every line.
@@ -20,6 +21,10 @@ Exact mode: a backend whose batched numerics differ from 1-token evaluation
 (llama.cpp's CPU path past a block size) is evaluated in sub-blocks of at most
 ``exact_block`` tokens, found by ``check_batch_exactness`` when the model
 loads; then greedy speculative output equals plain output token for token.
+
+Where the logits are judged is the ``verifier``'s business (``engine.verifier``): numpy
+on the host, or the Triton kernel on the device for a torch target on CUDA, chosen by
+``choose_verifier`` unless given; ``Metrics.verifier`` names the one that ran.
 """
 
 from __future__ import annotations
@@ -37,7 +42,8 @@ from .draft import Draft, Drafter
 from .metrics import Metrics
 from .policy import AdaptivePolicy, PolicyConfig
 from .sampling import SamplingParams
-from .verify import RowVerifier, VerifyResult
+from .verifier import HostVerifier, Verifier, choose_verifier
+from .verify import VerifyResult
 
 log = logging.getLogger(__name__)
 
@@ -65,15 +71,20 @@ class GenResult:
 
 
 def prefill(
-    target: TargetModel, prompt: Sequence[int], metrics: Metrics, start: int = 0
-) -> np.ndarray:
-    """Evaluate ``prompt[start:]`` (``start`` tokens are already cached); last row of logits."""
+    target: TargetModel,
+    prompt: Sequence[int],
+    metrics: Metrics,
+    start: int = 0,
+    verifier: Verifier | None = None,
+):
+    """Evaluate ``prompt[start:]`` (``start`` tokens are already cached); the last row of logits,
+    where ``verifier`` works (numpy on the host by default)."""
     if start >= len(prompt):
         start = len(prompt) - 1
     metrics.cached_tokens = start
     metrics.read_total = len(prompt) - start
     t = time.perf_counter()
-    logits = np.array(target.eval(prompt[start:], start, [len(prompt) - 1 - start])[0])
+    logits = (verifier or HostVerifier()).prefill(target, prompt[start:], start)
     metrics.observe_prefill(len(prompt) - start, time.perf_counter() - t)
     return logits
 
@@ -89,11 +100,14 @@ def generate(
     metrics: Metrics | None = None,
     policy: AdaptivePolicy | None = None,
     cached_prefix: int = 0,
+    verifier: Verifier | None = None,
 ) -> GenResult:
     """Generate from ``prompt`` with speculative decoding (see module docstring)."""
     if not prompt:
         raise ValueError("empty prompt")
+    ver = verifier or choose_verifier(target)
     m = metrics or Metrics()
+    m.verifier = ver.name
     pol = policy or AdaptivePolicy(cfg.policy)
     m.exact = cfg.exact_block is not None
     m.speculation = cfg.speculate and drafter is not None
@@ -103,11 +117,10 @@ def generate(
     out: list[int] = []
     eos = target.eos_ids
 
-    first_logits = prefill(target, ctx, m, cached_prefix)
+    first_logits = prefill(target, ctx, m, cached_prefix, ver)
     with m.time("sample"):
-        res = RowVerifier(np.empty(0, np.int64), cfg.sampling, position=0).feed(first_logits[None])
+        new = [ver.first_token(first_logits, cfg.sampling, n_out=0)]
     pos = len(ctx)  # where ``pending`` goes in the cache
-    new = res.tokens
     m.start_decoding()
     t_decode = time.perf_counter()
     while True:
@@ -125,7 +138,7 @@ def generate(
         block = [ctx[-1], *(int(t) for t in draft.tokens)]
         t = time.perf_counter()
         with m.time("verify"):
-            res = _verify_block(target, block, pos, draft, cfg, len(out), m)
+            res = _verify_block(ver, target, block, pos, draft, cfg, len(out), m)
         dt = time.perf_counter() - t
         m.observe_step(len(draft), res.num_accepted, len(res.tokens), draft.source)
         pol.observe(len(block), dt, len(draft), res.num_accepted, len(res.tokens), draft.match_len)
@@ -152,24 +165,16 @@ def _draft(drafter, pol, ctx, cfg, m, room: int) -> tuple[Draft, int]:
     return probe, k
 
 
-def _verify_block(target, block, pos, draft: Draft, cfg, n_out: int, m: Metrics) -> VerifyResult:
+def _verify_block(
+    ver: Verifier, target, block, pos, draft: Draft, cfg, n_out: int, m: Metrics
+) -> VerifyResult:
     """Evaluate ``block`` at ``pos`` (in sub-blocks in exact mode) and verify the draft.
 
     Randomness is tied to output positions (``n_out`` is the index of the first
-    token this step decides), so a seed gives the same text whatever k was.
+    token this step decides), so a seed gives the same text whatever k was, and
+    whichever verifier ran.
     """
-    rv = RowVerifier(draft.tokens, cfg.sampling, draft.probs, position=n_out)
-    step = cfg.exact_block or len(block)
-    for s in range(0, len(block), step):
-        chunk = block[s : s + step]
-        if s:  # each exact-mode sub-block is a target call of its own
-            m.target_calls += 1
-        logits = target.eval(chunk, pos + s, range(len(chunk)))
-        with m.time("sample"):
-            res = rv.feed(logits)
-        if res is not None:
-            return res
-    raise AssertionError("verifier consumed every row without a decision")
+    return ver.verify_block(target, block, pos, draft, cfg, n_out, m)
 
 
 def _emit(new, out, ctx, eos, max_tokens, on_tokens, m: Metrics) -> bool:

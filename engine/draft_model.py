@@ -10,9 +10,20 @@ Contract: ``ModelDrafter(draft, sampling, target=..., policy=...)`` implements t
     greedy sampling each token is the draft's argmax and ``probs`` is None;
     otherwise token i is drawn from ``q_i = sampling.probs(row_i, params)``
     (the same temperature / top-k / top-p transform the verifier applies to
-    the target), and ``probs`` holds the q_i rows, so the verifier's
-    min(1, p/q) test with the norm(max(p - q, 0)) residual is exact.
+    the target) as ``argmax(q_i / E)`` with E from ``STREAM_DRAFT`` at the
+    token's index in the context (the position-keyed scheme of
+    ``engine.sampling``, so a seed drafts the same tokens on every verifier),
+    and ``probs`` holds the q_i rows, so the verifier's min(1, p/q) test with
+    the norm(max(p - q, 0)) residual is exact.
     ``Draft.source`` is ``"model"``. Drafting stops early at an EOS token.
+  * On the device (``device=True``, the default for a torch draft on CUDA or when
+    ``SPECEDIT_VERIFIER`` asks for a device verifier): the draft's logits never
+    leave it. Each token is the argmax, or ``argmax(q / E)`` with q computed by
+    ``kernels.verify_torch.target_probs`` and E from the same ``STREAM_DRAFT``
+    numbers, and is fed back as a device tensor; ``probs`` is the device tensor
+    of the q rows, which the device verifier hands straight to the kernel. The
+    host reads the k tokens once, after the last step (one sync), and cuts the
+    draft after an EOS there. Costs are timed per draft, not per token.
   * KV cache sync: the drafter remembers which tokens sit in the draft's cache.
     On each call it finds the common prefix of that with the new context (the
     accepted part of its last draft is in it), rolls the cache back there, and
@@ -42,6 +53,7 @@ Contract: ``ModelDrafter(draft, sampling, target=..., policy=...)`` implements t
 from __future__ import annotations
 
 import logging
+import os
 import time
 from collections.abc import Sequence
 
@@ -50,7 +62,7 @@ import numpy as np
 from .backend import ModelError, TargetModel, shared_prefix
 from .draft import Draft
 from .policy import AdaptivePolicy
-from .sampling import SamplingParams, exp_noise, probs, sample
+from .sampling import STREAM_DRAFT, SamplingParams, probs, sample_at
 from .specmath import AcceptanceTracker, RateMeter, best_k, cost_prior, expected_tokens
 
 log = logging.getLogger(__name__)
@@ -119,6 +131,7 @@ class ModelDrafter:
         min_gain: float = 1.1,
         costs: tuple[float, float] | None = None,
         seed: int | None = None,
+        device: bool | None = None,
     ) -> None:
         if target is not None:
             check_vocab(draft, target)
@@ -127,8 +140,17 @@ class ModelDrafter:
         self.policy = policy
         self.k_max, self.k_default, self.probe_every = k_max, k_default, probe_every
         self.min_gain = min_gain
-        # its own stream: the verifier's rng sequence must not depend on the drafter
-        self.rng = np.random.default_rng(seed if seed is not None else sampling.seed + 0x5EED)
+        # its own Philox stream (STREAM_DRAFT): independent of the verifier's numbers
+        self.seed = sampling.seed if seed is None else seed
+        if device is None:
+            forced = os.environ.get("SPECEDIT_VERIFIER", "") in ("triton", "torch")
+            on_cuda = getattr(getattr(draft, "device", None), "type", "") == "cuda"
+            device = hasattr(draft, "eval_ids") and (on_cuda or forced)
+        if device and not hasattr(draft, "eval_ids"):
+            raise ValueError(
+                f"{getattr(draft, 'name', 'draft')}: device drafting needs a torch draft"
+            )
+        self.device = device
         self.tracker = AcceptanceTracker()
         self.cached: list[int] = []  # token ids in the draft's KV cache
         self.step_s: float | None = None  # seconds per 1-token draft eval (EMA)
@@ -249,13 +271,19 @@ class ModelDrafter:
         # sync the cache: keep the common prefix, evaluate the rest (at least one token)
         p = min(shared_prefix(self.cached, context), n - 1)
         t = time.perf_counter()
-        row = self.draft.eval(context[p:], p, [n - 1 - p])[0]
+        if self.device:  # the catch-up's last row stays on the device
+            d = self.draft
+            row = d.eval_ids(d.upload(context[p:]), p, context[p:], last_only=True)
+        else:
+            row = self.draft.eval(context[p:], p, [n - 1 - p])[0]
         dt = time.perf_counter() - t
         if n - p <= 4:  # a per-step catch-up
             self.sync_s = _ema(self.sync_s, dt)
         else:  # a long one is a prefill: its cost per token prices later catch-ups
             self.prefill_tok_s = _ema(self.prefill_tok_s, dt / (n - p))
         self.cached = list(context)
+        if self.device:
+            return self._draft_on_device(context, k, row, t)
         tokens: list[int] = []
         qs: list[np.ndarray] = []
         eos = self.draft.eos_ids
@@ -265,7 +293,7 @@ class ModelDrafter:
                 x = int(np.argmax(row))
             else:
                 q = probs(row, self.params)
-                x = sample(q, exp_noise(self.rng, len(q)))
+                x = sample_at(q, self.seed, n + i, STREAM_DRAFT)
                 qs.append(q)
             tokens.append(x)
             if i == k - 1 or x in eos:
@@ -279,6 +307,40 @@ class ModelDrafter:
         toks = np.asarray(tokens, dtype=np.int64)
         self.tracker.proposed(n, toks)
         return Draft(toks, None if greedy else np.stack(qs), self.source, 0, anchored=False)
+
+    def _draft_on_device(self, context: Sequence[int], k: int, row, t0: float) -> Draft:
+        """The drafting loop with every row and token on the draft's device (docstring)."""
+        import torch
+
+        from ..kernels.verify_torch import position_noise, target_probs
+
+        d, n, greedy = self.draft, len(context), self.params.greedy
+        xs, qs = [], []
+        positions = torch.arange(n, n + k, device=row.device)  # context index of each token
+        for i in range(k):
+            if greedy:
+                x = row.argmax(-1)  # [1]
+            else:
+                q = target_probs(row, self.params)  # [1, V] fp32
+                e = position_noise(self.seed, positions[i : i + 1], STREAM_DRAFT, q.shape[-1])
+                x = (q / e).argmax(-1)
+                qs.append(q)
+            xs.append(x)
+            if i < k - 1:
+                row = d.eval_ids(x, n + i)
+        tokens = d.readback(torch.cat(xs))  # the draft's one sync
+        self.cached.extend(int(x) for x in tokens[:-1])  # evaluated: all but the last
+        stop = next((i for i, x in enumerate(tokens) if int(x) in d.eos_ids), None)
+        if stop is not None:
+            tokens = tokens[: stop + 1]
+        if k > 1:
+            self.step_s = _ema(self.step_s, (time.perf_counter() - t0) / k)
+        elif self.step_s is None:
+            self.step_s = self.sync_s
+        toks = np.asarray(tokens, dtype=np.int64)
+        self.tracker.proposed(n, toks)
+        probs_dev = None if greedy else torch.cat(qs)[: len(toks)]
+        return Draft(toks, probs_dev, self.source, 0, anchored=False)
 
     def prefill(self, prompt: Sequence[int]) -> None:
         """Evaluate ``prompt`` on the draft ahead of decoding (optional; saves a catch-up)."""

@@ -1,12 +1,29 @@
-"""Sampling parameters and the probability transform shared by every verifier.
+"""Sampling parameters, the target distribution, and the one source of randomness.
 
 Contract: ``probs(logits, params)`` turns one row of raw logits into the target
 distribution p that speculative decoding must preserve: temperature, then top-k,
 then top-p, then softmax. Temperature 0 means greedy (argmax); ``probs`` is not
 used then. ``sample(p, noise)`` draws from p with the exponential trick:
 ``argmax(p / E)`` with ``E ~ Exp(1)`` i.i.d., which equals a categorical draw and
-needs no cumulative sum, so a GPU kernel can reproduce it exactly from the same
-noise. The module is numpy only and knows nothing of models or text.
+needs no cumulative sum, so a GPU kernel can reproduce it from the same noise.
+
+Randomness is keyed on positions, never on call order. Every random number of a
+generation is a Philox4x32-10 output computed exactly as Triton's
+``tl.randint4x(key, counter)`` computes it (``philox4x32``, vectorised numpy), with
+
+    key     = seed & (2**63 - 1)
+    counter = ((t * STREAMS + stream) << 32) | (column // 4),  output lane column % 4
+
+where ``t`` is the absolute output position (the index of the generated token the
+number helps decide) and ``stream`` says what it is for: ``STREAM_SAMPLE`` (the
+Exp(1) noise of the target's own draw at t), ``STREAM_ACCEPT`` (the acceptance
+uniform of a probabilistic draft at t, column 0), ``STREAM_RESIDUAL`` (the noise of
+the recovered token's draw at t) and ``STREAM_DRAFT`` (a draft model's own draw at
+t). ``exp_from_bits`` and ``uniform_from_bits`` turn the 32-bit outputs into Exp(1)
+and U[0, 1) with the same float32 formulas as the kernel, so the numpy verifier, the
+Triton kernel and the torch fallback draw the same numbers, and a seed gives the same
+text whichever of them runs and however the adaptive policy grouped positions into
+blocks. The module is numpy only and knows nothing of models or text.
 """
 
 from __future__ import annotations
@@ -70,31 +87,99 @@ def sample(p: np.ndarray, noise: np.ndarray) -> int:
         return int(np.argmax(p / noise))
 
 
-def exp_noise(rng: np.random.Generator, v: int) -> np.ndarray:
-    """Exp(1) noise for one row, strictly positive."""
-    return rng.standard_exponential(v)
+# ---- position-keyed Philox ----------------------------------------------------------
+STREAMS = 4
+"""Streams per position; the counter's high word is ``t * STREAMS + stream``."""
+STREAM_SAMPLE = 0
+"""Exp(1) noise of the target's draw at t (plain steps, lookup drafts, bonus tokens)."""
+STREAM_ACCEPT = 1
+"""The acceptance uniform of a probabilistic draft's token at t (column 0)."""
+STREAM_RESIDUAL = 2
+"""Exp(1) noise of the recovered token's draw after a probabilistic draft is rejected."""
+STREAM_DRAFT = 3
+"""Exp(1) noise of a draft model's own draw for position t."""
+
+_M32 = 0xFFFFFFFF
+_ROUND_A, _ROUND_B = np.uint64(0xD2511F53), np.uint64(0xCD9E8D57)
+_KEY_A, _KEY_B = 0x9E3779B9, 0xBB67AE85
 
 
-_MASK = (1 << 64) - 1
+def philox_key(seed: int) -> int:
+    """The 63-bit Philox key of a sampling seed (the kernel takes it as an int64)."""
+    return int(seed) & (2**63 - 1)
 
 
-def position_uniform(seed: int, position: int, stream: int = 0) -> float:
-    """A uniform in [0, 1) that depends only on (seed, position, stream) (splitmix64).
+def philox_counter(t: int, stream: int) -> int:
+    """Counter of column group 0 of ``stream`` at output position ``t`` (see module docstring)."""
+    return ((int(t) * STREAMS + stream) & _M32) << 32
 
-    The engine's sampling draws the randomness for output position t from here, so
-    the tokens a seed produces do not depend on how positions were grouped into
-    speculative blocks (which the adaptive policy chooses from timing).
+
+def philox4x32(seed: int, counters: np.ndarray) -> np.ndarray:
+    """``tl.randint4x(philox_key(seed), counters)`` for int64 ``counters``: uint32 ``[4, ...]``."""
+    c = np.asarray(counters, dtype=np.int64)
+    shape = c.shape
+    c = c.reshape(-1).view(np.uint64)
+    m32, s32 = np.uint64(_M32), np.uint64(32)
+    c0, c1 = c & m32, c >> s32
+    c2, c3 = np.zeros_like(c0), np.zeros_like(c0)
+    pa, pb = np.empty_like(c0), np.empty_like(c0)
+    key = philox_key(seed)
+    k0, k1 = key & _M32, (key >> 32) & _M32
+    for _ in range(10):  # in place: this runs over a whole vocabulary per row
+        np.multiply(c2, _ROUND_B, out=pb)  # < 2**64: exact in uint64
+        np.multiply(c0, _ROUND_A, out=pa)
+        np.right_shift(pb, s32, out=c0)
+        np.bitwise_xor(c0, c1, out=c0)
+        np.bitwise_xor(c0, np.uint64(k0), out=c0)
+        np.right_shift(pa, s32, out=c2)
+        np.bitwise_xor(c2, c3, out=c2)
+        np.bitwise_xor(c2, np.uint64(k1), out=c2)
+        np.bitwise_and(pb, m32, out=c1)
+        np.bitwise_and(pa, m32, out=c3)
+        k0 = (k0 + _KEY_A) & _M32
+        k1 = (k1 + _KEY_B) & _M32
+    return np.stack([c0, c1, c2, c3]).astype(np.uint32).reshape((4, *shape))
+
+
+def exp_from_bits(r: np.ndarray) -> np.ndarray:
+    """uint32 -> Exp(1) float32, the kernel's formula: v = (r + 1/2) / 2^32, E = -log(1 - v).
+
+    Near v = 0 (where the winner of p / E is decided) a series keeps it accurate.
     """
-    z = seed * 0x9E3779B97F4A7C15 + position * 0xBF58476D1CE4E5B9 + stream * 0x94D049BB133111EB + 1
-    z &= _MASK
-    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & _MASK
-    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & _MASK
-    z ^= z >> 31
-    return (z >> 11) * (1.0 / (1 << 53))
+    v = r.astype(np.float32) * np.float32(2.3283064365386963e-10) + np.float32(
+        1.1641532182693481e-10
+    )
+    small = v * (np.float32(1.0) + v * (np.float32(0.5) + v * np.float32(0.3333333432674408)))
+    with np.errstate(divide="ignore"):
+        big = -np.log(np.float32(1.0) - v)
+    return np.where(v < np.float32(0.0078125), small, big).astype(np.float32)
 
 
-def sample_inverse_cdf(p: np.ndarray, u: float) -> int:
-    """Categorical draw from (possibly unnormalised) ``p`` with one uniform ``u``."""
-    c = np.cumsum(p)
-    i = int(np.searchsorted(c, u * c[-1], side="right"))
-    return min(i, len(p) - 1)
+def uniform_from_bits(r: int | np.ndarray) -> float | np.ndarray:
+    """uint32 -> U[0, 1) from its top 24 bits (exact in float32, as in the kernel)."""
+    return (np.asarray(r, dtype=np.uint32) >> np.uint32(8)).astype(np.float32) * np.float32(
+        5.960464477539063e-08
+    )
+
+
+def position_noise(seed: int, t: int | np.ndarray, stream: int, v: int) -> np.ndarray:
+    """Exp(1) noise ``[v]`` (or ``[len(t), v]`` for an array of positions) for ``stream`` at t."""
+    ts = np.atleast_1d(np.asarray(t, dtype=np.int64))
+    groups = (v + 3) // 4
+    base = ((ts * STREAMS + stream) & _M32) << 32
+    ctr = base[:, None] + np.arange(groups, dtype=np.int64)[None, :]
+    r = philox4x32(seed, ctr)  # [4, rows, groups]
+    cols = np.moveaxis(r, 0, -1).reshape(len(ts), groups * 4)[:, :v]
+    e = exp_from_bits(cols)
+    return e[0] if np.ndim(t) == 0 else e
+
+
+def position_uniform(seed: int, t: int, stream: int = STREAM_ACCEPT) -> float:
+    """The U[0, 1) of ``stream`` at output position ``t`` (lane 0 of column group 0)."""
+    r = philox4x32(seed, np.array([philox_counter(t, stream)], dtype=np.int64))[0, 0]
+    return float(uniform_from_bits(r))
+
+
+def sample_at(p: np.ndarray, seed: int, t: int, stream: int = STREAM_SAMPLE) -> int:
+    """The draw from ``p`` that position ``t`` makes: ``argmax(p / E_t)``."""
+    return sample(p, position_noise(seed, t, stream, len(p)))

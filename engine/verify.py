@@ -13,24 +13,30 @@ token), the draft ``[n]`` and optionally draft probabilities ``[n, V]``.
 Output: ``num_accepted`` in ``0..n`` and ``tokens`` = accepted drafts plus one
 recovered or bonus token, so ``len(tokens) == num_accepted + 1``.
 
-Rules:
+Rules, with ``p_i`` the target distribution of row i (``sampling.probs``) and
+``E_i`` Exp(1) noise:
   * greedy (temperature 0): accept while ``argmax(logits[i]) == draft[i]``; the
     extra token is ``argmax`` of the first mismatching (or last) row.
-  * deterministic drafts (``draft_probs is None``, i.e. q = one-hot): accept x
-    with probability p(x); on rejection sample from p with x removed,
-    renormalised.
-  * probabilistic drafts: accept with probability min(1, p(x)/q(x)); on
-    rejection sample from norm(max(p - q, 0)).
+  * deterministic drafts (``draft_probs is None``, i.e. q = one-hot): row i draws
+    ``y_i = argmax(p_i / E_i)``; x_i is accepted iff ``y_i == x_i``, else ``y_i`` is
+    the recovered token. That is plain sampling at the row's position: x is kept
+    with probability p(x), and otherwise the token is a draw from p with x removed,
+    renormalised, the standard rule for a one-hot q. The bonus token is
+    ``argmax(p_n / E_n)``.
+  * probabilistic drafts: accept iff ``q(x) > 0`` and ``u_i < min(1, p(x)/q(x))``;
+    on rejection ``argmax(max(p - q, 0) / E'_i)`` (p where that is all zero); the
+    bonus token is ``argmax(p_n / E_n)``.
 
-Randomness comes from one of three sources:
-  * explicit ``uniforms [n]`` and ``noise [n+1, V]`` (Exp(1)): the result is a
-    pure function of its inputs; the Triton kernel is tested against this mode;
-  * ``rng`` (drawn lazily, only for rows that are reached);
-  * ``position`` (``RowVerifier`` only): per-output-position uniforms from
-    ``position_uniform(seed, t)``, with deterministic drafts verified by
-    coupling (accept x iff the inverse-CDF draw from p equals x), so a seed's
-    output does not depend on the block sizes the adaptive policy picked. This
-    is the engine's CPU path.
+Randomness comes from one of two sources:
+  * explicit ``uniforms [n]`` and ``noise [n+1, V]`` (Exp(1); row i's noise serves
+    as E_i or E'_i): the result is a pure function of its inputs, which the kernel
+    tests use;
+  * ``position`` t of row 0 with ``params.seed``: row i decides output position
+    ``t + i`` and takes ``E`` from ``STREAM_SAMPLE``, ``u`` from ``STREAM_ACCEPT``
+    and ``E'`` from ``STREAM_RESIDUAL`` at that position (``engine.sampling``). The
+    Triton kernel and the torch fallback draw the same numbers, so every verifier
+    writes the same text for a seed, and with lookup drafts that text is plain
+    sampling's whatever the block sizes were. This is the engine's mode.
 """
 
 from __future__ import annotations
@@ -40,12 +46,13 @@ from dataclasses import dataclass
 import numpy as np
 
 from .sampling import (
+    STREAM_RESIDUAL,
+    STREAM_SAMPLE,
     SamplingParams,
-    exp_noise,
+    position_noise,
     position_uniform,
     probs,
     sample,
-    sample_inverse_cdf,
 )
 
 
@@ -65,9 +72,9 @@ class RowVerifier:
     ``feed(rows)`` consumes the next rows of target logits (row i judges
     ``draft[i]``; row n gives the bonus token) and returns the ``VerifyResult``
     as soon as it is decided, or ``None`` when every row so far was accepted and
-    more are needed. Random numbers are drawn once per row, so feeding a block
-    in one piece or in chunks gives the same result for the same ``rng`` state.
-    This is how exact mode verifies in sub-blocks.
+    more are needed. Each row's randomness depends only on the row's index (its
+    position), so feeding a block in one piece or in chunks gives the same
+    result. This is how exact mode verifies in sub-blocks.
     """
 
     def __init__(
@@ -75,29 +82,22 @@ class RowVerifier:
         draft: np.ndarray,
         params: SamplingParams,
         draft_probs: np.ndarray | None = None,
-        rng: np.random.Generator | None = None,
         *,
         uniforms: np.ndarray | None = None,
         noise: np.ndarray | None = None,
         position: int | None = None,
     ) -> None:
         self.draft = np.asarray(draft, dtype=np.int64)
-        # coupled mode: randomness per absolute output position (see _feed_row_coupled)
         self.position = position
         self.params = params
         self.draft_probs = draft_probs
-        self.rng = rng
         self.uniforms = uniforms
         self.noise = noise
         self.i = 0
         self.accepted: list[int] = []
-        if (
-            not params.greedy
-            and position is None
-            and rng is None
-            and (uniforms is None or noise is None)
-        ):
-            raise ValueError("sampling needs position, rng, or both uniforms and noise")
+        explicit = noise is not None and (uniforms is not None or draft_probs is None)
+        if not params.greedy and position is None and not explicit:
+            raise ValueError("sampling needs a position, or explicit uniforms and noise")
 
     def feed(self, rows: np.ndarray) -> VerifyResult | None:
         n = len(self.draft)
@@ -116,73 +116,65 @@ class RowVerifier:
             if self.i == n and len(top) > len(d):  # bonus row present
                 return VerifyResult(n, self.accepted + [int(top[len(d)])])
             return None
-        feed_row = self._feed_row if self.position is None else self._feed_row_coupled
+        self._prefetch(len(rows), rows.shape[-1])
         for row in rows:
-            res = feed_row(row)
+            res = self._feed_row(row)
             if res is not None:
                 return res
         return None
 
-    def _feed_row_coupled(self, row: np.ndarray) -> VerifyResult | None:
-        """Position-coupled verification: what the engine's CPU path runs.
+    def _prefetch(self, n_rows: int, v: int) -> None:
+        """Draw the sample noise of several rows in one Philox call while rows are short.
 
-        Row i decides output position ``position + i`` with uniforms drawn from
-        ``position_uniform(seed, position + i, stream)``. For a deterministic draft
-        x the target token is drawn by inverse CDF and x is accepted iff it equals
-        that token: accepted with probability p(x), and otherwise the token is a
-        draw from p with x removed, renormalised: the rule of the module
-        docstring, coupled so that the output equals plain sampling's for the same
-        seed whatever the block sizes were. Drafts with probabilities q use the
-        min(1, p/q) test and the residual norm(max(p - q, 0)).
+        With lookup drafts every row up to the first rejection needs it; a long vocabulary
+        is drawn row by row instead, so rows after a rejection cost nothing.
         """
-        i, n = self.i, len(self.draft)
-        seed, t = self.params.seed, self.position + i
-        p = probs(row, self.params)
-        if i == n or self.draft_probs is None:
-            tok = sample_inverse_cdf(p, position_uniform(seed, t))
-            if i < n and tok == int(self.draft[i]):
-                self.accepted.append(tok)
-                self.i += 1
-                return None
-            return VerifyResult(i, self.accepted + [tok])
-        x = int(self.draft[i])
-        qx = float(self.draft_probs[i, x])
-        if qx > 0 and position_uniform(seed, t, 1) < min(1.0, p[x] / qx):
-            self.accepted.append(x)
-            self.i += 1
-            return None
-        residual = np.maximum(p - self.draft_probs[i].astype(np.float64), 0.0)
-        if residual.sum() <= 0.0:
-            residual = p
-        return VerifyResult(
-            i, self.accepted + [sample_inverse_cdf(residual, position_uniform(seed, t, 2))]
-        )
+        self._ahead: dict[int, np.ndarray] = {}
+        if self.noise is not None or self.draft_probs is not None:
+            return
+        rows = min(n_rows, len(self.draft) + 1 - self.i, max(1, 65536 // v))
+        if rows > 1:
+            t = self.position + self.i + np.arange(rows)
+            for r, e in enumerate(position_noise(self.params.seed, t, STREAM_SAMPLE, v)):
+                self._ahead[self.i + r] = e
 
-    def _noise(self, i: int, v: int) -> np.ndarray:
-        return self.noise[i] if self.noise is not None else exp_noise(self.rng, v)
+    def _noise(self, stream: int, v: int) -> np.ndarray:
+        if self.noise is not None:
+            return self.noise[self.i]
+        if stream == STREAM_SAMPLE and self.i in self._ahead:
+            return self._ahead[self.i]
+        return position_noise(self.params.seed, self.position + self.i, stream, v)
+
+    def _uniform(self) -> float:
+        if self.uniforms is not None:
+            return float(self.uniforms[self.i])
+        return position_uniform(self.params.seed, self.position + self.i)
 
     def _feed_row(self, row: np.ndarray) -> VerifyResult | None:
         i, n = self.i, len(self.draft)
         p = probs(row, self.params)
-        if i == n:  # every draft token accepted: bonus token from this row
-            return VerifyResult(n, self.accepted + [sample(p, self._noise(i, len(p)))])
+        if i == n or self.draft_probs is None:
+            # plain sampling at this position; a deterministic draft is kept iff it is the draw
+            y = sample(p, self._noise(STREAM_SAMPLE, len(p)))
+            if i < n and y == int(self.draft[i]):
+                self.accepted.append(y)
+                self.i += 1
+                return None
+            return VerifyResult(i, self.accepted + [y])
         x = int(self.draft[i])
-        # accept x with probability min(1, p(x)/q(x)); q = one-hot for lookup drafts
-        qx = 1.0 if self.draft_probs is None else float(self.draft_probs[i, x])
-        u = float(self.uniforms[i]) if self.uniforms is not None else self.rng.random()
-        if qx > 0 and u < min(1.0, p[x] / qx):
+        qx = float(self.draft_probs[i, x])
+        # accept x with probability min(1, p(x) / q(x))
+        if qx > 0 and self._uniform() < min(1.0, p[x] / qx):
             self.accepted.append(x)
             self.i += 1
             return None
         # recovered token from the residual norm(max(p - q, 0))
-        if self.draft_probs is None:
-            residual = p.copy()
-            residual[x] = 0.0
-        else:
-            residual = np.maximum(p - self.draft_probs[i].astype(np.float64), 0.0)
+        residual = np.maximum(p - self.draft_probs[i].astype(np.float64), 0.0)
         if residual.sum() <= 0.0:  # p == q exactly: any draw from p is correct
             residual = p
-        return VerifyResult(i, self.accepted + [sample(residual, self._noise(i, len(p)))])
+        return VerifyResult(
+            i, self.accepted + [sample(residual, self._noise(STREAM_RESIDUAL, len(p)))]
+        )
 
 
 def verify(
@@ -190,23 +182,23 @@ def verify(
     draft: np.ndarray,
     params: SamplingParams,
     draft_probs: np.ndarray | None = None,
-    rng: np.random.Generator | None = None,
     *,
     uniforms: np.ndarray | None = None,
     noise: np.ndarray | None = None,
+    position: int | None = None,
 ) -> VerifyResult:
     """Verify ``draft`` against ``logits [n+1, V]`` under ``params`` (module docstring)."""
     n = len(draft)
     assert logits.shape[0] >= n + 1, (logits.shape, n)
-    rv = RowVerifier(draft, params, draft_probs, rng, uniforms=uniforms, noise=noise)
+    rv = RowVerifier(draft, params, draft_probs, uniforms=uniforms, noise=noise, position=position)
     res = rv.feed(logits[: n + 1])
     assert res is not None
     return res
 
 
-def sample_one(logits: np.ndarray, params: SamplingParams, rng: np.random.Generator | None) -> int:
-    """Plain decoding's draw from one row of logits (argmax when greedy)."""
-    return verify(logits[None, :], np.empty(0, dtype=np.int64), params, rng=rng).tokens[0]
+def sample_one(logits: np.ndarray, params: SamplingParams, position: int) -> int:
+    """Plain decoding's draw from one row of logits at output ``position`` (argmax when greedy)."""
+    return verify(logits[None, :], np.empty(0, dtype=np.int64), params, position=position).tokens[0]
 
 
 def verify_greedy(logits: np.ndarray, draft: np.ndarray) -> VerifyResult:

@@ -6,15 +6,19 @@ draft probabilities ``[n, V]``, the kernel writes ``num_accepted`` and
 -1) exactly as ``specedit.engine.verify.verify`` defines them:
 
     p_i       = softmax(top_p(top_k(logits[i] / T)))   the target distribution of row i
-    accept x_i  iff  q_i(x_i) > 0 and u_i < min(1, p_i(x_i) / q_i(x_i))   (q one-hot: no probs)
-    recovered = argmax(max(p_j - q_j, 0) / E_j)   at the first rejected row j (p_j if all 0)
-    bonus     = argmax(p_n / E_n)                 when all n drafts are accepted
     greedy (T == 0 or top_k == 1): accept while argmax(logits[i]) == x_i; extra = that argmax
+    no draft probs (lookup):  y_i = argmax(p_i / E_i); accept x_i iff y_i == x_i, else emit y_i
+    draft probs q:  accept x_i iff q_i(x_i) > 0 and u_i < min(1, p_i(x_i) / q_i(x_i));
+                    recovered = argmax(max(p_j - q_j, 0) / E'_j) at the first rejected row j
+                    (p_j where that is all zero)
+    bonus     = argmax(p_n / E_n)                 when all n drafts are accepted
 
-with ``u ~ U[0, 1)`` and ``E ~ Exp(1)`` either given (``uniforms [n]``, ``noise [n+1, V]``) or
-drawn in-kernel from Philox (``tl.randint4x``): column ``c`` of row ``i`` uses counter
-``offset + i * (ceil(V/4) + 1) + c // 4``, output ``c % 4``; the row's acceptance uniform uses
-counter ``offset + i * (ceil(V/4) + 1) + ceil(V/4)``.
+with ``u ~ U[0, 1)`` and ``E, E' ~ Exp(1)`` either given (``uniforms [n]``, ``noise [n+1, V]``,
+row i's noise serving as E_i or E'_i) or drawn in-kernel from Philox keyed on the output
+position, as ``specedit.engine.sampling`` defines it: row i decides position
+``t = position + i``; column ``c`` of its noise is output ``c % 4`` of
+``tl.randint4x(seed, ((t * 4 + stream) << 32) + c // 4)`` with stream 0 (E) or 2 (E'), and
+its uniform is output 0 of counter ``(t * 4 + 1) << 32``, top 24 bits.
 
 Grid ``(n+1, SPLITS)``: program ``(i, s)`` owns row ``i`` and the column slice ``s``. It computes
 the row's statistics over the whole row (redundantly across slices, from L2), the acceptance
@@ -61,7 +65,7 @@ def _exp1(r):
 
 @triton.jit
 def _philox_exp(seed, ctr0, BLOCK: tl.constexpr):
-    """Exp(1) noise for BLOCK consecutive columns starting at column 4 * (ctr0 - row base)."""
+    """Exp(1) noise for BLOCK consecutive columns whose first column group has counter ctr0."""
     ctr = ctr0 + tl.arange(0, BLOCK // 4)
     r0, r1, r2, r3 = tl.randint4x(seed, ctr)
     # column 4c + k takes output k of counter c
@@ -224,11 +228,11 @@ def _finalize(
     accept_ptr,  # [n+1] int32
     cand_score_ptr,  # [n+1, splits, 3] fp32
     cand_col_ptr,  # [n+1, splits, 2] int32
-    num_accepted_ptr,  # [1] int32
+    num_accepted_ptr,  # [1] int64
     tokens_ptr,  # [n+1] int64
     n,
     splits,
-    GREEDY: tl.constexpr,
+    MATCH: tl.constexpr,
     HAS_DRAFT_PROBS: tl.constexpr,
     MAX_SPLITS: tl.constexpr,
     ROWS: tl.constexpr,
@@ -254,7 +258,7 @@ def _finalize(
         best = tl.argmax(score, axis=1)  # first slice wins ties: lowest column, like np.argmax
         tok = tl.sum(tl.where(sp[None, :] == best[:, None], col, 0), axis=1)
         is_draft = rows < n
-        if GREEDY:
+        if MATCH:  # greedy, or a deterministic draft: kept iff it is the row's draw
             x = tl.load(draft_ptr + rows, mask=is_draft, other=-1).to(tl.int32)
             acc = is_draft & (tok == x)
         else:
@@ -270,21 +274,21 @@ def _finalize(
         x = tl.load(draft_ptr + rows, mask=rows < j, other=-1).to(tl.int64)
         out = tl.where(rows < j, x, tl.where(rows == j, token.to(tl.int64), -1))
         tl.store(tokens_ptr + rows, out, mask=rows <= n)
-    tl.store(num_accepted_ptr, j)
+    tl.store(num_accepted_ptr, j.to(tl.int64))
 
 
-@triton.jit(do_not_specialize=["n", "top_k", "seed", "offset", "split_blocks"])
+@triton.jit(do_not_specialize=["n", "top_k", "seed", "position", "split_blocks"])
 def verify_kernel(
     logits_ptr,  # [n+1, V] fp32/fp16/bf16, row stride stride_l, column stride 1
     draft_ptr,  # [n] int32/int64
     draft_probs_ptr,  # [n, V] float, row stride stride_q (read iff HAS_DRAFT_PROBS)
     uniforms_ptr,  # [n] fp32 U[0, 1) (read iff EXPLICIT_RANDOMS)
     noise_ptr,  # [n+1, V] fp32 Exp(1), row stride stride_e (read iff EXPLICIT_RANDOMS)
-    accept_ptr,  # [n+1] int32 scratch: draft i passed its test
+    accept_ptr,  # [n+1] int32 scratch: draft i passed its test (with draft probs)
     cand_score_ptr,  # [n+1, splits, 3] fp32 scratch: best residual/E, best p/E, residual mass
     cand_col_ptr,  # [n+1, splits, 2] int32 scratch: the columns of those two bests
     counter_ptr,  # [1] int32: 0 before the launch, reset to 0 by the last program
-    num_accepted_ptr,  # [1] int32 out
+    num_accepted_ptr,  # [1] int64 out
     tokens_ptr,  # [n+1] int64 out
     n,
     V,
@@ -295,8 +299,8 @@ def verify_kernel(
     top_k,
     top_p_hi,
     top_p_lo,  # top_p = top_p_hi + top_p_lo (fp64 split in two fp32)
-    seed,
-    offset,  # Philox key and first counter (unless EXPLICIT_RANDOMS)
+    seed,  # Philox key (unless EXPLICIT_RANDOMS)
+    position,  # output position t of row 0: Philox counters are keyed on t + row
     split_blocks,  # BLOCKs of columns per slice
     GREEDY: tl.constexpr,
     USE_TOP_K: tl.constexpr,
@@ -351,26 +355,43 @@ def verify_kernel(
             )
             kept = kept64.to(tl.float32)
 
-        # acceptance test of draft token x (q = one-hot when there are no draft probs)
-        xs = tl.maximum(x, 0)
-        lg_x = tl.load(row_ptr + xs).to(tl.float32)
-        p_x = _target_probs(
-            lg_x, xs, is_draft, m, temperature, s, kept, kth, cut_key, cut_col, USE_TOP_K, USE_TOP_P
-        )
-        q_row = draft_probs_ptr + row.to(tl.int64) * stride_q
-        q_x = 1.0
+        # Philox counters of this row: high word t * 4 + stream (engine.sampling's layout)
+        t = tl.to_tensor(position).to(tl.int64) + row.to(tl.int64)
+        stream = 0  # E: the row's own draw (lookup drafts, the bonus row)
         if HAS_DRAFT_PROBS:
-            q_x = tl.load(q_row + xs, mask=is_draft, other=0.0).to(tl.float32)
-        ctr_row = tl.to_tensor(offset).to(tl.int64) + row.to(tl.int64) * (tl.cdiv(V, 4) + 1).to(
-            tl.int64
-        )
-        if EXPLICIT_RANDOMS:
-            u = tl.load(uniforms_ptr + row, mask=is_draft, other=1.0)
-        else:
-            r, _, _, _ = tl.randint4x(seed, ctr_row + tl.cdiv(V, 4))
-            u = (r >> 8).to(tl.float32) * 5.960464477539063e-08  # 24 bits: u in [0, 1)
-        acc = is_draft & (q_x > 0.0) & (u < tl.minimum(1.0, p_x / tl.where(q_x > 0.0, q_x, 1.0)))
-        tl.store(accept_ptr + row, acc.to(tl.int32), mask=split == 0)
+            stream = tl.where(is_draft, 2, 0)  # E': the recovered token's draw
+        ctr_row = (t * 4 + stream) << 32
+        if HAS_DRAFT_PROBS:
+            # acceptance test of draft token x: u < min(1, p(x) / q(x))
+            xs = tl.maximum(x, 0)
+            lg_x = tl.load(row_ptr + xs).to(tl.float32)
+            p_x = _target_probs(
+                lg_x,
+                xs,
+                is_draft,
+                m,
+                temperature,
+                s,
+                kept,
+                kth,
+                cut_key,
+                cut_col,
+                USE_TOP_K,
+                USE_TOP_P,
+            )
+            q_x = tl.load(
+                draft_probs_ptr + row.to(tl.int64) * stride_q + xs, mask=is_draft, other=0.0
+            )
+            q_x = q_x.to(tl.float32)
+            if EXPLICIT_RANDOMS:
+                u = tl.load(uniforms_ptr + row, mask=is_draft, other=1.0)
+            else:
+                r, _, _, _ = tl.randint4x(seed, (t * 4 + 1) << 32)
+                u = (r >> 8).to(tl.float32) * 5.960464477539063e-08  # 24 bits: u in [0, 1)
+            ratio = p_x / tl.where(q_x > 0.0, q_x, 1.0)
+            acc = is_draft & (q_x > 0.0) & (u < tl.minimum(1.0, ratio))
+            tl.store(accept_ptr + row, acc.to(tl.int32), mask=split == 0)
+        q_row = draft_probs_ptr + row.to(tl.int64) * stride_q
 
         # this slice's candidates: argmax(residual / E), and argmax(p / E) for the p == q case
         noise_row = noise_ptr + row.to(tl.int64) * stride_e
@@ -413,7 +434,7 @@ def verify_kernel(
                 col_p = tl.where(bm > best_p, start + tl.argmax(sc, axis=0), col_p)
                 best_p = tl.maximum(bm, best_p)
             else:
-                res = tl.where(cols == x, 0.0, p)  # on the bonus row x = -1: res = p
+                res = p  # the row's draw argmax(p / E); x is kept iff it wins
             sc = res / e
             bm = tl.max(sc, axis=0)
             col_r = tl.where(bm > best_r, start + tl.argmax(sc, axis=0), col_r)
@@ -437,7 +458,7 @@ def verify_kernel(
             tokens_ptr,
             n,
             splits,
-            GREEDY,
+            GREEDY or not HAS_DRAFT_PROBS,
             HAS_DRAFT_PROBS,
             MAX_SPLITS,
             ROWS,

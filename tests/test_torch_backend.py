@@ -16,11 +16,11 @@ pytest.importorskip("transformers")
 
 from torch_tiny import tiny_dir, tiny_gguf, tiny_model  # noqa: E402
 
+from specedit.app.stream import StreamDecoder  # noqa: E402
+from specedit.engine.backend import ModelError, TargetModel  # noqa: E402
 from specedit.engine.decode import GenConfig, check_batch_exactness, generate  # noqa: E402
 from specedit.engine.lookup import LookupDrafter  # noqa: E402
 from specedit.engine.policy import PolicyConfig  # noqa: E402
-from specedit.app.stream import StreamDecoder  # noqa: E402
-from specedit.engine.backend import ModelError, TargetModel  # noqa: E402
 from specedit.models.torch_backend import TorchTarget  # noqa: E402
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -184,3 +184,132 @@ def test_real_gguf_through_transformers(qwen05_path, tmp_path, monkeypatch):
         assert np.corrcoef(a, b)[0, 1] > 0.99  # dequantized fp32 vs quantized kernels
     finally:
         ref.close()
+
+
+# ---- static cache, quantization, device API -----------------------------------------------
+def _pair(**kw):
+    from torch_tiny import tiny_tokenizer
+
+    dyn = TorchTarget(tiny_model(), tiny_tokenizer(), n_ctx=512, **kw)
+    sta = TorchTarget(tiny_model(), tiny_tokenizer(), n_ctx=512, static=True, **kw)
+    return dyn, sta
+
+
+def test_static_cache_equals_the_dynamic_cache():
+    """Logits close and greedy speculative output token for token; rollback just moves pos."""
+    dyn, sta = _pair()
+    assert sta.describe()["kv_cache"] == "static" and dyn.describe()["kv_cache"] == "dynamic"
+    assert sta.kv_bytes == 2 * 2 * 2 * 512 * 16 * 4  # [layers, kv heads, ctx, head dim] x2, fp32
+    ids = _loop_prompt(dyn)
+    np.testing.assert_allclose(
+        sta.eval(ids, 0, range(len(ids))), dyn.eval(ids, 0, range(len(ids))), atol=1e-5
+    )
+    for t in (dyn, sta):  # a rejected draft, then the real continuation at the same position
+        t.eval([5, 6, 7, 8], 20, range(4))
+    a, b = sta.eval(ids[20:30], 20, range(10)), dyn.eval(ids[20:30], 20, range(10))
+    np.testing.assert_allclose(a, b, atol=1e-5)
+    assert sta.cache_tokens == dyn.cache_tokens == ids[:30]
+    outs = []
+    for t in (dyn, sta):
+        t.rollback(0)
+        cfg = GenConfig(max_tokens=50, policy=PolicyConfig(fixed_k=5))
+        outs.append(generate(t, ids, cfg, LookupDrafter(prompt_len=len(ids))).tokens)
+    plain = generate(dyn, ids, GenConfig(max_tokens=50, speculate=False)).tokens
+    assert outs[0] == outs[1] == plain
+
+
+def test_static_cache_padded_rows_never_leak():
+    """A block padded to its graph bucket writes past itself; the next block must not see it."""
+    from specedit.models.torch_static import _bucket
+
+    _, sta = _pair()
+    ids = _loop_prompt(sta)
+    ref = sta.eval(ids[:40], 0, range(40)).copy()
+    st = sta._static
+    sta.rollback(0)
+    sta.eval(ids[:30], 0, [])
+    # what a graph replay of 5 tokens in an 8-bucket does: 3 garbage rows at 35..37
+    padded = torch.tensor(ids[30:35] + [1, 2, 3])
+    with torch.inference_mode():
+        st._hidden(padded, st.positions[30:38], 38)
+    assert _bucket(5) == 8
+    sta.n_past = 35
+    got = sta.eval(ids[35:40], 35, range(5))
+    np.testing.assert_allclose(got, ref[35:40], atol=1e-5)
+
+
+def test_int8_weight_only_is_close_to_unquantized():
+    """int8 on the CPU: logits within a tolerance, greedy output equal on a copy task."""
+    from torch_tiny import tiny_tokenizer
+
+    ref = TorchTarget(tiny_model(), tiny_tokenizer(), n_ctx=512)
+    q8 = TorchTarget(tiny_model(), tiny_tokenizer(), n_ctx=512, quant="int8")
+    assert q8.describe()["quant"] == "int8"
+    assert q8.weight_bytes < 0.4 * ref.weight_bytes  # int8 weights + fp32 scales vs fp32
+    ids = _loop_prompt(ref)
+    a, b = ref.eval(ids, 0, range(len(ids))), q8.eval(ids, 0, range(len(ids)))
+    assert np.abs(a - b).max() < 0.02 * np.abs(a).max()
+    assert (a.argmax(-1) == b.argmax(-1)).mean() > 0.95
+    cfg = GenConfig(max_tokens=40, policy=PolicyConfig(fixed_k=5))
+    outs = []
+    for t in (ref, q8):
+        t.rollback(0)
+        outs.append(generate(t, ids, cfg, LookupDrafter(prompt_len=len(ids))).tokens)
+    assert outs[0] == outs[1]
+
+
+def test_int4_linear_matches_its_dequantized_weights():
+    """tinygemm's int4 layout on the CPU kernel equals (q - 8) * scale + zero per group."""
+    from specedit.models.quant import GROUP, Int4Linear
+
+    torch.manual_seed(0)
+    lin = torch.nn.Linear(256, 64, bias=True)
+    try:
+        q4 = Int4Linear(lin)
+    except (RuntimeError, NotImplementedError) as e:
+        pytest.skip(f"no int4 CPU kernel in this torch: {e}")
+    x = torch.randn(3, 256)
+    w = lin.weight.detach().reshape(64, 256 // GROUP, GROUP)
+    lo, hi = w.amin(-1, keepdim=True), w.amax(-1, keepdim=True)
+    scale = (hi - lo).clamp(min=1e-6) / 15
+    deq = (((w - lo) / scale).round().clamp(0, 15) - 8) * scale + (lo + 8 * scale)
+    ref = x @ deq.reshape(64, 256).T + lin.bias
+    with torch.inference_mode():
+        got = q4(x)
+    torch.testing.assert_close(got, ref, atol=2e-3, rtol=2e-3)
+    assert (got - x @ lin.weight.T - lin.bias).abs().max() < 0.1 * ref.abs().max()
+
+
+def test_quant_follows_the_gguf_type_unless_given(tmp_path):
+    from specedit.models.quant import gguf_file_type, gguf_quant, resolve_quant
+
+    assert [gguf_quant(t) for t in (0, 1, 7, 15, 2, 8, 18, 32, None)] == [
+        "none",
+        "none",
+        "int8",
+        "int4",
+        "int4",
+        "int4",
+        "int8",
+        "none",
+        "none",
+    ]  # F32 F16 Q8_0 Q4_K_M Q4_0 Q5_0 Q6_K BF16 unknown
+    path = tiny_gguf(tmp_path / "tiny.gguf")
+    assert gguf_file_type(path) == 0 and resolve_quant(None, path) == "none"
+    assert resolve_quant("int8", path) == "int8" and resolve_quant(None) == "none"
+    with pytest.raises(ValueError, match="int4, int8, none"):
+        resolve_quant("fp8")
+
+
+def test_device_api_uploads_and_reads_back(tiny):
+    ids = tiny.tokenize("the cat sat on the mat")
+    dev = tiny.upload(ids)
+    assert dev.dtype == torch.long and dev.tolist() == ids
+    again = tiny.upload(ids[:3])
+    assert again.data_ptr() == dev.data_ptr()  # the same buffer, no new tensor per call
+    tiny.rollback(0)
+    logits = tiny.eval_ids(dev[:3], 0, ids[:3])
+    assert logits.shape == (3, 320) and tiny.cache_tokens == ids[:3]
+    last = tiny.eval_ids(tiny.upload(ids[3:]), 3, None, last_only=True)
+    assert last.shape == (1, 320) and tiny.cache_tokens == ids[:3]  # unknown ids: prefix only
+    assert tiny.readback(torch.tensor([3, 1, 4])).tolist() == [3, 1, 4]

@@ -15,8 +15,9 @@ from pathlib import Path
 import pytest
 from tui_helpers import SIZE, STATS, app_for, notes, send_keys, toy_session, wait_for
 
-from specedit.app.files import state_dir
+from specedit.app.options import LoadConfig
 from specedit.app.session import load_session
+from specedit.app.state import state_dir
 from specedit.app.syntax import enclosing_definition
 from specedit.app.tui.config import (
     config_path,
@@ -140,7 +141,8 @@ def test_config_file_env_and_flags(workdir, monkeypatch):
     assert load_settings() == (chosen, [])
     monkeypatch.setenv("SPECEDIT_MODEL", "qwen2.5-coder-1.5b")  # the environment beats it
     assert load_settings()[0].model == "qwen2.5-coder-1.5b"
-    flags = {"model": "x.gguf", "backend": None, "gpu_layers": 0}  # flags beat both
+    # the command line's flags beat both (its LoadConfig's None fields were not given)
+    flags = LoadConfig(model="x.gguf", backend=None, gpu_layers=0, device=None, n_ctx=None)
     settings, _ = load_settings(flags)
     assert (settings.model, settings.backend, settings.gpu_layers) == ("x.gguf", "llama.cpp", 0)
     # bad values are skipped with a line each; a broken file is the defaults and a line

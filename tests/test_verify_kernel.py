@@ -1,9 +1,11 @@
 """The Triton verification kernel against the numpy reference (``engine.verify.verify``).
 
 With explicit uniforms and Exp(1) noise both compute a pure function of the same inputs, so
-``num_accepted`` and the tokens must be equal, not close. On a machine without CUDA the kernel
-runs in Triton's interpreter (TRITON_INTERPRET=1, set here before triton is imported); with
-CUDA the same cases run on the GPU and the CPU cases are skipped.
+``num_accepted`` and the tokens must be equal, not close. With position-keyed Philox numbers
+(the engine's mode) the kernel, the numpy reference and the torch twin draw the same bits, so
+they must agree too. On a machine without CUDA the kernel runs in Triton's interpreter
+(TRITON_INTERPRET=1, set here before triton is imported); with CUDA the same cases run on the
+GPU and the CPU cases are skipped.
 """
 
 from __future__ import annotations
@@ -20,7 +22,9 @@ if not torch.cuda.is_available() and "triton" not in sys.modules:
 pytest.importorskip("triton")
 
 from specedit.engine.sampling import SamplingParams  # noqa: E402
+from specedit.engine.verify import verify  # noqa: E402
 from specedit.kernels import verify_launcher as vl  # noqa: E402
+from specedit.kernels.verify_torch import verify_torch  # noqa: E402
 
 INTERPRET = os.environ.get("TRITON_INTERPRET") == "1"
 if not torch.cuda.is_available() and not vl._interpreting():
@@ -62,12 +66,37 @@ def make_case(v, n, dtype, *, probs=False, seed=0, scale=3.0, device="cpu"):
     return to(logits), to(draft), to(q), to(u), to(e)
 
 
+def verify_reference(logits, draft, params, q=None, *, uniforms=None, noise=None, position=None):
+    """The numpy reference on torch tensors (copied to the CPU): (num_accepted, tokens)."""
+
+    def host(t):
+        return None if t is None else t.detach().float().cpu().numpy()
+
+    res = verify(
+        host(logits),
+        draft.detach().cpu().numpy(),
+        params,
+        host(q),
+        uniforms=host(uniforms),
+        noise=host(noise),
+        position=position,
+    )
+    return res.num_accepted, torch.tensor(res.tokens, dtype=torch.int64)
+
+
 def check(logits, draft, params, q=None, u=None, e=None, **kw):
     """Kernel == reference in explicit-randomness mode; returns (num_accepted, tokens)."""
     j, toks = vl.verify_triton(logits, draft, params, q, uniforms=u, noise=e, **kw)
-    rj, rtoks = vl.verify_reference(logits, draft, params, q, uniforms=u, noise=e)
+    rj, rtoks = verify_reference(logits, draft, params, q, uniforms=u, noise=e)
     assert (j, toks.cpu().tolist()) == (rj, rtoks.tolist())
     return j, toks.cpu().tolist()
+
+
+def split_out(out):
+    """The kernel's ``out [n+2]`` as (num_accepted, tokens[:num_accepted + 1])."""
+    out = out.cpu()
+    j = int(out[0])
+    return j, out[1 : j + 2].tolist()
 
 
 @pytest.mark.parametrize("device", DEVICES)
@@ -124,6 +153,8 @@ def test_full_vocabulary(device, n, dtype, params, probs):
 def test_all_accepted_gives_bonus(device, probs):
     logits, _, q, _, e = make_case(4096, 8, torch.float32, probs=probs, seed=4, device=device)
     draft = logits[:8].argmax(-1)
+    if q is None:  # a lookup draft is kept iff it is the row's own draw argmax(p / E)
+        draft = (torch.softmax(logits[:8] / PLAIN.temperature, -1) / e[:8]).argmax(-1)
     u = torch.zeros(8, device=device)
     if q is not None:
         q[torch.arange(8), draft] = 1e-3  # p(x) / q(x) > 1: accepted whatever u is
@@ -196,7 +227,7 @@ def test_slices_do_not_change_results(device):
     runs = [check(logits, draft, PLAIN, q, u, e, splits=s, block=128) for s in (1, 3, 8)]
     assert runs[0] == runs[1] == runs[2]
     seeded = [
-        vl.verify_triton(logits, draft, PLAIN, q, seed=5, offset=99, splits=s, block=128)
+        vl.verify_triton(logits, draft, PLAIN, q, seed=5, position=99, splits=s, block=128)
         for s in (1, 5)
     ]
     assert seeded[0][0] == seeded[1][0] and seeded[0][1].tolist() == seeded[1][1].tolist()
@@ -205,28 +236,74 @@ def test_slices_do_not_change_results(device):
 @pytest.mark.parametrize("device", DEVICES)
 def test_seeded_is_reproducible(device):
     logits, draft, q, _, _ = make_case(111, 4, torch.float32, probs=True, seed=10, device=device)
-    a = vl.verify_triton(logits, draft, FILTERED, q, seed=1, offset=0)
-    b = vl.verify_triton(logits, draft, FILTERED, q, seed=1, offset=0)
+    a = vl.verify_triton(logits, draft, FILTERED, q, seed=1, position=0)
+    b = vl.verify_triton(logits, draft, FILTERED, q, seed=1, position=0)
     assert a[0] == b[0] and a[1].tolist() == b[1].tolist()
-    stream = vl.PhiloxStream(seed=1)
     outs = {
-        tuple(
-            vl.verify_triton(logits, draft, PLAIN, seed=1, offset=stream.take(4, 111))[1].tolist()
-        )
-        for _ in range(6)
+        tuple(vl.verify_triton(logits, draft, PLAIN, seed=1, position=t)[1].tolist())
+        for t in range(0, 30, 5)
     }
     assert len(outs) > 1
-    assert stream.offset == 6 * vl.philox_counters(4, 111)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("probs", [False, True], ids=["lookup", "probs"])
+@pytest.mark.parametrize(
+    "params",
+    [SamplingParams(), PLAIN, FILTERED, SamplingParams(temperature=1.3, top_k=7)],
+    ids=["greedy", "plain", "filtered", "top-k"],
+)
+def test_position_keyed_matches_numpy_and_torch(device, params, probs):
+    """The engine's mode: kernel, numpy reference and torch twin give the same tokens."""
+    for seed in range(4):
+        logits, draft, q, _, _ = make_case(
+            111, 6, torch.float32, probs=probs, seed=seed, device=device
+        )
+        p = SamplingParams(params.temperature, params.top_k, params.top_p, seed=1000 + seed)
+        pos = 17 * seed
+        got = vl.verify_triton(logits, draft, p, q, position=pos)
+        ref = verify_reference(logits, draft, p, q, position=pos)
+        twin = split_out(verify_torch(logits, draft, p, q, position=pos))
+        assert (got[0], got[1].tolist()) == (ref[0], ref[1].tolist()) == twin
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_kernel_philox_bits_match_numpy_and_torch(device):
+    """tl.randint4x, engine.sampling.philox4x32 and kernels.verify_torch.philox4x32: one stream."""
+    import triton
+    import triton.language as tl
+
+    from specedit.engine.sampling import philox4x32 as np_philox
+    from specedit.kernels.verify_torch import philox4x32 as torch_philox
+
+    @triton.jit
+    def bits_kernel(out_ptr, ctr_ptr, seed, N: tl.constexpr):
+        i = tl.arange(0, N)
+        r0, r1, r2, r3 = tl.randint4x(seed, tl.load(ctr_ptr + i))
+        tl.store(out_ptr + i, r0)
+        tl.store(out_ptr + N + i, r1)
+        tl.store(out_ptr + 2 * N + i, r2)
+        tl.store(out_ptr + 3 * N + i, r3)
+
+    ctr = torch.tensor(
+        [0, 1, 2, (5 << 32) + 3, (123456 << 32) | 77, (2**31 - 1) << 32] + list(range(10))
+    )
+    for seed in (0, 7, 2**40 + 5, 2**63 - 1):
+        out = torch.zeros(4 * 16, dtype=torch.int32, device=device)
+        bits_kernel[(1,)](out, ctr.to(device), seed, N=16)
+        got = out.cpu().numpy().view(np.uint32).reshape(4, 16)
+        assert np.array_equal(got, np_philox(seed, ctr.numpy()))
+        assert np.array_equal(got, torch_philox(seed, ctr).numpy().astype(np.uint32))
 
 
 @pytest.mark.parametrize("device", DEVICES)
 def test_async_outputs_and_counter_reset(device):
     logits, draft, q, u, e = make_case(111, 6, torch.float32, seed=11, device=device)
     for _ in range(2):  # the arrival counter is reset by the last program
-        num, toks = vl.verify_triton_async(logits, draft, PLAIN, uniforms=u, noise=e)
-        j, ref = vl.verify_reference(logits, draft, PLAIN, uniforms=u, noise=e)
-        assert num.dtype == torch.int32 and int(num) == j
-        assert toks.tolist() == ref.tolist() + [-1] * (6 - j)
+        out = vl.verify_triton_async(logits, draft, PLAIN, uniforms=u, noise=e)
+        j, ref = verify_reference(logits, draft, PLAIN, uniforms=u, noise=e)
+        assert out.dtype == torch.int64 and out.shape == (8,) and int(out[0]) == j
+        assert out[1:].tolist() == ref.tolist() + [-1] * (6 - j)
 
 
 @pytest.mark.parametrize("device", DEVICES)
@@ -277,15 +354,12 @@ def test_in_kernel_rng_preserves_target_distribution(device, probs):
         q_np = np.array([0.05, 0.6, 0.05, 0.2, 0.05, 0.04, 0.01])
         q = torch.tensor(q_np[None, :], dtype=torch.float32, device=device)
     rng = np.random.default_rng(7)
-    stream = vl.PhiloxStream(seed=2024)
     counts = np.zeros(v, dtype=np.int64)
     accepted = 0
-    for _ in range(draws):
+    for i in range(draws):
         if probs:
             draft[0] = int(rng.choice(v, p=q_np))
-        j, toks = vl.verify_triton(
-            logits, draft, PLAIN, q, seed=stream.seed, offset=stream.take(1, v)
-        )
+        j, toks = vl.verify_triton(logits, draft, PLAIN, q, seed=2024, position=i)
         counts[int(toks[0])] += 1
         accepted += j
     stat, df = chi_square(counts, p)
@@ -299,16 +373,14 @@ def test_in_kernel_rng_preserves_target_distribution(device, probs):
     "params", [SamplingParams(), PLAIN, FILTERED], ids=["greedy", "plain", "filtered"]
 )
 @pytest.mark.parametrize("probs", [False, True], ids=["lookup", "probs"])
-def test_bench_torch_baseline_matches_reference(params, probs):
-    """The benchmark's batched torch baseline is the same function (CPU torch, no triton)."""
-    from specedit.bench.kernel_bench import verify_torch
-
+def test_torch_twin_matches_reference(params, probs):
+    """The torch twin (fallback and baseline) is the same function (CPU torch, no triton)."""
     for seed in range(3):
         logits, draft, q, u, e = make_case(111, 6, torch.float32, probs=probs, seed=seed)
-        j, toks = verify_torch(logits, draft, params, q, u, e)
-        rj, rtoks = vl.verify_reference(logits, draft, params, q, uniforms=u, noise=e)
-        assert int(j) == rj and toks[: rj + 1].tolist() == rtoks.tolist()
-        assert (toks[rj + 1 :] == -1).all()
+        out = verify_torch(logits, draft, params, q, uniforms=u, noise=e)
+        rj, rtoks = verify_reference(logits, draft, params, q, uniforms=u, noise=e)
+        assert int(out[0]) == rj and out[1 : rj + 2].tolist() == rtoks.tolist()
+        assert (out[rj + 2 :] == -1).all()
 
 
 @pytest.mark.parametrize("device", DEVICES)
@@ -320,7 +392,7 @@ def test_bench_runs(device):
     else:
         kw = {"vocab": 4096, "n": 8, "reps": 3, "splits": (1, 4)}
     record = run(device=device, **kw)
-    assert all(r["agree"] for r in record["results"]), record
+    assert all(r["agree"] and r["agree_seeded"] for r in record["results"]), record
 
 
 @pytest.mark.skipif(not INTERPRET, reason="the CUDA cases already compile the kernel")

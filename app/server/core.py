@@ -28,7 +28,6 @@ import asyncio
 import contextlib
 import hmac
 import logging
-import logging.handlers
 import os
 import secrets
 import signal
@@ -37,9 +36,10 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from ..files import ConflictError, FileError, read_source, state_dir, write_atomic
+from ..files import ConflictError, FileError, read_source, write_atomic
 from ..options import LoadConfig
 from ..session import ModelSession
+from ..state import PrivateRotatingFileHandler, private_dir, state_subdir
 from .jobs import Job, Scheduler, Warm
 from .params import parse_apply, parse_start, parse_warm, session_id
 from .paths import (
@@ -385,11 +385,17 @@ class ServerThread:
 
 
 def _setup_logging(level: str, log_file: str | None) -> Path:
-    path = Path(log_file) if log_file else state_dir() / "logs" / "server.log"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    handler = logging.handlers.RotatingFileHandler(
-        path, maxBytes=5_000_000, backupCount=3, encoding="utf-8"
-    )
+    try:  # private: the log names the files edited (folder 0700, files 0600, rotated too)
+        if log_file:
+            path = Path(log_file)
+            private_dir(path.parent, tighten=False)  # a folder the user chose stays as it is
+        else:
+            path = state_subdir("logs") / "server.log"
+        handler = PrivateRotatingFileHandler(
+            path, maxBytes=5_000_000, backupCount=3, encoding="utf-8"
+        )
+    except OSError as e:
+        raise ServerSetupError(f"cannot open the log file: {e}") from None
     handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
     lvl = getattr(logging, level.upper(), None)
     if not isinstance(lvl, int):

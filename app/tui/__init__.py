@@ -1,10 +1,12 @@
-"""The specedit terminal app (Textual): ``run_tui(args)`` is what ``specedit [PATH]`` runs.
+"""The specedit terminal app (Textual): ``run_tui(args, config)`` is what ``specedit [PATH]``
+runs.
 
-Contract: ``run_tui(args)`` (``args.path``: file to open or None for a file picker;
-``args.model`` etc.: the command line's model flags, None where not given) runs the app
-full screen and returns the exit status. Its settings come from the config file, then
-``$SPECEDIT_MODEL``, then the flags (``app.tui.config.load_settings``). While it runs, log records go to ``<state>/tui.log`` instead of the terminal, so
-they cannot corrupt the display. A missing ``textual`` raises ``FileError`` with the
+Contract: ``run_tui(args, config)`` (``args.path``: file to open or None for a file picker;
+``config``: the ``LoadConfig`` of the command line's model flags, None in the fields not
+given) runs the app full screen and returns the exit status. Its settings come from the
+config file, then ``$SPECEDIT_MODEL``, then those flags (``app.tui.config.load_settings``).
+While it runs, log records go to ``<state>/tui.log`` instead of the terminal, so they
+cannot corrupt the display. A missing ``textual`` raises ``FileError`` with the
 install hint (the CLI prints it as one line).
 """
 
@@ -13,7 +15,9 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from ..files import FileError, state_dir
+from ..files import FileError
+from ..options import LoadConfig
+from ..state import PrivateRotatingFileHandler, state_subdir
 
 log = logging.getLogger(__name__)
 
@@ -28,9 +32,8 @@ def _log_to_file() -> list[logging.Handler]:
     for h in removed:
         root.removeHandler(h)
     try:
-        path = state_dir() / "tui.log"
-        path.parent.mkdir(parents=True, exist_ok=True)
-        handler = logging.FileHandler(path, encoding="utf-8")
+        path = state_subdir() / "tui.log"  # private: folder 0700, file 0600
+        handler = PrivateRotatingFileHandler(path, encoding="utf-8")
         handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
         root.addHandler(handler)
     except OSError:
@@ -38,8 +41,9 @@ def _log_to_file() -> list[logging.Handler]:
     return removed
 
 
-def run_tui(args: Any) -> int:
-    """Run the terminal app on ``args.path`` with ``args.model``; return the exit status."""
+def run_tui(args: Any, config: LoadConfig) -> int:
+    """Run the terminal app on ``args.path`` with the model ``config`` names; return the
+    exit status."""
     try:
         from .app import SpecEditApp
         from .config import load_history, load_settings
@@ -50,15 +54,7 @@ def run_tui(args: Any) -> int:
         ) from None
     removed = _log_to_file()
     try:
-        flags = {
-            "model": args.model,
-            "draft_model": args.draft_model,
-            "backend": args.backend,
-            "gpu_layers": args.gpu_layers,
-            "device": args.device,
-            "n_ctx": args.ctx,
-        }
-        settings, problems = load_settings(flags)
+        settings, problems = load_settings(config)
         app = SpecEditApp(
             getattr(args, "path", None),
             settings=settings,

@@ -4,15 +4,16 @@ Contract:
   * :func:`config_path` is ``$XDG_CONFIG_HOME/specedit/config.toml`` (the platform's user
     config dir when ``XDG_CONFIG_HOME`` is unset).
   * :func:`load_settings` reads it into ``TuiSettings`` (``TuiSettings.from_saved`` checks
-    each value), then applies ``$SPECEDIT_MODEL``, then the command line's explicit flags
-    (``flags``: None means not given): flags beat the environment, which beats the file.
+    each value), then applies ``$SPECEDIT_MODEL``, then the command line's flags (a
+    ``LoadConfig`` whose None fields were not given, ``TuiSettings.from_load_config``):
+    flags beat the environment, which beats the file.
     A missing file is the defaults; an unreadable or malformed one, or a bad value in it,
     is one line in the returned problems and never stops the app.
   * :func:`save_settings` writes the settings that differ from the defaults, atomically,
-    in a file only the user may read (0600, its folder 0700 when created here); it returns
-    the path, or raises ``OSError``.
-  * The history of instructions (Up in the instruction line) lives in the state dir,
-    ``tui-history.txt`` (0600): :func:`load_history`, :func:`append_history`.
+    in a file only the user may read (0600, its folder 0700 when created here:
+    ``app.state``'s private writes); it returns the path, or raises ``OSError``.
+  * The history of instructions (Up in the instruction line) lives in the private state
+    dir, ``tui-history.txt`` (0600): :func:`load_history`, :func:`append_history`.
 """
 
 from __future__ import annotations
@@ -21,13 +22,13 @@ import json
 import logging
 import os
 import tomllib
-from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 import platformdirs
 
-from ..files import state_dir
+from ..options import LoadConfig
+from ..state import private_dir, state_dir, state_subdir, write_private
 from .settings import TuiSettings
 
 log = logging.getLogger(__name__)
@@ -59,7 +60,7 @@ def read_config(path: Path | None = None) -> tuple[dict[str, Any], list[str]]:
 
 
 def load_settings(
-    flags: Mapping[str, Any] | None = None, path: Path | None = None
+    flags: LoadConfig | None = None, path: Path | None = None
 ) -> tuple[TuiSettings, list[str]]:
     """Settings from the file, the environment and the flags; plus the problems met."""
     path = path or config_path()
@@ -69,9 +70,8 @@ def load_settings(
     env_model = os.environ.get(MODEL_ENV, "").strip()
     if env_model:
         settings = settings.with_(model=env_model)
-    given = {k: v for k, v in (flags or {}).items() if v is not None}
-    if given:
-        settings = settings.with_(**given)
+    if flags is not None:
+        settings = TuiSettings.from_load_config(flags, settings)
     return settings, problems
 
 
@@ -83,24 +83,6 @@ def _toml_value(value: Any) -> str:
     return json.dumps(str(value))  # a TOML basic string: JSON's escapes are TOML's
 
 
-def _write_private(path: Path, text: str) -> None:
-    """Write ``text`` to ``path`` atomically as a 0600 file (its folder 0700 if new)."""
-    if not path.parent.is_dir():
-        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    try:
-        os.fchmod(fd, 0o600)  # an old temp file keeps its mode otherwise
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
-
-
 def save_settings(settings: TuiSettings, path: Path | None = None) -> Path:
     """Save the settings that differ from the defaults (see the module docstring)."""
     path = path or config_path()
@@ -110,8 +92,8 @@ def save_settings(settings: TuiSettings, path: Path | None = None) -> Path:
         "[tui]",
     ]
     lines += [f"{key} = {_toml_value(v)}" for key, v in settings.to_saved().items()]
-    _write_private(path, "\n".join(lines) + "\n")
-    return path
+    private_dir(path.parent, tighten=False)  # a folder the user made is left as it is
+    return write_private(path, ("\n".join(lines) + "\n").encode())
 
 
 def history_path() -> Path:
@@ -141,7 +123,8 @@ def append_history(history: list[str], instruction: str) -> list[str]:
     history = [h for h in history if h != instruction] + [instruction]
     history = history[-HISTORY_MAX:]
     try:
-        _write_private(history_path(), "".join(json.dumps(h) + "\n" for h in history))
+        state_subdir()
+        write_private(history_path(), "".join(json.dumps(h) + "\n" for h in history).encode())
     except OSError as exc:
         log.warning("could not save the instruction history: %s", exc)
     return history

@@ -69,6 +69,17 @@ class TuiSettings:
     theme: str = DEFAULT_THEME
     """The Textual theme of the app."""
 
+    @classmethod
+    def from_load_config(cls, cfg: LoadConfig, base: TuiSettings | None = None) -> TuiSettings:
+        """``base`` (default: the defaults) loading what ``cfg`` (the command line's flags)
+        sets: its fields that are None were not given and keep ``base``'s values."""
+        given = {
+            name: getattr(cfg, name)
+            for name in ("model", "draft_model", "backend", "gpu_layers", "device", "n_ctx")
+            if getattr(cfg, name) is not None
+        }
+        return replace(base or cls(), **given)
+
     def load_config(self, model: str | None = None) -> LoadConfig:
         """How to load ``model`` (default: the chosen one) under these settings."""
         return LoadConfig(

@@ -1,0 +1,52 @@
+"""Results that drop lines the instruction did not ask to remove (app/checks.py)."""
+
+from __future__ import annotations
+
+import pytest
+
+from specedit.app.checks import asks_removal, suspect_deletion
+
+SHORT = "def add(a, b):\n    return a + b\n\n\ndef sub(a, b):\n    return a - b\n"
+LONG = "".join(f"def f{i}(x):\n    return x + {i}\n\n\n" for i in range(20))
+
+
+def test_a_block_closed_early_is_flagged_even_in_a_short_file():
+    # the 0.5B asked to rename add to plus returned the first function only (issue 12)
+    cut = "def plus(a, b):\n    return a + b\n"
+    s = suspect_deletion(SHORT, cut, "Rename the function add to plus.")
+    assert s is not None and s.reason == "drops_tail" and s.deleted_lines == 2
+    assert "last 2 non-blank lines" in s.message
+
+
+def test_a_trailing_block_of_a_long_file_is_flagged():
+    cut = LONG[: LONG.index("def f15")]
+    s = suspect_deletion(LONG, cut, "Add a docstring to f3.")
+    assert s is not None and s.reason == "drops_tail" and s.deleted_lines == 10
+
+
+def test_a_large_share_deleted_in_the_middle_is_flagged():
+    lines = LONG.splitlines(keepends=True)
+    new = "".join(lines[:8] + lines[48:])  # f2..f11 gone, the end kept
+    s = suspect_deletion(LONG, new, "Rename x to value in f0.")
+    assert s is not None and s.reason == "drops_share" and s.deleted_lines == 20
+
+
+@pytest.mark.parametrize(
+    "instruction",
+    ["Remove the function sub.", "delete sub", "Drop the unused helper", "Keep only add."],
+)
+def test_an_asked_for_removal_is_not_suspect(instruction):
+    assert asks_removal(instruction)
+    cut = "def add(a, b):\n    return a + b\n"
+    assert suspect_deletion(SHORT, cut, instruction) is None
+
+
+def test_ordinary_edits_are_not_suspect():
+    renamed = SHORT.replace("add", "plus")
+    assert suspect_deletion(SHORT, renamed, "Rename add to plus.") is None
+    hinted = LONG.replace("(x):", "(x: int) -> int:")
+    assert suspect_deletion(LONG, hinted, "Add type hints.") is None
+    one_line = SHORT.replace("    return a - b\n", "    return a - b  # difference\n")
+    assert suspect_deletion(SHORT, one_line, "Comment the last line.") is None
+    # a trailing blank line dropped is not a block
+    assert suspect_deletion(SHORT + "\n\n", SHORT, "Tidy up the end.") is None
