@@ -309,3 +309,20 @@ def test_real_load_keys_answer_and_a_queued_rewrite_runs(workdir, qwen05_path, m
             assert (workdir / "stats.py").read_text() == STATS
 
     asyncio.run(run())
+
+
+def test_command_line_flags_layer_over_the_config_file(workdir, monkeypatch):
+    """``specedit PATH --gpu-layers 3``: only the flags given override the saved settings."""
+    from specedit.app.cli import build_parser, load_config
+
+    save_settings(TuiSettings(model="qwen2.5-coder-0.5b", backend="llama.cpp", k=6))
+    args = build_parser().parse_args(["tui", "stats.py", "--gpu-layers", "3"])
+    settings, problems = load_settings(load_config(args))
+    assert problems == []
+    assert (settings.model, settings.backend, settings.k) == ("qwen2.5-coder-0.5b", "llama.cpp", 6)
+    assert settings.gpu_layers == 3
+    monkeypatch.setenv("SPECEDIT_MODEL", "smollm2-135m")
+    args = build_parser().parse_args(["tui", "stats.py", "--model", "qwen2.5-coder-1.5b"])
+    assert load_settings(load_config(args))[0].model == "qwen2.5-coder-1.5b"
+    args = build_parser().parse_args(["tui", "stats.py"])
+    assert load_settings(load_config(args))[0].model == "smollm2-135m"
