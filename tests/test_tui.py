@@ -383,8 +383,8 @@ def test_conflict_during_generation_then_rerun_and_cancel(workdir, qwen05, monke
 
 
 # ------------------------------------------------------------------ snapshots
-# Each feeds fixed figures and results through the app's real display path. The figures
-# are those of a real run of the 0.5B on this file (rounded), so the pictures read true.
+# Each feeds fixed figures and results through the app's real display path (the figures
+# are fixtures, not a measurement), so the pictures are the same on every machine.
 
 
 def _fixed_rate(metrics) -> None:
