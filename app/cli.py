@@ -4,8 +4,11 @@ Contract: every user-fixable problem (bad file, unknown or corrupt model, file
 too long, hash conflict) ends with one clear line on stderr, exit status 1,
 and the file untouched. The streaming text goes to stderr when it is a
 terminal; the diff (or ``--json`` object) goes to stdout, so pipes get clean
-output. All the work is done by ``app.rewrite`` / ``app.files``, which the TUI
-and the server use too.
+output. Lines for people (errors, the stats line, "wrote … (backup …)") go
+through :func:`say`: wrapped to the terminal's width on a terminal, one line each
+in a pipe or a log file, with user text (paths, messages) never read as markup.
+All the work is done by ``app.rewrite`` / ``app.files``, which the TUI and the
+server use too.
 """
 
 from __future__ import annotations
@@ -13,11 +16,13 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import os
 import shlex
 import sys
 import time
 
 from rich.console import Console
+from rich.markup import escape
 
 from ..engine.backend import UserError
 from ..engine.sampling import SamplingParams
@@ -27,6 +32,19 @@ from .options import BACKENDS, LoadConfig, RewriteOptions
 log = logging.getLogger("specedit")
 err = Console(stderr=True, highlight=False)
 out = Console(highlight=False, soft_wrap=True)
+
+
+def say(markup: str, *, console: Console | None = None) -> None:
+    """Print a line for people on stderr: wrapped on a terminal, whole in a pipe or a log.
+
+    ``markup`` may style its own words; put user text through ``escape`` first."""
+    console = console or err
+    console.print(markup, soft_wrap=not console.is_terminal)
+
+
+def error(message: object) -> None:
+    """The one line of a failure: ``error: <message>`` (the message is never markup)."""
+    say(f"[red]error:[/] {escape(str(message))}")
 
 
 def _k(v: str) -> int | None:
@@ -64,11 +82,27 @@ def _gpu_layers(v: str) -> int | str:
         raise argparse.ArgumentTypeError(str(e)) from None
 
 
+def _check_lines(lines: tuple[int, int] | None, text: str, path: str) -> None:
+    """Refuse ``--lines`` outside the file before any model loads (1-based, as typed)."""
+    if lines is None:
+        return
+    from .diff import split_lines
+
+    n = len(split_lines(text))
+    start, end = lines[0] + 1, lines[1]
+    if end > n:
+        raise UserError(f"--lines {start}:{end} is outside {path}, which has {n} lines")
+
+
 def _add_model(p: argparse.ArgumentParser, draft_model: bool = True) -> None:
     """The flags of ``LoadConfig``: which model, where it runs (defaults from LoadConfig)."""
     d = LoadConfig()
     g = p.add_argument_group("model")
-    g.add_argument("--model", default=d.model, help="catalog name or GGUF path")
+    g.add_argument(
+        "--model",
+        default=os.environ.get("SPECEDIT_MODEL") or d.model,
+        help=f"catalog name or GGUF path (default: $SPECEDIT_MODEL, else {d.model})",
+    )
     if draft_model:
         g.add_argument(
             "--draft-model", default=None, metavar="NAME|PATH", help="a draft model (--draft auto)"
@@ -206,6 +240,8 @@ def build_parser() -> argparse.ArgumentParser:
     t = sub.add_parser("tui", help="open the terminal app (also: specedit PATH)")
     t.add_argument("path", nargs="?")
     _add_model(t)
+    # None = not given: the app's config file and $SPECEDIT_MODEL fill those in
+    t.set_defaults(model=None, backend=None, gpu_layers=None, device=None, ctx=None)
     return p
 
 
@@ -234,6 +270,7 @@ def cmd_rewrite(a) -> int:
     from .rewrite import rewrite
 
     src = read_source(a.path)
+    _check_lines(a.lines, src.text, a.path)
     if a.write:
         check_writable(src, force=a.force)  # refuse before the model loads, not after
     context = tuple((p, read_source(p).text) for p in a.context)
@@ -284,12 +321,12 @@ def cmd_rewrite(a) -> int:
         _summary(stats, res.message, sess)
         if written:
             undo = shlex.join(["specedit", "undo", str(written.path)])
-            err.print(f"wrote {written.path} (backup {written.backup_path}; undo: {undo})")
+            say(escape(f"wrote {written.path} (backup {written.backup_path}; undo: {undo})"))
     if res.status != "ok":
-        err.print(f"[red]error:[/] {res.message}")
+        error(res.message)
         return 1
     if refused:
-        err.print(f"[red]error:[/] {refused}")
+        error(refused)
         return 1
     return 0
 
@@ -301,11 +338,11 @@ def _summary(s: dict, message: str, sess) -> None:
         f"acceptance {s['acceptance']:.0%}, exact={'yes' if s['exact'] else 'no'} "
         f"({s['backend']} on {s['device']})"
     )
-    err.print(f"[bold]{sess.model_name}[/]: {line}")
+    say(f"[bold]{escape(sess.model_name)}[/]: {escape(line)}")
     if s["off_reason"]:
-        err.print(f"speculation off: {s['off_reason']}")
+        say(escape(f"speculation off: {s['off_reason']}"))
     if message:
-        err.print(message)
+        say(escape(message))
 
 
 def cmd_generate(a) -> int:
@@ -370,7 +407,7 @@ def cmd_undo(a) -> int:
         line += f"; your edits since were saved to {r.saved} (specedit {other} puts them back)"
     elif r.saved:
         line += f"; specedit {other} puts back the text it replaced ({r.saved})"
-    err.print(escape(line), soft_wrap=True)  # paths stay whole
+    say(escape(line))  # whole in a log, wrapped on a terminal
     return 0
 
 
@@ -411,10 +448,10 @@ def main(argv: list[str] | None = None) -> int:
 
             return run_tui(a, load_config(a))
     except UserError as e:
-        err.print(f"[red]error:[/] {e}")
+        error(e)
         return 1
     except KeyboardInterrupt:
-        err.print("interrupted; nothing was written")
+        say("interrupted; nothing was written")
         return 130
     build_parser().print_help()
     return 2

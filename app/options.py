@@ -69,6 +69,9 @@ class RewriteOptions:
     """(name, text) of context files: shown to the model and used as draft sources."""
     region: tuple[int, int] | None = None
     """0-based [start, end) lines to rewrite; the rest stays byte-identical."""
+    feedback: tuple[str, str] | None = None
+    """A re-run with feedback: (the previous output, the user's note on it); both go into
+    the prompt after the file (``app.prompt.rewrite_prompt``)."""
     prompt_cache: bool = False
     """Keep the KV state of the prompt's file prefix on disk for the next process
     (``app.prompt_cache``); for one-shot front ends such as ``specedit rewrite``."""

@@ -9,7 +9,9 @@ Contract:
     text, context files and the whole file, before the region and the instruction, so
     a prompt cache or a warm-up can keep it) and the ``part`` being rewritten. The
     assistant turn is pre-filled with the opening fence, so the output starts with the
-    first line of the text. ``fence_for`` (``app.stream``) picks a fence longer than
+    first line of the text. With ``feedback=(previous, note)`` (a re-run after the user
+    said what was wrong) the previous output (span ``previous``, a draft source too) and
+    the note follow the file, so the prefix stays the same and a warm cache still holds. ``fence_for`` (``app.stream``) picks a fence longer than
     any backtick run in the text.
   * ``answer_prompt(target, question, context)``: a question grounded in context files
     (free text, no fence).
@@ -33,7 +35,8 @@ from .syntax import language_name
 FILE_MARK = "\x00SPECEDIT_FILE\x00"
 FULL_MARK = "\x00SPECEDIT_FULL\x00"
 CTX_MARK = "\x00SPECEDIT_CTX{}\x00"
-_LABELS = {FILE_MARK: "file", FULL_MARK: "whole"}
+PREV_MARK = "\x00SPECEDIT_PREV\x00"
+_LABELS = {FILE_MARK: "file", FULL_MARK: "whole", PREV_MARK: "previous"}
 
 SYSTEM_REWRITE = (
     "You are a precise code editor. Apply the user's instruction to the text and output "
@@ -123,9 +126,11 @@ def rewrite_prompt(
     path: str | None = None,
     context: Sequence[tuple[str, str]] = (),
     region: tuple[int, int] | None = None,
+    feedback: tuple[str, str] | None = None,
 ) -> Prompt:
     """The prompt of a rewrite of ``text`` (or of its lines ``region``); ``lines`` are
-    ``text``'s lines when the caller has them (``app.diff.split_lines``)."""
+    ``text``'s lines when the caller has them (``app.diff.split_lines``); ``feedback`` is
+    (the previous output, the user's note on it)."""
     if region is not None:
         if lines is None:
             from .diff import split_lines
@@ -137,16 +142,26 @@ def rewrite_prompt(
         part, full = "".join(lines[a:b]), text
     else:
         part, full = text, None
-    messages, prefix = rewrite_messages(part, instruction, path, list(context), full)
+    messages, prefix = rewrite_messages(
+        part, instruction, path, list(context), full, feedback_note(feedback)
+    )
     pieces = {FILE_MARK: _with_nl(part)}
+    if feedback is not None:
+        pieces[PREV_MARK] = _with_nl(feedback[0])
     if full is not None:
         pieces[FULL_MARK] = _with_nl(full)
     for i, (_, ctext) in enumerate(context):
         pieces[CTX_MARK.format(i)] = _with_nl(ctext)
     ids, spans = splice(target, messages, prefix, pieces)
     whole = [end for _, end, lab in spans if lab == "whole"]
-    prefix_end = whole[0] if whole else max((end for _, end, _ in spans), default=0)
+    part_end = max((end for _, end, lab in spans if lab != "previous"), default=0)
+    prefix_end = whole[0] if whole else part_end  # the previous output comes after it
     return Prompt(tuple(ids), tuple(spans), rewrite_fence(text), prefix_end, part, region)
+
+
+def feedback_note(feedback: tuple[str, str] | None) -> str | None:
+    """The user's note of a ``(previous output, note)`` pair (None without feedback)."""
+    return None if feedback is None else feedback[1].strip() or "try again"
 
 
 def answer_prompt(target: TargetModel, question: str, context: Sequence[tuple[str, str]]) -> Prompt:
@@ -162,6 +177,7 @@ def rewrite_messages(
     path: str | None = None,
     context: list[tuple[str, str]] = (),
     full_text: str | None = None,
+    feedback: str | None = None,
 ) -> tuple[list[dict[str, str]], str]:
     """Messages for a rewrite of ``text`` and the assistant prefix (the opening fence).
 
@@ -170,6 +186,8 @@ def rewrite_messages(
     The text to rewrite appears as ``FILE_MARK`` and the whole file, in a region
     rewrite, as ``FULL_MARK``, for the caller to splice as pieces that end in a newline
     (the user's text is tokenized on its own and never parsed for special tokens).
+    With ``feedback`` (the user's note on the previous output) the previous output follows
+    the file as ``PREV_MARK`` and the note follows the instruction.
     """
     fence = rewrite_fence(full_text if full_text is not None else text)
     lang = language_name(path)
@@ -187,7 +205,14 @@ def rewrite_messages(
             "Rewrite only this part of it and output only the rewritten part:\n"
             f"{fence}{lang}\n{FILE_MARK}{fence}\n"
         )
+    if feedback is not None:
+        parts.append(f"Your previous rewrite of it:\n{fence}{lang}\n{PREV_MARK}{fence}\n")
     parts.append(f"Instruction: {instruction}")
+    if feedback is not None:
+        parts.append(
+            f"Feedback on your previous rewrite: {feedback}\n"
+            "Rewrite the original again, following the instruction and this feedback."
+        )
     messages = [
         {"role": "system", "content": SYSTEM_REWRITE},
         {"role": "user", "content": "\n".join(parts)},

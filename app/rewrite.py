@@ -39,7 +39,7 @@ from .diff import Hunk, compute_hunks, preview_in_file, split_lines, unified_dif
 from .files import FileError
 from .generation import run_prompt
 from .options import RewriteOptions
-from .prompt import Prompt, answer_prompt, rewrite_prompt
+from .prompt import Prompt, answer_prompt, feedback_note, rewrite_prompt
 from .session import ModelSession
 
 log = logging.getLogger(__name__)
@@ -92,6 +92,7 @@ def _prompt(session: ModelSession, text: str, opts: RewriteOptions, lines, path)
         path=path,
         context=opts.context,
         region=opts.region,
+        feedback=opts.feedback,
     )
     _check_fits(session, prompt, path or "the text")
     return prompt
@@ -152,7 +153,8 @@ def rewrite(
     else:
         new_text = body if text.endswith("\n") or not body.endswith("\n") else body[:-1]
     hunks = compute_hunks(text, new_text)
-    suspect = suspect_deletion(part, body, opts.instruction)
+    asked = " ".join(filter(None, (opts.instruction, feedback_note(opts.feedback))))
+    suspect = suspect_deletion(part, body, asked)
     msg = suspect.message if suspect else ("" if hunks else "no changes")
     diff = unified_diff(text, new_text, path or "text")
     return RewriteResult(text, new_text, raw, hunks, diff, m, "ok", msg, suspect)

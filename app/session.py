@@ -9,6 +9,9 @@ backend, device and offload, build and thread count, so only the first load pays
 it and says so) and calibrates the block-cost curve of the adaptive policy (its shape is
 cached with the exactness check; its level, which follows the machine's load,
 is re-measured at every load with 1-token calls; calls keep refining it).
+``on_stage(stage, detail)``, when given, is told where a load is: ``weights`` (detail:
+the backend), then ``draft``, ``exactness`` (the first load of this model only) and
+``calibration`` (detail: ``"<backend> on <device>"``), so a front end can show it.
 ``ModelSession.lock`` serialises generations: one at a time, this is a
 single-user latency tool. A backend that lists its cached token ids
 (``cache_tokens``) lets the next prompt that shares a prefix (the same file,
@@ -22,6 +25,7 @@ import logging
 import os
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -160,7 +164,11 @@ def _calibrate(target, entry: dict, save) -> dict[int, float]:
 
 
 def load_session(
-    config: LoadConfig | str, *, recheck: bool = False, **changes: object
+    config: LoadConfig | str,
+    *,
+    recheck: bool = False,
+    on_stage: Callable[[str, str], None] | None = None,
+    **changes: object,
 ) -> ModelSession:
     """Load the model of ``config`` (a ``LoadConfig``, or a model name/path with
     ``LoadConfig`` fields as keywords) and its draft model, if any, on the same backend,
@@ -171,13 +179,17 @@ def load_session(
     if changes and not isinstance(config, str):
         cfg = replace(cfg, **changes)
     threads = cfg.threads or max(1, os.cpu_count() or 1)
+    stage = on_stage or (lambda _stage, _detail: None)
     backend = resolve_backend(cfg)
     t = time.perf_counter()
+    stage("weights", backend)
     path, name, target = _load_target(cfg.model, backend, cfg, threads)
+    where = f"{target.backend} on {target.device_name}"
     draft, draft_costs = None, None
     if cfg.draft_model:
         from ..engine.draft_model import check_vocab, measure_draft
 
+        stage("draft", where)
         _, _, draft = _load_target(cfg.draft_model, backend, cfg, threads)
         check_vocab(draft, target)
         draft_costs = measure_draft(draft)
@@ -186,12 +198,14 @@ def load_session(
     entry = None if recheck else cache.get(key)
     first = entry is None
     if entry is None:
+        stage("exactness", where)
         probe = target.tokenize(_PROBE)
         exact_block, deltas = check_batch_exactness(target, probe)
         entry = {"exact_block": exact_block, "deltas": deltas}
         cache[key] = entry
         _save_cache(cache)
     deltas = {int(k): float(v) for k, v in entry["deltas"].items()}
+    stage("calibration", where)
     # the cost curve times the step that really runs (on a GPU: never a host copy of logits)
     costs = _calibrate(calibration_target(target), entry, lambda: _save_cache(cache))
     sess = ModelSession(

@@ -11,7 +11,8 @@ Contract:
   end_line)`` (an empty range means the single line ``start_line``, i.e. a cursor). A
   Python definition's decorators are included. With no such node, an unknown language or
   unparsable input it returns the given range itself (an empty one widened to one line),
-  clamped to the text.
+  clamped to the text. :func:`enclosing_definition` is the same search, returning None
+  when no definition contains the lines (so a caller can say so).
 * :func:`count_errors` counts ``ERROR`` plus ``MISSING`` nodes (0 for unknown languages);
   :func:`syntax_warning` compares an original and a rewrite with it and returns a one-line
   warning when the rewrite has more of them.
@@ -31,6 +32,7 @@ log = logging.getLogger(__name__)
 __all__ = [
     "LANGUAGES",
     "count_errors",
+    "enclosing_definition",
     "enclosing_node_range",
     "language_for_path",
     "language_name",
@@ -185,14 +187,27 @@ def enclosing_node_range(
     Falls back to the given range (at least one line, clamped to the text) when the language
     is unknown or no definition node contains it.
     """
+    found = enclosing_definition(text, lang, start_line, end_line)
+    return found if found is not None else _clamp(text, start_line, end_line)
+
+
+def _clamp(text: str, start_line: int, end_line: int) -> tuple[int, int]:
+    """The given range clamped to the text, an empty one widened to one line."""
     n_lines = max(_line_count(text), 1)
     start = min(max(start_line, 0), n_lines - 1)
-    end = min(max(end_line, start + 1), n_lines)
-    fallback = (start, end)
+    return start, min(max(end_line, start + 1), n_lines)
+
+
+def enclosing_definition(
+    text: str, lang: str | None, start_line: int, end_line: int
+) -> tuple[int, int] | None:
+    """0-based ``[start, end)`` lines of the smallest definition containing the given lines,
+    or None when there is none (or the language is unknown, or nothing parses)."""
+    start, end = _clamp(text, start_line, end_line)
     tree = _parse(text, lang)
     kinds = _DEFINITIONS.get(lang or "", frozenset())
     if tree is None or not kinds:
-        return fallback
+        return None
     last = end - 1  # last line of the range, inclusive
     node = tree.root_node
     best = None
@@ -208,7 +223,7 @@ def enclosing_node_range(
         if node.type in kinds:
             best = node
     if best is None:
-        return fallback
+        return None
     parent = best.parent
     if parent is not None and parent.type == "decorated_definition":
         best = parent

@@ -27,6 +27,7 @@ Contract:
 from __future__ import annotations
 
 import contextlib
+import difflib
 import hashlib
 import json
 import logging
@@ -152,13 +153,21 @@ def models_dir() -> Path:
     return user_cache_path("specedit") / "models"
 
 
+def did_you_mean(name: str) -> str:
+    """``"; did you mean X?"`` for the catalog name closest to a mistyped ``name``, else ``""``."""
+    close = difflib.get_close_matches(name.lower(), list(CATALOG), n=1, cutoff=0.75)
+    return f"; did you mean {close[0]}?" if close else ""
+
+
 def _entry(name: str | CatalogEntry) -> CatalogEntry:
     if isinstance(name, CatalogEntry):
         return name
     try:
         return CATALOG[name]
     except KeyError:
-        raise ModelError(f"unknown model {name!r}; catalog models: {', '.join(CATALOG)}") from None
+        raise ModelError(
+            f"unknown model {name!r}{did_you_mean(name)} (catalog models: {', '.join(CATALOG)})"
+        ) from None
 
 
 def model_path(name: str | CatalogEntry) -> Path:
@@ -491,7 +500,8 @@ def resolve_model(name_or_path: str) -> Path:
     if os.sep in name_or_path or "/" in name_or_path or name_or_path.endswith(".gguf"):
         raise ModelError(f"model file not found: {candidate}")
     raise ModelError(
-        f"unknown model {name_or_path!r}: not a file and not in the catalog ({', '.join(CATALOG)})"
+        f"unknown model {name_or_path!r}{did_you_mean(name_or_path)}: not a file and not in "
+        f"the catalog ({', '.join(CATALOG)})"
     )
 
 
@@ -520,9 +530,13 @@ def rich_progress(console: object | None = None) -> Iterator[Progress]:
     task_id: list[int] = []
 
     def callback(label: str, done: int, total: int) -> None:
-        if not task_id:
+        if not task_id:  # the bar starts with the first report: a failure before it
+            bar.start()  # prints no empty progress line
             task_id.append(bar.add_task(label, total=total))
         bar.update(task_id[0], description=label, completed=done, total=total)
 
-    with bar:
+    try:
         yield callback
+    finally:
+        if task_id:
+            bar.stop()

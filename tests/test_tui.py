@@ -10,18 +10,32 @@ from __future__ import annotations
 import asyncio
 import os
 import time
-from collections import Counter
 from pathlib import Path
 
 import pytest
 
-from specedit.app.diff import apply_hunks, compute_hunks, unified_diff
-from specedit.app.rewrite import RewriteResult
-from specedit.engine.metrics import Metrics
+from specedit.app.diff import apply_hunks
 
 textual = pytest.importorskip("textual")
 
-from specedit.app.tui.app import SpecEditApp  # noqa: E402
+from tui_helpers import (  # noqa: E402
+    HISTORY,
+    NEW,
+    SIZE,
+    STATS,
+    app_for,
+    fixed_metrics,
+    fixed_result,
+    no_blink,
+    notes,
+    set_instruction,
+    suspect_result,
+    toy_session,
+    truncated_result,
+    wait_for,
+)
+
+from specedit.app.tui.app import Loading  # noqa: E402
 from specedit.app.tui.live import LiveRun, live_preview  # noqa: E402
 from specedit.app.tui.review import Review, diff_rows, row_of_new_line  # noqa: E402
 from specedit.app.tui.screens.confirm import ConfirmScreen  # noqa: E402
@@ -32,78 +46,22 @@ from specedit.app.tui.widgets.status import (  # noqa: E402
     StatusBar,
     format_figures,
     format_flags,
+    format_loading,
+    format_reading,
     format_sources,
+    format_where,
+    live_rate,
 )
-
-STATS = """\
-def total(prices):
-    result = 0
-    for p in prices:
-        result += p
-    return result
-
-
-def average(prices):
-    return total(prices) / len(prices)
-"""
-NEW = STATS.replace("result", "acc").replace("def average", "def mean")
-SIZE = (100, 30)
-HISTORY = [40, 90, 160, 210, 260, 280, 300, 310, 290, 305, 312, 318, 300, 296, 310, 315]
-
-
-def fixed_metrics() -> Metrics:
-    """A finished run's figures, fixed so that snapshots are deterministic."""
-    m = Metrics(
-        prompt_tokens=412,
-        generated_tokens=187,
-        target_calls=31,
-        drafted_tokens=240,
-        accepted_tokens=163,
-        emitted_tokens=194,
-        prefill_s=0.9,
-        decode_s=0.6,
-        exact=False,
-        speculation=True,
-        k=8,
-        stop_reason="stop",
-    )
-    m.by_source = Counter({"file": 220, "output": 20})
-    m.accepted_by_source = Counter({"file": 155, "output": 8})
-    return m
-
-
-def fixed_result(original: str = STATS, new: str = NEW) -> RewriteResult:
-    hunks = compute_hunks(original, new)
-    return RewriteResult(
-        original, new, new, hunks, unified_diff(original, new), fixed_metrics(), "ok"
-    )
 
 
 @pytest.fixture
 def workdir(tmp_path, monkeypatch) -> Path:
     """A working directory with stats.py and a private state dir for backups."""
     monkeypatch.setenv("SPECEDIT_STATE_DIR", str(tmp_path / "state"))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
     monkeypatch.chdir(tmp_path)
     (tmp_path / "stats.py").write_text(STATS)
     return tmp_path
-
-
-def app_for(path: str | None = "stats.py", **kw) -> SpecEditApp:
-    kw.setdefault("settings", TuiSettings(model="qwen2.5-coder-0.5b"))
-    kw.setdefault("load_model", False)
-    return SpecEditApp(path, **kw)
-
-
-async def wait_for(pilot, cond, timeout: float = 180.0, step: float = 0.05) -> None:
-    deadline = time.monotonic() + timeout
-    while not cond():
-        if time.monotonic() > deadline:
-            raise AssertionError("timed out waiting for the app")
-        await pilot.pause(step)
-
-
-def notes(app) -> str:
-    return " | ".join(str(n.message) for n in app._notifications)
 
 
 # ------------------------------------------------------------------ pure parts
@@ -145,8 +103,20 @@ def test_review_decisions_and_rows():
     assert review.current == 0
     assert review.counts() == (1, 1, 1)
     assert review.result_text() == apply_hunks(STATS, [res.hunks[0]])
-    review.accept_all()
+    assert review.accept_all()
     assert review.result_text() == NEW
+    # every decision can be taken back, the last first
+    assert review.undo() and review.counts() == (1, 1, 1)
+    review.reject_all()
+    assert review.counts() == (0, 3, 0) and review.result_text() == STATS
+    assert review.undo() and review.undo() and review.undo()
+    assert review.counts() == (0, 0, 3) and review.current == 0
+    assert not review.undo()
+    # a partial review (a cut output) keeps hunks one by one, never all at once
+    partial = Review(res.original, res.hunks, partial=True)
+    assert not partial.accept_all() and partial.counts() == (0, 0, 3)
+    partial.accept()
+    assert partial.result_text() == apply_hunks(STATS, [res.hunks[0]])
     rows = diff_rows(STATS, res.hunks)
     assert [r.kind for r in rows].count("+") == sum(h.new_text.count("\n") for h in res.hunks)
     assert rows[row_of_new_line(rows, 1)].text == "    acc = 0"
@@ -164,11 +134,25 @@ def test_settings_to_options_and_status_text():
         (1, 3),
     )
     assert TuiSettings().options("x").draft == "auto"  # lookup, plus a draft model if loaded
+    assert TuiSettings().options("x", feedback=("old", "no")).feedback == ("old", "no")
     snap = fixed_metrics().snapshot()
     assert format_figures(snap) == "acc 68% · 6.26 tok/call · k 8"
     assert format_flags(snap["speculation"], snap["exact"]) == "spec on · exact no"
     assert format_flags(True, True, paused=True) == "spec paused · exact yes"
     assert format_sources(snap) == "drafts: file 92% (acc 70%) · out 8% (acc 40%)"
+    reading = fixed_metrics(read_total=1700, read_tokens=1234, prompt_tokens=1234)
+    reading.prefill_s = 1234 / 98
+    assert format_reading(reading) == "file 1,234/1,700 tokens, 98 tok/s"
+    assert format_reading(reading, 12.4) == "file 1,234/1,700 tokens, 98 tok/s · 12 s"
+    assert format_reading(fixed_metrics(read_total=0)) == "preparing the prompt"
+    # no call ended in the recent window (a slow machine): the run's rate, never 0.0
+    assert live_rate(fixed_metrics()) == pytest.approx(186 / 0.6)
+    assert format_where("llama.cpp", "CPU") == "llama.cpp on CPU"
+    assert format_where("torch", "cuda:0", "triton") == "torch on cuda:0 · verifier triton"
+    assert (
+        format_loading("exactness", 42.4)
+        == "checking batched logits (first load of this model) · 42 s"
+    )
 
 
 # ------------------------------------------------------------------ flows without a model
@@ -251,18 +235,21 @@ def test_review_write_syntax_warning_write_failure_and_undo(workdir, monkeypatch
             await pilot.pause()
             assert screen.mode == "review"
             assert "syntax error" in str(screen.query_one("#banner").render())
-            await pilot.press("A", "w")
+            await pilot.press("A", "ctrl+s")
             assert isinstance(app.screen, ConfirmScreen)  # worse syntax: asks first
-            await pilot.press("n")
+            await pilot.press("y", "enter")  # neither a letter nor Enter (on No) says yes
+            assert isinstance(app.screen, EditorScreen)
             assert (workdir / "stats.py").read_text() == STATS
             # a write that fails (the backup dir cannot be created) keeps the review
             monkeypatch.setenv("SPECEDIT_STATE_DIR", str(workdir / "stats.py" / "state"))
-            await pilot.press("w", "y")
+            await pilot.press("ctrl+s", "ctrl+s")
             assert "Write failed" in str([n.title for n in app._notifications])
             assert screen.mode == "review" and (workdir / "stats.py").read_text() == STATS
             monkeypatch.setenv("SPECEDIT_STATE_DIR", str(workdir / "state"))
-            await pilot.press("w", "y")
+            await pilot.press("ctrl+s", "ctrl+s")
             assert (workdir / "stats.py").read_text() == broken
+            (backup,) = (workdir / "state").rglob("*.bak")
+            assert f"(backup {os.path.relpath(backup)})" in notes(app)  # with its folder
             assert screen.mode == "edit" and screen.editor.text == broken
             await pilot.press("ctrl+b")
             assert (workdir / "stats.py").read_text() == STATS
@@ -329,9 +316,9 @@ def test_end_to_end_rewrite_review_write_undo(workdir, qwen05, monkeypatch):
             if len(hunks) > 1:
                 await pilot.press("x")
             assert review.decisions[0] is True
-            await pilot.press("w")
+            await pilot.press("ctrl+s")
             if isinstance(app.screen, ConfirmScreen):
-                await pilot.press("y")
+                await pilot.press("ctrl+s")
             assert (workdir / "stats.py").read_text() == apply_hunks(STATS, keep)
             assert screen.mode == "edit"
             await pilot.press("ctrl+b")
@@ -380,7 +367,7 @@ def test_conflict_during_generation_then_rerun_and_cancel(workdir, qwen05, monke
             await wait_for(pilot, lambda: screen.mode != "generating")
             assert "CONFLICT" in str(screen.query_one("#banner").render())
             if screen.mode == "review":
-                await pilot.press("A", "w")
+                await pilot.press("A", "ctrl+s")
             assert (workdir / "stats.py").read_text() == changed  # never overwritten
             # re-run against the new text, then cancel it: the file stays untouched
             await pilot.press("ctrl+r")
@@ -396,51 +383,143 @@ def test_conflict_during_generation_then_rerun_and_cancel(workdir, qwen05, monke
 
 
 # ------------------------------------------------------------------ snapshots
+# Each feeds fixed figures and results through the app's real display path (the figures
+# are fixtures, not a measurement), so the pictures are the same on every machine.
 
 
-def _no_blink(pilot) -> None:
-    for widget in pilot.app.screen.query("Input, TextArea"):
-        widget.cursor_blink = False
+def _fixed_rate(metrics) -> None:
+    """The live rate is a function of the clock; a snapshot shows the run's decode rate."""
+    metrics.recent_tps = lambda window_s=2.0: metrics.decode_tps
+
+
+def _with_model(app, name: str = "qwen2.5-coder-0.5b"):
+    app.session = toy_session(name=name)
+    return app
 
 
 def test_snapshot_editor(workdir, snap_compare):
     async def before(pilot) -> None:
-        _no_blink(pilot)
+        no_blink(pilot)
         await pilot.pause()
 
     assert snap_compare(app_for(), terminal_size=SIZE, run_before=before)
+
+
+def test_snapshot_loading_with_a_queued_instruction(workdir, snap_compare):
+    """The load in the status bar from the first frame; an instruction waits for it."""
+
+    async def before(pilot) -> None:
+        app, screen = pilot.app, pilot.app.screen
+        no_blink(pilot)
+        screen.ui_timer.pause()
+        app.load = Loading("qwen2.5-coder-1.5b", "llama.cpp on CPU", "exactness")
+        set_instruction(screen, "Rename result to acc and average to mean")
+        await pilot.press("enter")
+        app.clear_notifications()
+        screen.refresh_status()
+        screen.query_one(StatusBar).show_loading("exactness", 42.0, note="1 instruction queued")
+        await pilot.pause()
+
+    assert snap_compare(app_for(), terminal_size=SIZE, run_before=before)
+
+
+def test_snapshot_reading_the_prompt(workdir, snap_compare):
+    """The prefill has its own progress and rate, never 0.0 tok/s."""
+
+    async def before(pilot) -> None:
+        screen = pilot.app.screen
+        no_blink(pilot)
+        screen.ui_timer.pause()
+        set_instruction(screen, "Rename result to acc and average to mean")
+        m = fixed_metrics(
+            decode_start=None,
+            generated_tokens=0,
+            target_calls=0,
+            drafted_tokens=0,
+            accepted_tokens=0,
+            emitted_tokens=0,
+            decode_s=0.0,
+            read_total=1700,
+            read_tokens=1234,
+            prompt_tokens=1234,
+            prefill_s=1234 / 98,
+        )
+        m.by_source.clear()
+        screen.live = LiveRun(STATS, metrics=m)
+        screen.mode = "generating"
+        screen._render_live()
+        screen.refresh_status()
+        screen.query_one(StatusBar).show(m, state="generating", seconds=12.0)
+        await pilot.pause()
+
+    assert snap_compare(_with_model(app_for()), terminal_size=SIZE, run_before=before)
 
 
 def test_snapshot_live_diff_with_metrics(workdir, snap_compare):
     async def before(pilot) -> None:
         screen = pilot.app.screen
-        _no_blink(pilot)
+        no_blink(pilot)
         screen.ui_timer.pause()
-        screen.query_one("#instruction").value = "Rename result to acc and average to mean"
+        set_instruction(screen, "Rename result to acc and average to mean")
         screen.live = LiveRun(STATS, metrics=fixed_metrics())
+        _fixed_rate(screen.live.metrics)
         screen.live.append("def total(prices):\n    acc = 0\n    for p in prices:\n        acc")
         screen.mode = "generating"
         screen._render_live()
-        screen.query_one(StatusBar).show(
-            screen.live.metrics, state="generating", model="qwen2.5-coder-0.5b", history=HISTORY
-        )
+        screen.query_one(StatusBar).history.extend(HISTORY)
+        screen.refresh_status()
         await pilot.pause()
 
-    assert snap_compare(app_for(), terminal_size=SIZE, run_before=before)
+    assert snap_compare(_with_model(app_for()), terminal_size=SIZE, run_before=before)
+
+
+def test_docs_image_is_the_live_diff_snapshot():
+    """README's picture of the app is this snapshot (refresh both together)."""
+    root = Path(__file__).resolve().parent
+    snap = root / "__snapshots__" / "test_tui" / "test_snapshot_live_diff_with_metrics.svg"
+    assert (root.parent / "docs" / "tui.svg").read_bytes() == snap.read_bytes()
 
 
 def test_snapshot_review(workdir, snap_compare):
     async def before(pilot) -> None:
         screen = pilot.app.screen
-        _no_blink(pilot)
-        screen.query_one("#instruction").value = "Rename result to acc and average to mean"
+        no_blink(pilot)
+        set_instruction(screen, "Rename result to acc and average to mean")
         screen.show_result(fixed_result())
         await pilot.press("a")
         screen.query_one(StatusBar).history.extend(HISTORY)
         screen.refresh_status()
         await pilot.pause()
 
-    assert snap_compare(app_for(), terminal_size=SIZE, run_before=before)
+    assert snap_compare(_with_model(app_for()), terminal_size=SIZE, run_before=before)
+
+
+def test_snapshot_truncated_review(workdir, snap_compare):
+    """A cut output: its message in red, only the completed hunks, no accept-all."""
+
+    async def before(pilot) -> None:
+        screen = pilot.app.screen
+        no_blink(pilot)
+        screen.show_result(truncated_result())
+        screen.refresh_status()
+        await pilot.pause()
+
+    assert snap_compare(_with_model(app_for()), terminal_size=SIZE, run_before=before)
+
+
+def test_snapshot_suspect_review_after_typing(workdir, snap_compare):
+    """A suspect result's warning in red; letters typed as if into a text field are
+    commands (none writes) and the first one that is not says how to get back."""
+
+    async def before(pilot) -> None:
+        screen = pilot.app.screen
+        no_blink(pilot)
+        screen.show_result(suspect_result())
+        await pilot.press("o", "k")
+        screen.refresh_status()
+        await pilot.pause()
+
+    assert snap_compare(_with_model(app_for()), terminal_size=SIZE, run_before=before)
 
 
 def test_snapshot_settings(workdir, snap_compare, monkeypatch):

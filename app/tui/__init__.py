@@ -1,9 +1,12 @@
-"""The specedit terminal app (Textual): ``run_tui(args)`` is what ``specedit [PATH]`` runs.
+"""The specedit terminal app (Textual): ``run_tui(args, config)`` is what ``specedit [PATH]``
+runs.
 
-Contract: ``run_tui(args)`` (``args.path``: file to open or None for a file picker;
-``args.model``: catalog name or GGUF path) runs the app full screen and returns the exit
-status. While it runs, log records go to ``<state>/tui.log`` instead of the terminal, so
-they cannot corrupt the display. A missing ``textual`` raises ``FileError`` with the
+Contract: ``run_tui(args, config)`` (``args.path``: file to open or None for a file picker;
+``config``: the ``LoadConfig`` of the command line's model flags, None in the fields not
+given) runs the app full screen and returns the exit status. Its settings come from the
+config file, then ``$SPECEDIT_MODEL``, then those flags (``app.tui.config.load_settings``).
+While it runs, log records go to ``<state>/tui.log`` instead of the terminal, so they
+cannot corrupt the display. A missing ``textual`` raises ``FileError`` with the
 install hint (the CLI prints it as one line).
 """
 
@@ -43,7 +46,7 @@ def run_tui(args: Any, config: LoadConfig) -> int:
     exit status."""
     try:
         from .app import SpecEditApp
-        from .settings import TuiSettings
+        from .config import load_history, load_settings
     except ImportError as exc:
         raise FileError(
             f"the terminal app needs the 'tui' extra ({exc.name} is missing): "
@@ -51,8 +54,13 @@ def run_tui(args: Any, config: LoadConfig) -> int:
         ) from None
     removed = _log_to_file()
     try:
-        settings = TuiSettings.from_load_config(config)
-        app = SpecEditApp(getattr(args, "path", None), settings=settings)
+        settings, problems = load_settings(config)
+        app = SpecEditApp(
+            getattr(args, "path", None),
+            settings=settings,
+            history=load_history(),
+            problems=problems,
+        )
         code = app.run()
     finally:
         root = logging.getLogger()

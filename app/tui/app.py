@@ -1,10 +1,16 @@
 """The thin Textual ``App``: owns the settings and the model session, routes screens.
 
 Contract: :class:`SpecEditApp` opens ``path`` in an :class:`~.screens.editor.EditorScreen`
-(or a file picker when there is none or it cannot be read), loads the model in a thread
-worker (or uses a preloaded ``ModelSession``, which it then never closes), pulls catalog
-models in a thread worker with progress shown in the settings screen, and shows the help
-and settings screens. Failures become notifications; the app never exits on one.
+(or a file picker when there is none or it cannot be read) on its first frame, and loads
+the model in a thread worker meanwhile (or uses a preloaded ``ModelSession``, which it
+then never closes): the interface answers keys from the first frame, the status bar
+shows the load (model, backend, device, stage, seconds; :attr:`load`), and an
+instruction given meanwhile is queued by the editor and run when the model is ready.
+``loader`` replaces ``app.session.load_session`` (tests). It pulls catalog models in a
+thread worker with progress shown in the settings screen, and shows the help and
+settings screens; applied settings are saved to the config file (``app.tui.config``)
+and a change of model, backend or offload reloads the model. Failures become
+notifications; the app never exits on one.
 """
 
 from __future__ import annotations
@@ -12,24 +18,49 @@ from __future__ import annotations
 import logging
 import os
 import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
 
 from textual import work
 from textual.app import App
 from textual.binding import Binding
 
 from ...engine.backend import UserError
+from ...engine.metrics import Metrics
 from ...models.catalog import CATALOG, is_installed, pull
 from ..files import FileError, SourceFile, read_source
-from ..session import ModelSession, load_session
-from .messages import ModelFailed, ModelLoaded, PullFinished, PullProgress
+from ..options import LoadConfig
+from ..session import ModelSession, load_session, resolve_backend
+from .config import save_settings
+from .messages import ModelFailed, ModelLoaded, ModelStage, PullFinished, PullProgress
 from .screens.confirm import ConfirmScreen
 from .screens.editor import EditorScreen
 from .screens.help import HelpScreen
 from .screens.picker import FilePickerScreen
 from .screens.settings import SettingsScreen
-from .settings import TuiSettings
+from .settings import DEFAULT_THEME, TuiSettings
+from .widgets.status import format_where
 
 log = logging.getLogger(__name__)
+
+Loader = Callable[..., ModelSession]
+
+
+@dataclass
+class Loading:
+    """A model load in progress, as the status bar shows it."""
+
+    model: str
+    detail: str = ""
+    """The backend, then ``"<backend> on <device>"`` once the weights are in."""
+    stage: str = "start"
+    started: float = field(default_factory=time.monotonic)
+    number: int = 0
+    """Which load this is: messages of an older load that ran on are ignored."""
+
+    def view(self) -> tuple[str, float]:
+        """(stage, seconds so far) for ``StatusBar.show_loading``."""
+        return self.stage, time.monotonic() - self.started
 
 
 class SpecEditApp(App[int]):
@@ -52,6 +83,10 @@ class SpecEditApp(App[int]):
         settings: TuiSettings | None = None,
         load_model: bool = True,
         watch: bool = True,
+        loader: Loader | None = None,
+        history: list[str] | None = None,
+        problems: list[str] | None = None,
+        save_config: bool = True,
     ) -> None:
         super().__init__()
         self.start_path = path
@@ -59,27 +94,54 @@ class SpecEditApp(App[int]):
         if settings is None:
             settings = TuiSettings(model=session.model_name) if session else TuiSettings()
         self.settings = settings
-        self._owns_session = False
+        self.history: list[str] = list(history or [])
+        self.problems = list(problems or [])
+        self._save_config = save_config
+        self._loader = loader or load_session
+        self._preloaded = session
         self._load_on_start = load_model and session is None
         self._watch = watch
-        self.model_state = "ready" if session else "none"
+        self.load: Loading | None = None
+        """The model load in progress, if any."""
+        self._loads = 0
         self.pull_state: tuple[str, int, int] | None = None
 
     @property
-    def model_label(self) -> str:
-        if self.model_state == "loading":
-            return f"loading {self.settings.model}…"
-        if self.session is not None:
-            return self.session.model_name
-        return f"no model ({self.settings.model})"
+    def model_state(self) -> str:
+        """loading | ready | none."""
+        if self.load is not None:
+            return "loading"
+        return "ready" if self.session is not None else "none"
+
+    def model_label(self, metrics: Metrics | None = None) -> str:
+        """The model and where it runs: the last run's backend, device and verifier when
+        there was one, else the loaded target's."""
+        if self.load is not None:
+            where = f" · {self.load.detail}" if self.load.detail else ""
+            return f"{self.load.model}{where}"
+        session = self.session
+        if session is None:
+            return f"no model ({self.settings.model})"
+        if metrics is not None and metrics.backend:
+            where = format_where(metrics.backend, metrics.device, metrics.verifier)
+        else:
+            where = format_where(session.target.backend, session.target.device_name)
+        return f"{session.model_name} · {where}"
 
     def on_mount(self) -> None:
+        theme = self.settings.theme
+        if theme not in self.available_themes:
+            self.problems.append(f"unknown theme {theme!r}; using {DEFAULT_THEME}")
+            theme = DEFAULT_THEME
+        self.theme = theme
         if self.start_path is not None:
             self.open_path(self.start_path)
         else:
             self.action_open()
+        for problem in self.problems:
+            self.notify(problem, title="Settings", severity="warning", timeout=10)
         if self._load_on_start:
-            self.load_model(self.settings.model)
+            self.start_load(self.settings.model)
 
     def on_unmount(self) -> None:
         for screen in self.screen_stack:
@@ -89,7 +151,8 @@ class SpecEditApp(App[int]):
         self._close(self.session)
 
     def _close(self, session: ModelSession | None) -> None:
-        if session is None or not self._owns_session:
+        """Free a model this app loaded (never the one it was given)."""
+        if session is None or session is self._preloaded:
             return
         if session.lock.acquire(timeout=5):  # never free a model a rewrite is using
             try:
@@ -149,11 +212,24 @@ class SpecEditApp(App[int]):
             if new is None:
                 return
             old, self.settings = self.settings, new
-            if (new.model, new.draft_model) != (old.model, old.draft_model):
-                self.load_model(new.model)
+            if new.theme != old.theme and new.theme in self.available_themes:
+                self.theme = new.theme
+            self._save(new)
+            if new.loads_differently(old):
+                self.start_load(new.model)
             self._refresh_status()
 
         self.push_screen(SettingsScreen(self.settings), apply)
+
+    def _save(self, settings: TuiSettings) -> None:
+        if not self._save_config:
+            return
+        try:
+            path = save_settings(settings)
+        except OSError as exc:
+            self.notify(f"Settings not saved: {exc}", severity="warning", timeout=10)
+            return
+        self.notify(f"Settings saved to {path}.")
 
     def _refresh_status(self) -> None:
         editor = self.editor_screen()
@@ -164,43 +240,65 @@ class SpecEditApp(App[int]):
     def no_model_help(self) -> None:
         """Explain why no rewrite can start, and offer the fix."""
         name = self.settings.model
-        if self.model_state == "loading":
-            self.notify(f"{name} is still loading; try again in a moment.")
-        elif name in CATALOG and not is_installed(name):
+        if name in CATALOG and not is_installed(name):
             self.offer_pull(name)
         else:
             self.notify("No model is loaded: F2 opens the settings to pick one.", severity="error")
 
-    @work(thread=True, group="model", exit_on_error=False)
-    def load_model(self, name: str) -> None:
-        """Thread worker: load ``name`` (catalog name or GGUF path)."""
-        self.call_from_thread(self._set_model_state, "loading")
-        for needed in (name, self.settings.draft_model):
-            if needed in CATALOG and not is_installed(needed):
-                self.post_message(ModelFailed(needed, f"{needed} is not pulled yet", True))
-                return
-        try:
-            session = load_session(self.settings.load_config(name))
-        except (UserError, OSError, ValueError, RuntimeError) as exc:
-            self.post_message(ModelFailed(name, str(exc)))
-            return
-        self.post_message(ModelLoaded(session))
-
-    def _set_model_state(self, state: str) -> None:
-        self.model_state = state
+    def start_load(self, name: str) -> None:
+        """Load ``name`` in a thread worker; the status bar follows it from now on."""
+        self._loads += 1
+        self.load = Loading(name, number=self._loads)
         self._refresh_status()
+        self._load_worker(self.settings.load_config(name), self._loads)
+
+    @work(thread=True, group="model", exclusive=True, exit_on_error=False)
+    def _load_worker(self, cfg: LoadConfig, number: int) -> None:
+        """Thread worker: load ``cfg``; talk to the UI only through messages."""
+        name = cfg.model
+        for needed in (name, cfg.draft_model):
+            if needed in CATALOG and not is_installed(needed):
+                self.post_message(ModelFailed(needed, f"{needed} is not pulled yet", True, number))
+                return
+
+        def stage(what: str, detail: str) -> None:
+            self.post_message(ModelStage(name, what, detail, number))
+
+        try:
+            stage("start", resolve_backend(cfg))
+            session = self._loader(cfg, on_stage=stage)
+        except (UserError, OSError, ValueError, RuntimeError) as exc:
+            self.post_message(ModelFailed(name, str(exc), number=number))
+            return
+        self.post_message(ModelLoaded(session, number))
+
+    def _current(self, number: int) -> bool:
+        return self.load is not None and self.load.number == number
+
+    def on_model_stage(self, message: ModelStage) -> None:
+        if self._current(message.number):
+            self.load.stage, self.load.detail = message.stage, message.detail  # type: ignore[union-attr]
+            self._refresh_status()
 
     def on_model_loaded(self, message: ModelLoaded) -> None:
+        if not self._current(message.number):  # a newer load was asked for meanwhile
+            self._close(message.session)
+            return
         old, self.session = self.session, message.session
         self._close(old)
-        self._owns_session = True
-        self.model_state = "ready"
-        self._refresh_status()
+        self.load = None
         self.notify(f"Model {message.session.model_name} ready.")
+        editor = self.editor_screen()
+        if editor is not None and editor.is_mounted:
+            editor.model_ready()
 
     def on_model_failed(self, message: ModelFailed) -> None:
-        self.model_state = "none" if self.session is None else "ready"
-        self._refresh_status()
+        if not self._current(message.number):
+            return
+        self.load = None
+        editor = self.editor_screen()
+        if editor is not None and editor.is_mounted:
+            editor.model_failed()
         if message.missing:
             self.offer_pull(message.model)
         else:
@@ -258,4 +356,4 @@ class SpecEditApp(App[int]):
             return
         self.notify(f"Pulled {message.model}.")
         if message.model == self.settings.model and self.session is None:
-            self.load_model(message.model)
+            self.start_load(message.model)

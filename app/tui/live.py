@@ -52,6 +52,13 @@ class LiveRun:
         """Everything streamed so far."""
         return "".join(self._parts)
 
+    def body(self) -> str:
+        """The text inside the output's block: all of it once the block closed, else its
+        complete lines (what a re-run with feedback shows the model as its last output)."""
+        fenced = FencedText(rewrite_fence(self.original))
+        fenced.feed(self.text())
+        return (fenced.body() if fenced.closed else fenced.partial_body()) or ""
+
     def preview(self) -> Preview:
         """The current live diff (UI thread); the same object until another line completes."""
         n = len(self._parts)

@@ -36,6 +36,20 @@ class ModelLoaded(Message):
     """A model finished loading and is ready."""
 
     session: ModelSession
+    number: int = 0
+    """Which load (``SpecEditApp.start_load``) this ends."""
+
+
+@dataclass
+class ModelStage(Message):
+    """Where a model load is (``app.session.load_session``'s ``on_stage``)."""
+
+    model: str
+    stage: str
+    """``weights``, ``draft``, ``exactness`` (a first load) or ``calibration``."""
+    detail: str
+    """The backend, then ``"<backend> on <device>"`` once the weights are in."""
+    number: int = 0
 
 
 @dataclass
@@ -46,6 +60,7 @@ class ModelFailed(Message):
     error: str
     missing: bool = False
     """True when the model is a catalog model that is not pulled yet."""
+    number: int = 0
 
 
 @dataclass

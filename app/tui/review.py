@@ -6,6 +6,9 @@ each row carrying its 1-based old/new line numbers and hunk index. :class:`Revie
 one decision per hunk (pending, accepted, rejected), a current hunk, and produces the
 text to write with ``app.diff.apply_hunks`` (the same function the CLI and the server
 use): accepted hunks applied to the original, everything else left byte-identical.
+Every decision (one hunk, all accepted, all rejected) can be undone, most recent first.
+A *partial* review (a cut or cancelled output: only the hunks completed before the cut)
+refuses accept-all: its hunks are kept one by one.
 """
 
 from __future__ import annotations
@@ -71,11 +74,14 @@ def row_of_new_line(rows: Sequence[Row], new_line: int) -> int:
 class Review:
     """Decisions on the hunks of one rewrite result."""
 
-    def __init__(self, original: str, hunks: Sequence[Hunk]) -> None:
+    def __init__(self, original: str, hunks: Sequence[Hunk], *, partial: bool = False) -> None:
         self.original = original
         self.hunks = list(hunks)
+        self.partial = partial
+        """Only the hunks completed before the output stopped: no accept-all."""
         self.decisions: list[bool | None] = [None] * len(self.hunks)
         self.current = 0
+        self._undo: list[tuple[list[bool | None], int]] = []
 
     def __len__(self) -> int:
         return len(self.hunks)
@@ -87,9 +93,20 @@ class Review:
     def prev(self) -> None:
         self.current = max(self.current - 1, 0)
 
+    def _remember(self) -> None:
+        self._undo.append((list(self.decisions), self.current))
+
+    def undo(self) -> bool:
+        """Take back the last decision (and go back to its hunk); False if none is left."""
+        if not self._undo:
+            return False
+        self.decisions, self.current = self._undo.pop()
+        return True
+
     def _decide(self, value: bool) -> None:
         if not self.hunks:
             return
+        self._remember()
         self.decisions[self.current] = value
         # move on to the next undecided hunk, like `git add -p`
         after = [i for i in range(self.current + 1, len(self.hunks)) if self.decisions[i] is None]
@@ -102,8 +119,18 @@ class Review:
     def reject(self) -> None:
         self._decide(False)
 
-    def accept_all(self) -> None:
+    def accept_all(self) -> bool:
+        """Accept every hunk; False (and nothing changes) for a partial review."""
+        if self.partial or not self.hunks:
+            return False
+        self._remember()
         self.decisions = [True] * len(self.hunks)
+        return True
+
+    def reject_all(self) -> None:
+        if self.hunks:
+            self._remember()
+            self.decisions = [False] * len(self.hunks)
 
     def accepted(self) -> list[Hunk]:
         return [h for h, d in zip(self.hunks, self.decisions, strict=True) if d]
@@ -123,6 +150,6 @@ class Review:
         if not self.hunks:
             return "no changes"
         return (
-            f"hunk {self.current + 1}/{len(self.hunks)} · {acc} accepted · "
-            f"{rej} rejected · {pend} pending"
+            f"hunk {self.current + 1}/{len(self.hunks)}: {acc} accepted, "
+            f"{rej} rejected, {pend} pending"
         )

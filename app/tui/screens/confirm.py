@@ -1,4 +1,10 @@
-"""A yes/no question in a modal: dismisses with True (y, Enter on Yes) or False (n, Esc)."""
+"""A yes/no question in a modal: dismisses with True (the yes key, or the Yes button) or
+False (n, Esc, or Enter, which starts on No).
+
+Contract: ``yes_key`` is ``y`` by default; a question whose yes writes a file takes a
+modifier (``ctrl+s``), so letters typed by someone who believes they are in a text field
+can never answer it.
+"""
 
 from __future__ import annotations
 
@@ -13,22 +19,23 @@ from textual.widgets import Button, Static
 class ConfirmScreen(ModalScreen[bool]):
     """See the module docstring."""
 
-    BINDINGS = [
-        Binding("y", "answer(True)", "Yes"),
-        Binding("n,escape", "answer(False)", "No"),
-    ]
+    BINDINGS = [Binding("n,escape", "answer(False)", "No")]
 
-    def __init__(self, question: str, yes: str = "Yes", no: str = "No") -> None:
+    def __init__(
+        self, question: str, yes: str = "Yes", no: str = "No", *, yes_key: str = "y"
+    ) -> None:
         super().__init__()
         self.question = question
         self.labels = (yes, no)
+        self.yes_key = yes_key
+        self._bindings.bind(yes_key, "answer(True)", yes)
 
     def compose(self) -> ComposeResult:
         with Vertical(id="dialog"):
             yield Static(self.question, id="question")
             with Horizontal(id="buttons"):
-                yield Button(self.labels[0], variant="warning", id="yes")
-                yield Button(self.labels[1], variant="primary", id="no")
+                yield Button(f"{self.labels[0]} ({self.yes_key})", variant="warning", id="yes")
+                yield Button(f"{self.labels[1]} (Esc)", variant="primary", id="no")
 
     def on_mount(self) -> None:
         self.query_one("#no", Button).focus()

@@ -1,20 +1,24 @@
 """The main screen: the file in a code editor, an instruction line, the live diff, review.
 
 Contract: Enter in the instruction line starts ``app.rewrite.rewrite`` in a thread worker
-with the app's settings (region mode limits it to the enclosing tree-sitter node). The
-worker streams into a :class:`~..live.LiveRun`; an 8 Hz timer renders the live diff and
-the status bar from it, so the engine never waits on the UI. Esc cancels (the file is
-untouched and the partial output stays visible). A finished rewrite opens hunk-by-hunk
-review; writing, undo, saving, reloading and conflicts are in :class:`FileOps`.
-Typing in the instruction line first warms the model up on the file
-(``app.rewrite.warm``, once per version of the text and context): it reads the file while
-the instruction is typed, and the rewrite, which interrupts it, prefills only the rest.
+with the app's settings (``InstructionOps``: history, feedback, a queue while the model
+loads, region mode, warm-up). The worker streams into a :class:`~..live.LiveRun`; an
+8 Hz timer renders the live diff and the status bar from it, so the engine never waits
+on the UI. Esc cancels; the hunks completed before it can still be kept. A finished
+rewrite opens hunk-by-hunk review (``ReviewOps``); writing, undo, saving, reloading and
+conflicts are in ``FileOps``.
+
+Modes: ``edit`` (the instruction line is shown and focused), ``generating``, ``review``
+and ``stopped`` (a result with nothing to review: its output stays visible), and
+``feedback`` (the instruction line asks what was wrong with the result shown). In
+review and stopped modes the instruction line is hidden and a line of keys stands in
+its place: letters are review commands there, and none of them writes (ctrl+s does,
+after a confirmation where the result is suspect).
 """
 
 from __future__ import annotations
 
 import logging
-import os
 import threading
 import time
 
@@ -25,21 +29,23 @@ from textual.containers import Horizontal
 from textual.reactive import reactive
 from textual.screen import Screen
 from textual.timer import Timer
-from textual.widgets import ContentSwitcher, Footer, Input, Label, TextArea
+from textual.widgets import ContentSwitcher, Footer, Label, TextArea
 
 from ....engine.backend import UserError
 from ...files import SourceFile
 from ...options import RewriteOptions
-from ...rewrite import WarmResult, rewrite, warm
+from ...rewrite import WarmResult, rewrite
 from ...session import ModelSession
-from ...syntax import enclosing_node_range, language_for_path
+from ...syntax import language_for_path
 from ..live import LiveRun
 from ..messages import RewriteFailed, RewriteFinished
 from ..review import Review, diff_rows, row_of_new_line
 from ..watch import FileWatcher
 from ..widgets.diff_view import DiffView
+from ..widgets.history_input import HistoryInput
 from ..widgets.status import StatusBar
-from .file_ops import FileOps
+from .file_ops import FileOps, display_path
+from .instruction_ops import InstructionOps
 from .review_ops import ReviewOps
 
 log = logging.getLogger(__name__)
@@ -48,40 +54,41 @@ TICK_HZ = 8
 IDLE_REFRESH_S = 0.5
 
 
-def display_path(path: os.PathLike[str] | str) -> str:
-    """``path`` relative to the working directory when inside it, else with ``~``."""
-    p = os.path.abspath(os.fspath(path))
-    rel = os.path.relpath(p)
-    if not rel.startswith(".."):
-        return rel
-    home = os.path.expanduser("~")
-    return "~" + p[len(home) :] if p.startswith(home + os.sep) else p
-
-
-class EditorScreen(ReviewOps, FileOps, Screen):
+class EditorScreen(InstructionOps, ReviewOps, FileOps, Screen):
     """See the module docstring."""
 
     BINDINGS = [
-        Binding("escape", "cancel", "Cancel/back"),
+        Binding("escape", "cancel", "Back"),
         Binding("f3", "toggle_region", "Region"),
         Binding("f4", "add_context", "Context"),
         Binding("f5", "toggle_speculation", "Spec on/off"),
-        Binding("ctrl+r", "rerun", "Re-run"),
         Binding("ctrl+s", "save", "Save", show=False),
+        Binding("ctrl+s", "write", "Write"),
+        Binding("a", "accept", "Accept"),
+        Binding("x", "reject", "Reject"),
+        Binding("u", "undo_decision", "Undo"),
+        Binding("A,shift+a", "accept_all", "All"),
+        Binding("X,shift+x", "reject_all", "None"),
+        Binding("n", "next_hunk", "Next"),
+        Binding("p", "prev_hunk", "Prev"),
+        Binding("f", "feedback", "Feedback"),
+        Binding("ctrl+r", "rerun", "Re-run"),
         Binding("ctrl+b", "undo_write", "Undo write"),
         Binding("ctrl+l", "clear_context", "Clear context", show=False),
         Binding("ctrl+o", "open", "Open", show=False),
-        Binding("n", "next_hunk", "Next"),
-        Binding("p", "prev_hunk", "Prev"),
-        Binding("a", "accept", "Accept"),
-        Binding("x", "reject", "Reject"),
-        Binding("A,shift+a", "accept_all", "Accept all"),
-        Binding("w", "write", "Write"),
     ]
-    REVIEW_ACTIONS = {"next_hunk", "prev_hunk", "accept", "reject", "accept_all", "write"}
+    REVIEW_ACTIONS = {
+        "next_hunk",
+        "prev_hunk",
+        "accept",
+        "reject",
+        "undo_decision",
+        "reject_all",
+        "write",
+    }
 
     mode: reactive[str] = reactive("edit")
-    """edit | generating | review | stopped (cancelled or no output: preview kept)."""
+    """edit | generating | review | stopped | feedback (see the module docstring)."""
 
     def __init__(self, src: SourceFile, *, watch: bool = True) -> None:
         super().__init__()
@@ -92,6 +99,8 @@ class EditorScreen(ReviewOps, FileOps, Screen):
         self.lang = language_for_path(str(src.path))
         self.live: LiveRun | None = None
         self.review: Review | None = None
+        self.result = None
+        """The last finished ``RewriteResult`` (what feedback is about)."""
         self.last_instruction = ""
         self.last_region: tuple[int, int] | None = None
         self.region_mode = False
@@ -99,6 +108,8 @@ class EditorScreen(ReviewOps, FileOps, Screen):
         self.conflict: SourceFile | None = None
         self.conflict_gone = False
         self.rerun_pending = False
+        self.queued: str | None = None
+        """An instruction given while the model loads: it runs when the model is ready."""
         self.ui_timer: Timer | None = None
         self._scope_timer: Timer | None = None
         self._shown: object = None
@@ -106,8 +117,10 @@ class EditorScreen(ReviewOps, FileOps, Screen):
         self._warm_stop: threading.Event | None = None
         self.warm_result: WarmResult | None = None
         self._last_calls, self._last_tick = -1, 0.0
+        self._run_started = 0.0
         self._watch = watch
         self.watcher: FileWatcher | None = None
+        self._hinted = False
 
     # ------------------------------------------------------------------ layout
     def compose(self) -> ComposeResult:
@@ -124,16 +137,15 @@ class EditorScreen(ReviewOps, FileOps, Screen):
             yield DiffView(id="diff")
         with Horizontal(id="instruction-row"):
             yield Label("file", id="scope")
-            yield Input(
-                placeholder="Instruction, e.g. add type hints to parse(); Enter rewrites",
-                id="instruction",
-            )
+            yield HistoryInput(placeholder=self.PLACEHOLDER, id="instruction")
+            yield Label("", id="review-keys")
         yield StatusBar(id="status")
-        yield Footer()
+        yield Footer(compact=True)
 
     def on_mount(self) -> None:
         self.ui_timer = self.set_interval(1 / TICK_HZ, self._tick)
-        self.query_one("#instruction", Input).focus()
+        self.instruction.history = list(getattr(self.app, "history", []))
+        self.instruction.focus()
         self.refresh_status()
         if self._watch:
             self.watcher = FileWatcher(self.path, self._on_disk_event)
@@ -149,7 +161,16 @@ class EditorScreen(ReviewOps, FileOps, Screen):
 
     def _title(self) -> str:
         lang = self.lang or "plain text"
-        return f" {self.shown_path}  [dim]{lang}[/]"
+        modified = self.is_mounted and self.editor.text != self.src.text
+        mark = "  [b $warning]● modified[/] [dim](ctrl+s saves)[/]" if modified else ""
+        return f" {self.shown_path}  [dim]{lang}[/]{mark}"
+
+    def refresh_title(self) -> None:
+        self.query_one("#title", Label).update(self._title())
+
+    @on(TextArea.Changed, "#editor")
+    def _edited(self) -> None:
+        self.refresh_title()
 
     @property
     def editor(self) -> TextArea:
@@ -159,6 +180,10 @@ class EditorScreen(ReviewOps, FileOps, Screen):
     def diff(self) -> DiffView:
         return self.query_one("#diff", DiffView)
 
+    @property
+    def instruction(self) -> HistoryInput:
+        return self.query_one("#instruction", HistoryInput)
+
     def set_banner(self, text: str, kind: str = "warning") -> None:
         banner = self.query_one("#banner", Label)
         banner.update(text)
@@ -167,18 +192,35 @@ class EditorScreen(ReviewOps, FileOps, Screen):
 
     def watch_mode(self, old: str, new: str) -> None:
         self.query_one("#views", ContentSwitcher).current = "editor" if new == "edit" else "diff"
+        typing = new in ("edit", "generating", "feedback")
+        self.instruction.display = typing
+        self.query_one("#review-keys", Label).display = not typing
+        if new == "feedback":
+            self.instruction.value = ""
+            self.instruction.placeholder = self.FEEDBACK_PLACEHOLDER
+            self.query_one("#scope", Label).update("feedback")
+            self.instruction.focus()
+        elif old == "feedback":
+            self.instruction.placeholder = self.PLACEHOLDER
+            self.instruction.value = self.last_instruction
+        if new in ("review", "stopped"):
+            self._hinted = False
+            self.diff.focus()
+            self.show_review_keys()
         self.refresh_bindings()
         self.refresh_status()
-        if new == "review":
-            self.diff.focus()
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action in self.REVIEW_ACTIONS:
             return self.mode == "review"
+        if action == "accept_all":
+            return self.mode == "review" and self.review is not None and not self.review.partial
+        if action == "feedback":
+            return self.mode in ("review", "stopped") and self.result is not None
         if action in ("undo_write", "save", "open", "toggle_region"):
             return self.mode == "edit"
         if action == "cancel":
-            return self.mode != "edit"
+            return self.mode != "edit" or self.queued is not None
         if action in ("add_context", "toggle_speculation", "clear_context"):
             return self.mode in ("edit", "stopped")
         return True
@@ -186,14 +228,21 @@ class EditorScreen(ReviewOps, FileOps, Screen):
     # ------------------------------------------------------------------ status
     def refresh_status(self) -> None:
         app = self.app
-        metrics = self.live.metrics if self.live is not None else None
+        status = self.query_one(StatusBar)
+        status.show_model(app.model_label(self.live.metrics if self.live else None))  # type: ignore[attr-defined]
+        load = getattr(app, "load", None)
+        if load is not None and self.mode == "edit":
+            status.show_loading(*load.view(), note="1 instruction queued" if self.queued else "")
+            return
         settings = app.settings  # type: ignore[attr-defined]
         state = {"edit": "idle", "stopped": "stopped"}.get(self.mode, self.mode)
-        self.query_one(StatusBar).show(
-            metrics,
+        note = f"queued: {self.queued}" if self.queued else ""
+        status.show(
+            self.live.metrics if self.live is not None else None,
             state=state,
-            model=app.model_label,  # type: ignore[attr-defined]
             flags=(settings.speculation, settings.exact),
+            note=note,
+            seconds=time.monotonic() - self._run_started if self._run_started else None,
         )
 
     def _tick(self) -> None:
@@ -201,16 +250,20 @@ class EditorScreen(ReviewOps, FileOps, Screen):
 
         A tick with no new target call since the last one is skipped (but the figures are
         still refreshed twice a second), so a slow machine spends its CPU on the engine.
+        While the model loads, the seconds in the status bar move once a second.
         """
+        now = time.monotonic()
         if self.mode != "generating" or self.live is None:
+            if getattr(self.app, "load", None) is not None and now - self._last_tick >= 1.0:
+                self._last_tick = now
+                self.refresh_status()
             return
-        calls, now = self.live.metrics.target_calls, time.monotonic()
+        calls = self.live.metrics.target_calls
         if calls == self._last_calls and now - self._last_tick < IDLE_REFRESH_S:
             return
         self._last_calls, self._last_tick = calls, now
         self._render_live()
-        status = self.query_one(StatusBar)
-        status.sample(self.live.metrics)
+        self.query_one(StatusBar).sample(self.live.metrics)
         self.refresh_status()
 
     def _render_live(self) -> None:
@@ -224,83 +277,40 @@ class EditorScreen(ReviewOps, FileOps, Screen):
         self.diff.follow()
 
     # ------------------------------------------------------------------ rewriting
-    def _region(self, text: str) -> tuple[int, int] | None:
-        if not self.region_mode:
-            return None
-        sel = self.editor.selection
-        (r0, _), (r1, c1) = sorted((sel.start, sel.end))
-        end = r1 + 1 if (c1 > 0 or r1 == r0) else r1
-        return enclosing_node_range(text, self.lang, r0, end)
+    def start_rewrite(
+        self,
+        instruction: str,
+        region: tuple[int, int] | None = None,
+        feedback: tuple[str, str] | None = None,
+    ) -> bool:
+        """Start a rewrite of the editor's text; False (with a message) if it cannot start.
 
-    def _scope_label(self) -> None:
-        """What the next rewrite covers: the file or a region, plus context files."""
-        ctx = f" +{len(self.context)} ctx" if self.context else ""
-        region = self._region(self.editor.text)
-        scope = "file" if region is None else f"L{region[0] + 1}-{region[1]}"
-        self.query_one("#scope", Label).update(scope + ctx)
-
-    @on(TextArea.SelectionChanged, "#editor")
-    def _selection_moved(self) -> None:
-        if self.region_mode and self.mode == "edit":  # parse at most 5 times a second
-            if self._scope_timer is not None:
-                self._scope_timer.stop()
-            self._scope_timer = self.set_timer(0.2, self._scope_label)
-
-    @on(Input.Changed, "#instruction")
-    def _maybe_warm(self) -> None:
-        """Warm the model up on this version of the file while the instruction is typed."""
-        session: ModelSession | None = getattr(self.app, "session", None)
-        if session is None or self.mode != "edit":
-            return
-        text = self.editor.text
-        key = (id(session), self.shown_path, hash(text), tuple(self.context))
-        if key == self._warm_key or not text.strip():
-            return
-        self._warm_key = key
-        if self._warm_stop is not None:
-            self._warm_stop.set()
-        self._warm_stop = threading.Event()
-        self._run_warm(session, text, tuple(self.context), self._warm_stop)
-
-    @work(thread=True, group="warm", exit_on_error=False)
-    def _run_warm(self, session: ModelSession, text: str, context: tuple, stop) -> None:
-        try:
-            self.warm_result = warm(
-                session, text, path=self.shown_path, context=context, interrupt=stop
-            )
-        except (UserError, ValueError) as exc:  # the rewrite will say it too
-            log.info("warm-up skipped: %s", exc)
-        except Exception:  # a warm-up only ever saves time
-            log.exception("warm-up failed")
-
-    @on(Input.Submitted, "#instruction")
-    def _submitted(self, event: Input.Submitted) -> None:
-        instruction = event.value.strip()
-        if not instruction:
-            self.notify("Type an instruction first.", severity="warning")
-            return
-        self.start_rewrite(instruction)
-
-    def start_rewrite(self, instruction: str, region: tuple[int, int] | None = None) -> bool:
-        """Start a rewrite of the editor's text; False (with a message) if it cannot start."""
+        While the model loads, the instruction is queued instead (see ``InstructionOps``).
+        """
         if self.mode == "generating":
             self.notify("A rewrite is running; Esc cancels it.", severity="warning")
             return False
         session: ModelSession | None = getattr(self.app, "session", None)
         if session is None:
-            self.app.no_model_help()  # type: ignore[attr-defined]
+            if getattr(self.app, "load", None) is not None and feedback is None:
+                self.queue(instruction)
+            else:
+                self.app.no_model_help()  # type: ignore[attr-defined]
             return False
         text = self.editor.text
         if region is None:
-            region = self._region(text)
+            region = self._region(text, quiet=True)
         opts: RewriteOptions = self.app.settings.options(  # type: ignore[attr-defined]
-            instruction, context=tuple(self.context), region=region
+            instruction, context=tuple(self.context), region=region, feedback=feedback
         )
+        self.queued = None
         self.last_instruction, self.last_region = instruction, region
         self.review = None
         self.live = LiveRun(text, region)
         self.set_banner("")
         self.diff.set_rows(diff_rows(text, []), frontier=0)
+        self.query_one(StatusBar).history.clear()
+        self._run_started = time.monotonic()
         self.mode = "generating"
         if self._warm_stop is not None:  # the rewrite waits at most one chunk of it
             self._warm_stop.set()
@@ -333,6 +343,7 @@ class EditorScreen(ReviewOps, FileOps, Screen):
 
     def on_rewrite_failed(self, message: RewriteFailed) -> None:
         self.mode = "edit"
+        self.instruction.focus()
         hint = (
             " In the app, F3 limits the rewrite to a region." if "region" in message.error else ""
         )
@@ -353,43 +364,20 @@ class EditorScreen(ReviewOps, FileOps, Screen):
         if self.mode == "generating" and self.live is not None:
             self.live.cancel.set()
             self.query_one(StatusBar).set_text("st-state", "cancelling")
+        elif self.mode == "feedback":
+            self.mode = "review" if self.review is not None else "stopped"
         elif self.mode in ("review", "stopped"):
-            if self.mode == "review":
+            if self.review is not None and any(d is not None for d in self.review.decisions):
                 self.notify("Review discarded; the file is untouched.")
             self.review = None
             self.mode = "edit"
             self._scope_label()
             self.set_banner(self.conflict_note() if self.conflict else "")
-            self.editor.focus()
-
-    def action_toggle_region(self) -> None:
-        self.region_mode = not self.region_mode
-        self._scope_label()
-        where = "the enclosing function/class (or selection)" if self.region_mode else "the file"
-        self.notify(f"Rewrites now cover {where}.")
-
-    def action_toggle_speculation(self) -> None:
-        app = self.app
-        app.settings = app.settings.with_(speculation=not app.settings.speculation)  # type: ignore[attr-defined]
-        state = "on" if app.settings.speculation else "off"  # type: ignore[attr-defined]
-        self.notify(f"Speculation {state}; ctrl+r re-runs the last instruction to compare tok/s.")
-        self.refresh_status()
-
-    def action_add_context(self) -> None:
-        from .picker import FilePickerScreen
-
-        def add(src: SourceFile | None) -> None:
-            if src is not None and src.path is not None:
-                self.context.append((display_path(src.path), src.text))
-                self.notify(f"Added context file {display_path(src.path)} (a draft source).")
-                self._scope_label()
-
-        self.app.push_screen(FilePickerScreen("Add a context file (Esc to go back)"), add)
-
-    def action_clear_context(self) -> None:
-        self.context.clear()
-        self._scope_label()
-        self.notify("Context files cleared.")
+            self.instruction.focus()
+        elif self.queued is not None:
+            self.queued = None
+            self.notify("The queued instruction is dropped.")
+            self.refresh_status()
 
     def action_open(self) -> None:
         self.app.action_open()  # type: ignore[attr-defined]

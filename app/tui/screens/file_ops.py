@@ -2,8 +2,10 @@
 
 Contract: every write goes through ``app.files.write_atomic`` (sha256 conflict check,
 backup, atomic replace) and undo through ``app.undo.undo``; this module only decides
-*when* and reports the outcome. A failed write keeps the review on screen, so nothing the
-user accepted is lost. Changes on disk (from the watchdog thread, via a ``FileChanged``
+*when* and reports the outcome (the backup with its folder). The write of a review is
+ctrl+s, never a letter; for a suspect result or one with worse syntax it asks first, and
+only ctrl+s (or the Yes button) answers yes. A failed write keeps the review on screen,
+so nothing the user accepted is lost. Changes on disk (from the watchdog thread, via a ``FileChanged``
 message) reload the editor when idle; while generating or reviewing they mark a conflict:
 the app then refuses to write (``write_atomic`` would too) and ``ctrl+r`` re-runs the last
 instruction against the new text.
@@ -12,6 +14,7 @@ instruction against the new text.
 from __future__ import annotations
 
 import logging
+import os
 
 from textual.timer import Timer
 
@@ -23,6 +26,16 @@ from ..messages import FileChanged
 log = logging.getLogger(__name__)
 
 DEBOUNCE_S = 0.15
+
+
+def display_path(path: os.PathLike[str] | str) -> str:
+    """``path`` relative to the working directory when inside it, else with ``~``."""
+    p = os.path.abspath(os.fspath(path))
+    rel = os.path.relpath(p)
+    if not rel.startswith(".."):
+        return rel
+    home = os.path.expanduser("~")
+    return "~" + p[len(home) :] if p.startswith(home + os.sep) else p
 
 
 class FileOps:
@@ -39,20 +52,36 @@ class FileOps:
             self.notify(self.conflict_note(), title="Not writing", severity="error", timeout=10)
             return
         final = review.result_text()
-        if not review.accepted():
+        accepted = len(review.accepted())
+        if not accepted:
             self.notify("No hunk accepted: nothing to write (a: accept, A: accept all).")
             return
-        warning = syntax_warning(self.src.text, final, self.lang)
-        if warning is None:
+        warnings = []
+        suspect = self.result.suspect if self.result is not None else None
+        if suspect is not None:
+            warnings.append(suspect.message)
+        syntax = syntax_warning(self.src.text, final, self.lang)
+        if syntax is not None:
+            warnings.append(syntax)
+        if not warnings:
             self.write_text(final)
             return
         from .confirm import ConfirmScreen
 
         def answer(yes: bool | None) -> None:
-            if yes:
+            if yes and self.review is review:
                 self.write_text(final)
 
-        self.app.push_screen(ConfirmScreen(f"Warning: {warning}.\n\nWrite anyway?"), answer)
+        hunks = f"{accepted} accepted hunk{'s' if accepted != 1 else ''}"
+        question = "\n".join(f"Warning: {w}." for w in warnings)
+        self.app.push_screen(
+            ConfirmScreen(
+                f"{question}\n\nWrite the {hunks} to {self.shown_path} anyway?",
+                yes="Write",
+                yes_key="ctrl+s",
+            ),
+            answer,
+        )
 
     def write_text(self, final: str) -> bool:
         """Write ``final`` over the file (atomic, backed up); report the outcome."""
@@ -75,8 +104,8 @@ class FileOps:
         self.mode = "edit"
         self._scope_label()
         self.set_banner("")
-        self.editor.focus()
-        backup = res.backup_path.name if res.backup_path else "none"
+        self.instruction.focus()
+        backup = display_path(res.backup_path) if res.backup_path else "none"
         self.notify(f"Wrote {self.shown_path} (backup {backup}); ctrl+b undoes it.")
         return True
 
@@ -111,6 +140,7 @@ class FileOps:
             editor.load_text(self.src.text)
             row = min(cursor[0], editor.document.line_count - 1)
             editor.cursor_location = (row, 0)
+        self.refresh_title()
 
     # ------------------------------------------------------------------ changes on disk
     def _on_disk_event(self, path: str) -> None:

@@ -15,8 +15,9 @@ KEYS: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = (
     (
         "Editing and rewriting",
         (
-            ("Enter", "rewrite the file (or region) as the instruction says"),
-            ("Esc", "cancel the running rewrite; leave review or a stopped preview"),
+            ("Enter", "rewrite the file (or region); while the model loads, queue it"),
+            ("Up / Down", "earlier / later instructions (kept between sessions)"),
+            ("Esc", "cancel the running rewrite (its finished hunks can still be kept)"),
             ("ctrl+r", "re-run the last instruction (on the new text after a conflict)"),
             ("F3", "region mode: the function/class at the cursor, or the selection"),
             ("F4 / ctrl+l", "add a context file (a draft source) / clear them"),
@@ -32,25 +33,31 @@ KEYS: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = (
         (
             ("n / p", "next / previous hunk"),
             ("a / x", "accept / reject the current hunk"),
-            ("A", "accept all hunks"),
-            ("w", "write the accepted hunks (atomic, backed up, conflict-checked)"),
+            ("u", "undo the last decision (a, x, A or X)"),
+            ("A / X", "accept all (not for a cut output) / reject all"),
+            ("ctrl+s", "write the accepted hunks (atomic, backed up, conflict-checked)"),
+            ("f", "feedback: say what is wrong, Enter re-runs with it"),
+            ("Esc", "leave the review; the file is untouched"),
         ),
     ),
     (
         "Anywhere",
         (
             ("F1", "this help"),
-            ("F2", "settings: model (pull with progress), speculation, k, temperature"),
+            ("F2", "settings: model, backend, GPU layers, k, theme… (saved to config.toml)"),
             ("ctrl+q", "quit"),
         ),
     ),
 )
 
 STATUS = (
-    "The status bar shows decode tokens/s and its recent history, acceptance (draft "
-    "tokens kept / sent), tokens per target call, k, where drafts came from (the file, "
-    "context files, the output so far), whether speculation is on, whether the run is "
-    "exact, and the model."
+    "In review, letters are commands, never text, and none writes: ctrl+s does. The "
+    "status bar shows the model load (stage, seconds), then the reading of the prompt "
+    "(tokens read of all, tok/s), then the decode tokens/s (decode time only) and its "
+    "recent history, acceptance (draft tokens kept / sent), tokens per target call, k, "
+    "where drafts came from (the file, context files, the previous output, the output so "
+    "far), whether speculation is on, whether the run is exact, and the model with the "
+    "backend and device that ran it."
 )
 
 

@@ -1,15 +1,24 @@
 """The editor screen's review side: show a finished rewrite, walk and decide its hunks.
 
-Contract: :meth:`ReviewOps.show_result` takes a ``RewriteResult``: with changes it opens
-hunk-by-hunk review (a :class:`~..review.Review`) in the diff view and reports the
-tree-sitter validation (``app.syntax.syntax_warning``) and any conflict in the banner;
-cancelled or empty results keep the partial output visible in a stopped preview. The
-review actions (next, previous, accept, reject, accept all) only change the ``Review`` and
-re-render; writing is :class:`~.file_ops.FileOps`' job.
+Contract: :meth:`ReviewOps.show_result` takes a ``RewriteResult`` and opens hunk-by-hunk
+review (a :class:`~..review.Review`) in the diff view:
+  * ``ok`` with changes: every hunk. A *suspect* result (it deletes lines the instruction
+    did not ask to remove) says so in a red banner; accept-all and the write ask first.
+  * ``truncated`` (the output stopped before its block closed) and ``cancelled`` (Esc):
+    only the hunks completed before the cut, in a *partial* review: each may be kept one
+    by one, there is no accept-all, and nothing of the cut output beyond them is written.
+  * anything else (no changes, no output, a cut with no complete hunk): the output stays
+    visible in a stopped preview with its message.
+The tree-sitter validation (``app.syntax.syntax_warning``) and any conflict join the
+banner. The review actions (next, previous, accept, reject, undo a decision, accept all,
+reject all) only change the ``Review`` and re-render; writing is
+:class:`~.file_ops.FileOps`' job. In review, letters are commands: the first letter that
+is not one shows a hint that Esc returns to the instruction line.
 """
 
 from __future__ import annotations
 
+from textual import events
 from textual.widgets import Label
 
 from ...rewrite import RewriteResult
@@ -22,28 +31,60 @@ class ReviewOps:
     """Mixin for :class:`~.editor.EditorScreen` (uses its widgets and state)."""
 
     def show_result(self, res: RewriteResult) -> None:
-        """Show a finished rewrite: review for changes, the partial output otherwise."""
+        """Show a finished rewrite (see the module docstring)."""
+        self.result = res
         if self.live is None or self.live.metrics is not res.metrics:
             self.live = LiveRun(res.original, self.last_region, metrics=res.metrics)
             self.live.append(res.raw)
-        if res.status != "ok" or not res.hunks:
+        self._shown = None
+        notes: list[str] = []
+        if self.conflict is not None or self.conflict_gone:
+            notes.append(self.conflict_note())
+        error = bool(notes)
+        hunks = res.hunks
+        if res.status == "cancelled":
+            hunks = self.live.preview().hunks
+        if not hunks or res.status not in ("ok", "truncated", "cancelled"):
             self._render_live()
+            self.review = None
             self.mode = "stopped"
-            text = f"{res.message or 'no changes'}. Esc returns to the editor."
-            if self.conflict is not None or self.conflict_gone:
-                text = f"{self.conflict_note()} · {text}"
-            self.set_banner(text)
-            self.notify(text, severity="warning")
+            notes.append(f"{res.message or 'no changes'}. Esc returns to the instruction line")
+            self.set_banner(" · ".join(notes), "error" if error else "warning")
             return
-        self.review = Review(res.original, res.hunks)
+        partial = res.status != "ok"
+        self.review = Review(res.original, hunks, partial=partial)
+        n = f"{len(hunks)} hunk{'s' if len(hunks) != 1 else ''}"
+        if res.status == "truncated":
+            error = True
+            notes.append(
+                f"TRUNCATED: {res.message}. The {n} completed before the cut can be kept "
+                "one by one (a); there is no accept-all"
+            )
+        elif res.status == "cancelled":
+            notes.append(
+                f"Cancelled: the {n} completed before Esc can be kept one by one (a); "
+                "Esc again discards them"
+            )
+        elif res.suspect is not None:
+            error = True
+            notes.append(f"SUSPECT: {res.suspect.message}. Accept-all and the write ask first")
+        elif res.message:
+            notes.append(res.message)
+        if res.new_text is not None:
+            warning = syntax_warning(res.original, res.new_text, self.lang)
+            if warning:
+                notes.append(warning)
         self.mode = "review"
         self.render_review(scroll=True)
-        notes = [
-            n for n in (res.message, syntax_warning(res.original, res.new_text, self.lang)) if n
-        ]
-        if self.conflict is not None or self.conflict_gone:
-            notes.insert(0, self.conflict_note())
-        self.set_banner(" · ".join(notes))
+        self.set_banner(" · ".join(notes), "error" if error else "warning")
+
+    def show_review_keys(self) -> None:
+        """What keys do here, in the instruction line's place."""
+        if self.mode == "stopped":
+            keys = "f: say what is wrong and re-run · Esc: back to the instruction line"
+        else:
+            keys = "[b]letters are commands[/] · ctrl+s writes · Esc: back"
+        self.query_one("#review-keys", Label).update(keys)
 
     def render_review(self, scroll: bool = False) -> None:
         review = self.review
@@ -53,7 +94,21 @@ class ReviewOps:
         self.diff.set_rows(rows, current=review.current, decisions=list(review.decisions))
         if scroll:
             self.diff.scroll_to_row(first_row_of(rows, review.current))
-        self.query_one("#scope", Label).update(review.summary())
+        partial = " (partial)" if review.partial else ""
+        self.query_one("#scope", Label).update(review.summary() + partial)
+
+    def on_key(self, event: events.Key) -> None:
+        """In review, the first letter that is no command says how to get back to typing."""
+        if self.mode not in ("review", "stopped") or self._hinted:
+            return
+        if event.is_printable and event.key not in self._bindings.key_to_bindings:
+            self._hinted = True
+            self.notify(
+                "You are reviewing: letters here are commands, not text, and none of them "
+                "writes. Esc returns to the instruction line.",
+                title="Review",
+                severity="warning",
+            )
 
     def action_next_hunk(self) -> None:
         if self.review is not None:
@@ -75,7 +130,37 @@ class ReviewOps:
             self.review.reject()
             self.render_review(scroll=True)
 
-    def action_accept_all(self) -> None:
+    def action_undo_decision(self) -> None:
         if self.review is not None:
-            self.review.accept_all()
+            if not self.review.undo():
+                self.notify("Nothing to undo in this review.")
+            self.render_review(scroll=True)
+
+    def action_reject_all(self) -> None:
+        if self.review is not None:
+            self.review.reject_all()
             self.render_review()
+
+    def action_accept_all(self) -> None:
+        review = self.review
+        if review is None:
+            return
+        if review.partial:
+            self.notify("A cut output has no accept-all: keep its hunks one by one (a).")
+            return
+        suspect = self.result.suspect if self.result is not None else None
+        if suspect is None:
+            review.accept_all()
+            self.render_review()
+            return
+        from .confirm import ConfirmScreen
+
+        def answer(yes: bool | None) -> None:
+            if yes and self.review is review:
+                review.accept_all()
+                self.render_review()
+
+        self.app.push_screen(
+            ConfirmScreen(f"Warning: {suspect.message}.\n\nAccept all {len(review)} hunks?"),
+            answer,
+        )

@@ -1,10 +1,13 @@
 """Settings: the model and the draft model (picked from the catalog, pulled with a
-progress bar), speculation, k, temperature and exact mode.
+progress bar), the backend and GPU layers, speculation, k, temperature, exact mode, the
+edit mode (where the engine has it) and the theme.
 
 Contract: :class:`SettingsScreen` dismisses with a new ``TuiSettings`` (Apply) or None
-(Esc / Cancel). Invalid numbers are reported inline and keep the screen open. "Pull"
-asks the app to download the selected catalog model in a thread worker; the app updates
-the ``#pull-bar`` progress bar here through :meth:`show_pull`.
+(Esc / Cancel); the app saves applied settings to the config file. Each switch says
+"on" or "off" beside it. Invalid values (k, temperature, GPU layers) are reported inline
+and keep the screen open. "Pull" asks the app to download the selected catalog model in
+a thread worker; the app updates the ``#pull-bar`` progress bar here through
+:meth:`show_pull`.
 """
 
 from __future__ import annotations
@@ -12,12 +15,13 @@ from __future__ import annotations
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Grid, Horizontal, Vertical
+from textual.containers import Grid, Horizontal, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, ProgressBar, Select, Switch
 
 from ....models.catalog import CATALOG, is_installed
-from ..settings import TuiSettings
+from ...options import BACKENDS
+from ..settings import EDIT_MODES, HAS_EDIT_MODE, TuiSettings, parse_gpu_layers
 
 
 def _model_options(current: str | None) -> list[tuple[str, str]]:
@@ -28,6 +32,17 @@ def _model_options(current: str | None) -> list[tuple[str, str]]:
     if current and current not in CATALOG:
         opts.append((f"{current}  (file)", current))
     return opts
+
+
+def _switch(name: str, value: bool) -> ComposeResult:
+    """A switch with its state in words beside it."""
+    with Horizontal(classes="switch-row"):
+        yield Switch(value=value, id=name)
+        yield Label(_on_off(value), id=f"{name}-state", classes="switch-state")
+
+
+def _on_off(value: bool) -> str:
+    return "on" if value else "off"
 
 
 def _draft_options(current: str | None) -> list[tuple[str, str]]:
@@ -48,26 +63,55 @@ class SettingsScreen(ModalScreen[TuiSettings | None]):
 
     def compose(self) -> ComposeResult:
         s = self.settings
-        with Vertical(id="settings"):
-            yield Label("[b]Settings[/b]", id="settings-title")
+        themes = sorted(self.app.available_themes)
+        with VerticalScroll(id="settings"):
+            yield Label("[b]Settings[/b]  [dim]saved to the config file on Apply[/]")
             with Grid(id="settings-grid"):
                 yield Label("Model")
-                yield Select(_model_options(s.model), value=s.model, allow_blank=False, id="model")
+                yield Select(
+                    _model_options(s.model),
+                    value=s.model,
+                    allow_blank=False,
+                    id="model",
+                    classes="wide",
+                )
                 yield Label("Draft model")
                 yield Select(
                     _draft_options(s.draft_model),
                     value=s.draft_model or NO_DRAFT,
                     allow_blank=False,
                     id="draft-model",
+                    classes="wide",
                 )
+                yield Label("Backend")
+                yield Select(
+                    [(b, b) for b in BACKENDS], value=s.backend, allow_blank=False, id="backend"
+                )
+                yield Label("GPU layers")
+                yield Input(str(s.gpu_layers), placeholder="N, all or auto", id="gpu-layers")
                 yield Label("Speculation")
-                yield Switch(value=s.speculation, id="speculation")
-                yield Label("k (draft length)")
+                yield from _switch("speculation", s.speculation)
+                yield Label("Exact mode")
+                yield from _switch("exact", s.exact)
+                yield Label("k (draft)")
                 yield Input("" if s.k is None else str(s.k), placeholder="auto", id="k")
                 yield Label("Temperature")
                 yield Input(f"{s.temperature:g}", placeholder="0 = greedy", id="temperature")
-                yield Label("Exact mode")
-                yield Switch(value=s.exact, id="exact")
+                yield Label("Edit mode")
+                yield Select(
+                    [(m, m) for m in EDIT_MODES],
+                    value=s.edit,
+                    allow_blank=False,
+                    id="edit",
+                    disabled=not HAS_EDIT_MODE,
+                )
+                yield Label("Theme")
+                yield Select(
+                    [(t, t) for t in themes],
+                    value=s.theme if s.theme in themes else self.app.theme,
+                    allow_blank=False,
+                    id="theme",
+                )
             yield Label("", id="pull-label")
             yield ProgressBar(total=100, show_eta=False, id="pull-bar")
             yield Label("", id="settings-error")
@@ -106,6 +150,10 @@ class SettingsScreen(ModalScreen[TuiSettings | None]):
     @on(Select.Changed)
     def _model_changed(self) -> None:
         self._update_pull_button()
+
+    @on(Switch.Changed)
+    def _switched(self, event: Switch.Changed) -> None:
+        self.query_one(f"#{event.switch.id}-state", Label).update(_on_off(event.value))
 
     def show_pull(self, label: str, done: int, total: int) -> None:
         """Progress of a pull (called by the app on the UI thread)."""
@@ -152,14 +200,23 @@ class SettingsScreen(ModalScreen[TuiSettings | None]):
         except ValueError:
             error.update("temperature must be a number from 0 to 5")
             return
+        try:
+            gpu_layers = parse_gpu_layers(self.query_one("#gpu-layers", Input).value or "auto")
+        except ValueError:
+            error.update("GPU layers must be a number of layers >= 0, all or auto")
+            return
         self.dismiss(
             self.settings.with_(
                 model=self._selected_model(),
                 draft_model=self._selected_draft(),
+                backend=str(self.query_one("#backend", Select).value),
+                gpu_layers=gpu_layers,
                 speculation=self.query_one("#speculation", Switch).value,
                 k=k,
                 temperature=temperature,
                 exact=self.query_one("#exact", Switch).value,
+                edit=str(self.query_one("#edit", Select).value),
+                theme=str(self.query_one("#theme", Select).value),
             )
         )
 

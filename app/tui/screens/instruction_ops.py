@@ -1,0 +1,199 @@
+"""The editor screen's instruction side: what the next rewrite covers and asks for.
+
+Contract: Enter in the instruction line starts a rewrite of the editor's text
+(``EditorScreen.start_rewrite``) and adds the instruction to the history (Up walks it;
+``app.tui.config`` keeps it). While the model loads, Enter queues the instruction
+instead; it runs when the model is ready, is dropped with a message if the load fails,
+and Esc drops it. ``f`` after a result asks what was wrong with it: Enter then re-runs
+the last instruction with the previous output and that note in the prompt
+(``RewriteOptions.feedback``). F3 (region mode) limits rewrites to the definition at
+the cursor, or the selection; with neither it says so and uses the file. F4 adds context
+files, F5 toggles speculation. The first keystroke of an instruction warms the model up
+on the file (``app.rewrite.warm``, once per version of the text and context), so the
+rewrite, which interrupts it, prefills only the rest.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+
+from textual import work
+from textual.widgets import Input, Label, TextArea
+
+from ....engine.backend import UserError
+from ...files import SourceFile
+from ...rewrite import warm
+from ...session import ModelSession
+from ...syntax import enclosing_definition, enclosing_node_range
+from ..config import append_history
+
+log = logging.getLogger(__name__)
+
+
+class InstructionOps:
+    """Mixin for :class:`~.editor.EditorScreen` (uses its widgets and state)."""
+
+    PLACEHOLDER = "Instruction, e.g. add type hints to parse(); Enter rewrites, Up: history"
+    FEEDBACK_PLACEHOLDER = (
+        "What was wrong? e.g. no, keep the old name in comments; Enter re-runs, Esc goes back"
+    )
+
+    # ------------------------------------------------------------------ submitting
+    # (handlers by name: Textual's @on registers only in the class that defines it)
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        if event.input.id != "instruction":
+            return
+        text = event.value.strip()
+        if self.mode == "feedback":
+            self.rerun_with_feedback(text)
+            return
+        if not text:
+            self.notify("Type an instruction first.", severity="warning")
+            return
+        self._remember(text)
+        self.start_rewrite(text)
+
+    def _remember(self, instruction: str) -> None:
+        app = self.app
+        app.history = append_history(list(getattr(app, "history", [])), instruction)  # type: ignore[attr-defined]
+        self.instruction.history = list(app.history)  # type: ignore[attr-defined]
+
+    def queue(self, instruction: str) -> None:
+        """Keep ``instruction`` until the model is ready (``model_ready``)."""
+        replaced = self.queued is not None
+        self.queued = instruction
+        self.last_instruction = instruction
+        model = self.app.settings.model  # type: ignore[attr-defined]
+        what = "Queued, replacing the earlier one" if replaced else "Queued"
+        self.notify(
+            f"{what}: it runs as soon as {model} is loaded (Esc drops it).",
+            title="Model loading",
+        )
+        self.refresh_bindings()
+        self.refresh_status()
+
+    def model_ready(self) -> None:
+        """The app loaded a model: run the queued instruction, if any."""
+        if self.queued is not None and self.mode == "edit":
+            instruction, self.queued = self.queued, None
+            self.start_rewrite(instruction)
+        else:
+            self.refresh_status()
+
+    def model_failed(self) -> None:
+        """The model did not load: a queued instruction cannot run."""
+        if self.queued is not None:
+            self.queued = None
+            self.notify("The queued instruction was not run: no model is loaded.")
+        self.refresh_bindings()
+        self.refresh_status()
+
+    # ------------------------------------------------------------------ feedback
+    def action_feedback(self) -> None:
+        if self.result is not None and self.last_instruction:
+            self.mode = "feedback"
+
+    def rerun_with_feedback(self, note: str) -> None:
+        """Re-run the last instruction with the previous output and ``note`` in the prompt."""
+        res = self.result
+        if res is None or self.live is None:
+            return
+        previous = self.live.body()
+        region = self.last_region
+        self.mode = "review" if self.review is not None else "stopped"
+        self.start_rewrite(
+            self.last_instruction, region=region, feedback=(previous, note or "try again")
+        )
+
+    # ------------------------------------------------------------------ region
+    def _region(self, text: str, quiet: bool = False) -> tuple[int, int] | None:
+        """The lines the next rewrite covers: None for the whole file."""
+        if not self.region_mode:
+            return None
+        sel = self.editor.selection
+        (r0, c0), (r1, c1) = sorted((sel.start, sel.end))
+        if (r0, c0) == (r1, c1):  # a cursor: the definition around it, else the file
+            return enclosing_definition(text, self.lang, r0, r0 + 1)
+        end = r1 + 1 if (c1 > 0 or r1 == r0) else r1
+        return enclosing_node_range(text, self.lang, r0, end)
+
+    def _scope_label(self) -> None:
+        """What the next rewrite covers: the file or a region, plus context files."""
+        ctx = f" +{len(self.context)} ctx" if self.context else ""
+        region = self._region(self.editor.text)
+        if region is not None:
+            scope = f"L{region[0] + 1}-{region[1]}"
+        else:
+            scope = "file (no def)" if self.region_mode else "file"
+        self.query_one("#scope", Label).update(scope + ctx)
+
+    def on_input_changed(self, event: Input.Changed) -> None:
+        """Warm the model up on this version of the file while the instruction is typed."""
+        session: ModelSession | None = getattr(self.app, "session", None)
+        if event.input.id != "instruction" or session is None or self.mode != "edit":
+            return
+        text = self.editor.text
+        key = (id(session), self.shown_path, hash(text), tuple(self.context))
+        if key == self._warm_key or not text.strip():
+            return
+        self._warm_key = key
+        if self._warm_stop is not None:
+            self._warm_stop.set()
+        self._warm_stop = threading.Event()
+        self._run_warm(session, text, tuple(self.context), self._warm_stop)
+
+    @work(thread=True, group="warm", exit_on_error=False)
+    def _run_warm(self, session: ModelSession, text: str, context: tuple, stop) -> None:
+        try:
+            self.warm_result = warm(
+                session, text, path=self.shown_path, context=context, interrupt=stop
+            )
+        except (UserError, ValueError) as exc:  # the rewrite will say it too
+            log.info("warm-up skipped: %s", exc)
+        except Exception:  # a warm-up only ever saves time
+            log.exception("warm-up failed")
+
+    def on_text_area_selection_changed(self, event: TextArea.SelectionChanged) -> None:
+        # the scope label follows the cursor, parsing at most 5 times a second
+        if event.text_area.id == "editor" and self.region_mode and self.mode == "edit":
+            if self._scope_timer is not None:
+                self._scope_timer.stop()
+            self._scope_timer = self.set_timer(0.2, self._scope_label)
+
+    def action_toggle_region(self) -> None:
+        self.region_mode = not self.region_mode
+        self._scope_label()
+        if not self.region_mode:
+            self.notify("Rewrites now cover the file.")
+        elif self._region(self.editor.text) is None:
+            self.notify(
+                "No enclosing definition; using the file. Move into a function or class, "
+                "or select lines, to rewrite only those."
+            )
+        else:
+            self.notify("Rewrites now cover the enclosing function/class (or the selection).")
+
+    def action_toggle_speculation(self) -> None:
+        app = self.app
+        app.settings = app.settings.with_(speculation=not app.settings.speculation)  # type: ignore[attr-defined]
+        state = "on" if app.settings.speculation else "off"  # type: ignore[attr-defined]
+        self.notify(f"Speculation {state}; ctrl+r re-runs the last instruction to compare tok/s.")
+        self.refresh_status()
+
+    def action_add_context(self) -> None:
+        from .file_ops import display_path
+        from .picker import FilePickerScreen
+
+        def add(src: SourceFile | None) -> None:
+            if src is not None and src.path is not None:
+                self.context.append((display_path(src.path), src.text))
+                self.notify(f"Added context file {display_path(src.path)} (a draft source).")
+                self._scope_label()
+
+        self.app.push_screen(FilePickerScreen("Add a context file (Esc to go back)"), add)
+
+    def action_clear_context(self) -> None:
+        self.context.clear()
+        self._scope_label()
+        self.notify("Context files cleared.")
