@@ -171,11 +171,15 @@ def plan(cfg: LoadConfig | None = None) -> dict[str, Any]:
 
 
 def entry_configs() -> dict[str, LoadConfig]:
-    """The ``LoadConfig`` each entry point builds when given no options (from its parser)."""
+    """The ``LoadConfig`` each entry point builds when given no options: from its parser,
+    and for the terminal app laid over its config file and ``$SPECEDIT_MODEL``."""
     from .cli import build_parser, load_config
+    from .tui.config import load_settings
 
     parser = build_parser()
-    return {name: load_config(parser.parse_args(argv)) for name, argv in ENTRY_POINTS.items()}
+    configs = {name: load_config(parser.parse_args(argv)) for name, argv in ENTRY_POINTS.items()}
+    configs["tui"] = load_settings(configs["tui"])[0].load_config()
+    return configs
 
 
 def models_section(verify: bool) -> dict[str, Any]:

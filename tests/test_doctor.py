@@ -125,9 +125,10 @@ def check(value, schema, where="report"):
 
 def _doctor(tmp_path, *args: str, **env: str) -> subprocess.CompletedProcess:
     full = {
-        **os.environ,
+        **{k: v for k, v in os.environ.items() if k != "SPECEDIT_MODEL"},
         "SPECEDIT_STATE_DIR": str(tmp_path / "state"),
         "XDG_RUNTIME_DIR": str(tmp_path / "run"),
+        "XDG_CONFIG_HOME": str(tmp_path / "config"),  # no terminal-app config file
         **env,
     }
     r = subprocess.run(
@@ -330,3 +331,14 @@ def test_plan_on_the_torch_backend():
 
 def test_plan_of_an_unknown_backend_is_an_error():
     assert plan(LoadConfig(backend="tpu"))["error"].startswith("unknown backend 'tpu'")
+
+
+def test_terminal_app_plan_follows_its_config_file_and_environment(tmp_path):
+    (tmp_path / "config" / "specedit").mkdir(parents=True)
+    (tmp_path / "config" / "specedit" / "config.toml").write_text('[tui]\ngpu_layers = "0"\n')
+    env = {"SPECEDIT_MODEL": "qwen2.5-coder-0.5b"}
+    runs_on = json.loads(_doctor(tmp_path, "--json", **env).stdout)["runs_on"]
+    assert {p["model"] for p in runs_on.values()} == {"qwen2.5-coder-0.5b"}  # every entry
+    if runs_on["tui"]["backend"] == "llama.cpp":
+        assert runs_on["tui"]["reason"] == "--gpu-layers 0: CPU"  # the app's config file
+        assert runs_on["rewrite"]["reason"] != "--gpu-layers 0: CPU"  # not the command line's

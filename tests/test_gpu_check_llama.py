@@ -246,3 +246,22 @@ def test_trimmed_tree_keeps_the_build_and_one_gpu_backend(tmp_path):
 def test_trim_rejects_an_unknown_backend(tmp_path):
     with pytest.raises(ValueError, match="backend 'rocm': use cuda, vulkan, metal, cpu"):
         trim_llama_sdist.trim(tmp_path / "x.tar.gz", tmp_path / "y.tar.gz", "rocm")
+
+
+def test_shapes_agree_with_the_torch_checks_model_configs():
+    """bench/qwen_shapes.json (transformers configs, for the torch GPU check) and
+    bench/gguf_shapes.json (every GGUF tensor, for llama.cpp) describe the same models."""
+    hf = json.loads((random_gguf.SHAPES.parent / "qwen_shapes.json").read_text())
+    assert set(hf) == set(SHAPES)
+    for name, cfg in hf.items():
+        kv = {k: v for k, _, v in SHAPES[name]["kv"]}
+        tensors = {t: dims for t, dims, _ in SHAPES[name]["tensors"]}
+        assert cfg["hidden_size"] == kv["qwen2.embedding_length"]
+        assert cfg["intermediate_size"] == kv["qwen2.feed_forward_length"]
+        assert cfg["num_hidden_layers"] == kv["qwen2.block_count"]
+        assert cfg["num_attention_heads"] == kv["qwen2.attention.head_count"]
+        assert cfg["num_key_value_heads"] == kv["qwen2.attention.head_count_kv"]
+        assert cfg["max_position_embeddings"] == kv["qwen2.context_length"]
+        assert cfg["rope_theta"] == pytest.approx(kv["qwen2.rope.freq_base"])
+        assert cfg["vocab_size"] == tensors["token_embd.weight"][1]
+        assert cfg["tie_word_embeddings"] == ("output.weight" not in tensors)
