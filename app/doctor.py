@@ -195,7 +195,7 @@ def models_section(verify: bool) -> dict[str, Any]:
             sha = "not installed" if size is None else "wrong size"
         elif not verify:  # hashing 1 GB on every run is not a doctor's job
             seen = catalog.recorded_check(path, model_hash_record())
-            sha = {True: "ok (checked at first use)", False: "MISMATCH (at first use)"}.get(
+            sha = {True: "ok (checked, file unchanged since)", False: "MISMATCH (checked)"}.get(
                 seen, "not checked yet (--verify hashes it)"
             )
         else:

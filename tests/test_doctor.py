@@ -263,7 +263,7 @@ def test_verify_hashes_and_reports_a_corrupt_model(tmp_path):
     assert "is corrupt" in verified["smollm2-135m"]["sha256"]
     # --verify remembered the result where the first-use check does: read, not hashed again
     again = json.loads(_doctor(tmp_path, "--json", **env).stdout)["models"]
-    assert again["smollm2-135m"]["sha256"] == "MISMATCH (at first use)"
+    assert again["smollm2-135m"]["sha256"] == "MISMATCH (checked)"
 
 
 def test_models_report_the_check_made_at_first_use(tmp_path):
@@ -288,7 +288,7 @@ def test_models_report_the_check_made_at_first_use(tmp_path):
     )
     env = {"SPECEDIT_MODELS_DIR": str(models)}
     models_report = json.loads(_doctor(tmp_path, "--json", **env).stdout)["models"]
-    assert models_report["smollm2-135m"]["sha256"] == "ok (checked at first use)"
+    assert models_report["smollm2-135m"]["sha256"] == "ok (checked, file unchanged since)"
     os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns + 10**9))  # another version of the file
     models_report = json.loads(_doctor(tmp_path, "--json", **env).stdout)["models"]
     assert models_report["smollm2-135m"]["sha256"] == "not checked yet (--verify hashes it)"
