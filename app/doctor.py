@@ -8,7 +8,8 @@ Contract: ``collect(verify=False)`` returns a dict of sections, each a dict of J
   ``llama_cpp``     the installed build (``models.llama_build.llama_build``): backends,
                     GPU offload, SIMD, OpenMP, the devices llama.cpp sees
   ``torch``         version, CUDA version, CUDA devices
-  ``triton``        version, and where the verification kernel would run
+  ``triton``        version, and whether the verification kernel runs here and where
+                    (``kernels.support.kernel_support``: it compiles and checks it)
   ``runs_on``       what ``rewrite``, ``serve`` and the terminal app would run on with their
                     default ``LoadConfig`` (backend, device, layers offloaded, threads):
                     ``plan(cfg)``
@@ -113,15 +114,10 @@ def triton_section(torch_info: dict[str, Any]) -> dict[str, Any]:
         import triton
     except ImportError:
         return {"installed": False}
-    if torch_info.get("cuda_available"):
-        kernel = f"cuda ({torch_info['devices'][0]['name']})"
-    elif os.environ.get("TRITON_INTERPRET") == "1":
-        kernel = "interpreter (TRITON_INTERPRET=1: CPU tensors, slow)"
-    elif torch_info.get("installed"):
-        kernel = "not here: no CUDA device (TRITON_INTERPRET=1 runs it in the interpreter)"
-    else:
-        kernel = "not here: torch is not installed"
-    return {"installed": True, "version": triton.__version__, "kernel": kernel}
+    from ..kernels.support import kernel_support
+
+    ok, why = kernel_support("cuda" if torch_info.get("cuda_available") else "cpu")
+    return {"installed": True, "version": triton.__version__, "kernel_runs": ok, "kernel": why}
 
 
 def plan(cfg: LoadConfig | None = None) -> dict[str, Any]:

@@ -70,7 +70,7 @@ SCHEMA = {
         "devices": [{"index": int, "name": str, "capability": str, "memory_total": int}],
         "threads": int,
     },
-    "triton": {"installed": bool, "version": str, "kernel": str},
+    "triton": {"installed": bool, "version": str, "kernel_runs": bool, "kernel": str},
     "runs_on": {name: {**PLAN, "?error": str} for name in ("rewrite", "serve", "tui")},
     "models": {
         "dir": str,
@@ -200,13 +200,14 @@ def test_report_reads_the_scratch_state_and_server(report, scratch):
 def test_kernel_line_says_where_triton_would_run(report):
     if not report["triton"]["installed"]:
         pytest.skip("triton not installed")
-    kernel = report["triton"]["kernel"]
+    t = report["triton"]
     if report["torch"].get("cuda_available"):
-        assert kernel.startswith("cuda (")
-    elif os.environ.get("TRITON_INTERPRET") == "1":
-        assert kernel.startswith("interpreter")
+        assert t["kernel"].startswith("Triton ") or not t["kernel_runs"]
+    elif os.environ.get("TRITON_INTERPRET") == "1":  # as conftest sets it without a GPU
+        assert t["kernel_runs"] and t["kernel"].endswith("on the CPU (Triton interpreter)")
     else:
-        assert kernel.startswith("not here")
+        assert not t["kernel_runs"]
+        assert t["kernel"] == "the Triton kernel runs on CUDA devices, not on cpu"
 
 
 def test_human_report_has_the_same_sections(scratch, report):
