@@ -25,7 +25,9 @@
 # any failure. Knobs (defaults for the GPU run): SPECEDIT_GPU=cuda, GPU_CHECK_LAYERS=all,
 # GPU_CHECK_SIZES=1-128, GPU_CHECK_TOKENS=512, GPU_CHECK_BUILD_S=420, GPU_CHECK_DEADLINE_S=540
 # (no 1.5B after that many seconds), GPU_CHECK_MODELS, GPU_CHECK_JOBS, GPU_CHECK_THREADS,
-# GPU_CHECK_CMAKE_ARGS (added to the build's flags), GPU_CHECK_WORK (default build/gpu_check_llama:
+# GPU_CHECK_CMAKE_ARGS (added to the build's flags), GPU_CHECK_WAIT_FOR (a file to wait for
+# between the build and the measurements: bench/gpu_check.sh builds while the torch check has
+# the GPU), GPU_CHECK_WORK (default build/gpu_check_llama:
 # gitignored, so a run on a machine still warm from the last one resumes its build).
 # A CPU rehearsal of the whole script: SPECEDIT_GPU=cpu GPU_CHECK_LAYERS=auto
 # GPU_CHECK_SIZES=1-4 GPU_CHECK_TOKENS=16 GPU_CHECK_THREADS=1 (bench/README.md).
@@ -177,6 +179,11 @@ for p in app engine models bench kernels; do ln -sfn "$ROOT/$p" "$WORK/shim/spec
 export PYTHONPATH=$WORK/shim:$SRC:$WORK/site${PYTHONPATH:+:$PYTHONPATH}
 "$PY" -c "import llama_cpp, specedit.models.llama_build as b; print(b.llama_build().label)" ||
   fail "the built llama_cpp does not import"
+
+if [ -n "${GPU_CHECK_WAIT_FOR:-}" ]; then # bench/gpu_check.sh: the GPU is the torch check's
+  echo "build done at $(now)s; waiting for $GPU_CHECK_WAIT_FOR before measuring"
+  while [ ! -e "$GPU_CHECK_WAIT_FOR" ]; do sleep 1; done
+fi
 
 echo "== 3/5 specedit doctor"
 "$PY" -m specedit.app.cli doctor --json >"$DEST/doctor.json" 2>"$DEST/doctor.log" ||
