@@ -24,6 +24,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from ..engine import prefill
 from ..engine.combined import CombinedDrafter
 from ..engine.decode import GenConfig, generate
 from ..engine.draft_model import ModelDrafter
@@ -206,11 +207,15 @@ def _run(session, prompt, spans, opts, max_tokens, fence, on_text, cancel, metri
         return at < 0
 
     with session.lock:
-        # reuse the KV cache of the longest prefix shared with what the cache holds now
-        cached = _shared_prefix(getattr(target, "cache_tokens", []), prompt)
+        # the engine reuses what the cache holds of the prompt, evaluated in the batches a
+        # cold run uses (engine.prefill); the disk cache can only add such a prefix
+        marks = _marks(spans)
         disk = opts.prompt_cache and bool(session.cache_key)
+        key = f"{session.cache_key}|{prefill.SCHEME}"
         if disk:
-            cached = prompt_cache.restore(target, prompt, session.cache_key, have=cached)
+            have = prefill.reusable(target, prompt, marks)
+            if (got := prompt_cache.restore(target, prompt, key, have=have)) > have:
+                prefill.adopt(target, got)  # saved below from a run whose first mark it was
         policy = session.policy(cfg.policy)
         drafter = _drafter(session, opts, spans, prompt, policy)  # owns the draft's cache
         res = generate(
@@ -222,10 +227,14 @@ def _run(session, prompt, spans, opts, max_tokens, fence, on_text, cancel, metri
             cancel=cancel,
             metrics=metrics,
             policy=policy,
-            cached_prefix=cached,
+            cached_prefix=len(prompt),
+            prefix_marks=marks,
         )
         if disk and res.metrics.stop_reason != "cancelled":
-            prompt_cache.store(target, prompt, _prefix_end(spans), session.cache_key)
+            # only a prefix evaluated in the batches ``adopt`` records is worth a file
+            keep = _prefix_end(spans)
+            if prefill.reusable(target, prompt, (keep,), keep) == keep:
+                prompt_cache.store(target, prompt, keep, key)
     parts.append(dec.flush())
     text = "".join(parts)
     if fence is not None:  # tokens past the closing fence arrive in the same accepted batch
@@ -242,12 +251,11 @@ def _prefix_end(spans) -> int:
     return whole[0] if whole else max((end for _, end, _ in spans), default=0)
 
 
-def _shared_prefix(a: list[int], b: list[int]) -> int:
-    n = min(len(a), len(b))
-    i = 0
-    while i < n and a[i] == b[i]:
-        i += 1
-    return i
+def _marks(spans) -> list[int]:
+    """Where prompts of one file part ways (``engine.prefill``): after the prefix every
+    rewrite of the file shares and, in a region rewrite, after the region's lines (where a
+    warm-up given the region stops). Every front end derives them from the prompt alone."""
+    return sorted({_prefix_end(spans), *(end for _, end, lab in spans if lab == "file")})
 
 
 def _rewrite_prompt(session, text: str, lines: list[str], opts: RewriteOptions, path):
@@ -327,9 +335,9 @@ def rewrite(
     return RewriteResult(text, new_text, raw, hunks, diff, m, "ok", msg)
 
 
-WARM_CHUNK = 128
-"""Tokens per call of a warm-up: how long a rewrite that arrives meanwhile may wait
-(about 0.6 s on the 0.5B model and 1.3 s on the 1.5B on 2 CPU cores)."""
+WARM_CHUNK = prefill.CHUNK
+"""Tokens per call of a warm-up (the prefill's batches): how long a rewrite that arrives
+meanwhile may wait (about 0.6 s on the 0.5B model and 1.3 s on the 1.5B on 2 CPU cores)."""
 
 
 @dataclass
@@ -371,20 +379,13 @@ def warm(
     prompt, spans, _, _ = _rewrite_prompt(session, text, split_lines(text), opts, path)
     n_part = sum(e - s for s, e, lab in spans if lab == "file")
     _check_fits(session, len(prompt), n_part, path or "the text")
-    keep = _prefix_end(spans)
-    if region is not None:  # the region's lines come right after the whole file
-        keep = max(e for _, e, lab in spans if lab == "file")
+    # the file's end, or with a region the region's end (its lines come after the whole file)
+    marks = _marks(spans)
+    keep = marks[-1]
     with session.lock:
-        target = session.target
-        have = _shared_prefix(getattr(target, "cache_tokens", []), prompt[:keep])
-        pos, status = have, "cached" if have >= keep else "done"
-        while pos < keep:
-            if interrupt is not None and interrupt.is_set():
-                status = "interrupted"
-                break
-            n = min(WARM_CHUNK, keep - pos)
-            target.eval(prompt[pos : pos + n], pos, [])
-            pos += n
+        # in the batches a rewrite's prefill uses, so that it keeps all of them
+        have, pos = prefill.extend(session.target, prompt, keep, marks, interrupt)
+    status = "cached" if have >= keep else "done" if pos >= keep else "interrupted"
     res = WarmResult(status, keep, min(have, keep), pos - min(have, keep), time.perf_counter() - t)
     log.info("warm %s: %s", path or "text", res.to_json())
     return res

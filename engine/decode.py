@@ -35,6 +35,7 @@ import numpy as np
 from .draft import Draft, Drafter
 from .metrics import Metrics
 from .policy import AdaptivePolicy, PolicyConfig
+from .prefill import prefill as canonical_prefill
 from .sampling import SamplingParams
 from .verify import RowVerifier, VerifyResult
 
@@ -67,14 +68,16 @@ class Cancelled(Exception):
     pass
 
 
-def prefill(target, prompt: Sequence[int], metrics: Metrics, start: int = 0) -> np.ndarray:
-    """Evaluate ``prompt[start:]`` (``start`` tokens are already cached); last row of logits."""
-    if start >= len(prompt):
-        start = len(prompt) - 1
-    metrics.cached_tokens = start
+def prefill(
+    target, prompt: Sequence[int], metrics: Metrics, start: int = 0, marks: Sequence[int] = ()
+) -> np.ndarray:
+    """Evaluate ``prompt`` in its canonical batches (``engine.prefill``: the same batches
+    whatever the cache holds, so the logits are too), reusing at most ``start`` cached
+    positions; ``marks`` are where prompts sharing this prefix part ways. Last row of logits."""
     t = time.perf_counter()
-    logits = np.array(target.eval(prompt[start:], start, [len(prompt) - 1 - start])[0])
-    metrics.observe_prefill(len(prompt) - start, time.perf_counter() - t)
+    logits, kept = canonical_prefill(target, prompt, marks, limit=start)
+    metrics.cached_tokens = kept
+    metrics.observe_prefill(len(prompt) - kept, time.perf_counter() - t)
     return logits
 
 
@@ -89,8 +92,13 @@ def generate(
     metrics: Metrics | None = None,
     policy: AdaptivePolicy | None = None,
     cached_prefix: int = 0,
+    prefix_marks: Sequence[int] = (),
 ) -> GenResult:
-    """Generate from ``prompt`` with speculative decoding (see module docstring)."""
+    """Generate from ``prompt`` with speculative decoding (see module docstring).
+
+    Up to ``cached_prefix`` positions of the target's cache are reused where they equal a
+    cold evaluation; ``prefix_marks`` are where prompts sharing this one's prefix part ways
+    (``engine.prefill``)."""
     if not prompt:
         raise ValueError("empty prompt")
     m = metrics or Metrics()
@@ -101,7 +109,7 @@ def generate(
     out: list[int] = []
     eos = target.eos_ids
 
-    first_logits = prefill(target, ctx, m, cached_prefix)
+    first_logits = prefill(target, ctx, m, cached_prefix, prefix_marks)
     with m.time("sample"):
         res = RowVerifier(np.empty(0, np.int64), cfg.sampling, position=0).feed(first_logits[None])
     pos = len(ctx)  # where ``pending`` goes in the cache
