@@ -81,6 +81,14 @@ class Prompt:
         there, so the rewrite of that region prefills only its instruction)."""
         return max((e for _, e, lab in self.spans if lab == "file"), default=0)
 
+    @property
+    def marks(self) -> tuple[int, ...]:
+        """Where prompts of one file part ways (``engine.prefill`` evaluates the prompt in
+        batches counted from each): after the prefix every rewrite of the file shares and,
+        in a region rewrite, after the region's lines (where a warm-up of the region stops).
+        Every front end derives them from the prompt alone."""
+        return tuple(sorted({self.prefix_end, self.part_end} - {0}))
+
 
 def splice(
     target: TargetModel, messages: list[dict[str, str]], prefix: str, pieces: dict[str, str]

@@ -32,7 +32,8 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from ..engine.backend import UserError, cached_tokens, shared_prefix
+from ..engine import prefill
+from ..engine.backend import UserError
 from ..engine.metrics import Metrics
 from .checks import Suspect, suspect_deletion
 from .diff import Hunk, compute_hunks, preview_in_file, split_lines, unified_diff
@@ -160,11 +161,6 @@ def rewrite(
     return RewriteResult(text, new_text, raw, hunks, diff, m, "ok", msg, suspect)
 
 
-WARM_CHUNK = 128
-"""Tokens per call of a warm-up: how long a rewrite that arrives meanwhile may wait
-(about 0.6 s on the 0.5B model and 1.3 s on the 1.5B on 2 CPU cores)."""
-
-
 @dataclass
 class WarmResult:
     status: str  # done | cached | interrupted
@@ -197,25 +193,18 @@ def warm(
     """Prefill the prompt prefix every rewrite of ``text`` shares (system text, context
     files, the whole file), so that the next rewrite of it, whole or a region, prefills
     only its instruction. With ``region`` the prefix goes on through that region's lines,
-    for a rewrite of that region. Runs in calls of :data:`WARM_CHUNK` tokens and stops
-    between two when ``interrupt`` is set (what was done stays cached)."""
+    for a rewrite of that region. Runs in the prefill's batches (``engine.prefill``: a
+    rewrite that arrives meanwhile waits for one at most) and stops between two when
+    ``interrupt`` is set (what was done stays cached)."""
     t = time.perf_counter()
     opts = RewriteOptions(instruction="-", context=tuple(context), region=region)
     prompt = _prompt(session, text, opts, split_lines(text), path)
-    # with a region, its lines come right after the whole file: warm through them too
+    # the file's end, or with a region the region's end (its lines come after the whole file)
     keep = prompt.part_end if region is not None else prompt.prefix_end
-    ids = list(prompt.ids)
     with session.lock:
-        target = session.target
-        have = shared_prefix(cached_tokens(target), ids[:keep])
-        pos, status = have, "cached" if have >= keep else "done"
-        while pos < keep:
-            if interrupt is not None and interrupt.is_set():
-                status = "interrupted"
-                break
-            n = min(WARM_CHUNK, keep - pos)
-            target.eval(ids[pos : pos + n], pos, [])
-            pos += n
+        # in the batches a rewrite's prefill uses, so that it keeps all of them
+        have, pos = prefill.extend(session.target, list(prompt.ids), keep, prompt.marks, interrupt)
+    status = "cached" if have >= keep else "done" if pos >= keep else "interrupted"
     res = WarmResult(status, keep, min(have, keep), pos - min(have, keep), time.perf_counter() - t)
     log.info("warm %s: %s", path or "text", res.to_json())
     return res

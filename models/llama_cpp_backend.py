@@ -8,10 +8,15 @@ Contract: ``LlamaTarget`` implements ``engine.backend.TargetModel`` and ``Statef
     until the next call. ``logits_all`` is never used.
   * ``rollback(pos)`` removes cache entries at ``>= pos``.
   * ``cache_tokens`` lists the token ids in the KV cache by position, so a caller
-    can reuse the longest shared prefix of its next prompt.
+    can reuse the longest shared prefix of its next prompt. ``cache_batches`` lists
+    the position where each ``llama_decode`` batch of those entries began: the CPU
+    kernels compute a position differently depending on its batch (``engine.prefill``),
+    so a caller can tell whether a cached prefix equals a fresh evaluation bit for bit.
   * ``save_state(path)`` / ``load_state(path)`` write and read the cached
     sequence (KV entries plus token ids) with llama.cpp's sequence state files,
-    so a later process can skip re-evaluating a prompt prefix it has seen.
+    so a later process can skip re-evaluating a prompt prefix it has seen. A
+    loaded state's batches are unknown (``cache_batches`` is empty) until the
+    caller, who knows how it saved them, records them.
   * Metadata comes from ``models.gguf_meta`` before llama.cpp is touched, so a
     missing, truncated or non-GGUF file fails with a clear ``ModelError``.
   * The chat template is the GGUF's own, rendered with jinja2.
@@ -26,6 +31,7 @@ Contract: ``LlamaTarget`` implements ``engine.backend.TargetModel`` and ``Statef
 
 from __future__ import annotations
 
+import bisect
 import ctypes
 import logging
 import os
@@ -103,6 +109,7 @@ class LlamaTarget:
         self._mem = llama_cpp.llama_get_memory(self._ctx)
         self.n_past = 0
         self.cache_tokens: list[int] = []  # token ids in the KV cache, by position
+        self.cache_batches: list[int] = []  # where each batch of those entries began
         self.add_bos = bool(
             self._llama.metadata.get("tokenizer.ggml.add_bos_token", "false") == "true"
         )
@@ -144,6 +151,7 @@ class LlamaTarget:
         self._lc.llama_memory_seq_rm(self._mem, 0, pos, -1)
         self.n_past = min(self.n_past, pos)
         del self.cache_tokens[pos:]
+        del self.cache_batches[bisect.bisect_left(self.cache_batches, pos) :]
 
     def eval(self, tokens: Sequence[int], pos: int, want: Sequence[int]) -> np.ndarray:
         n = len(tokens)
@@ -175,6 +183,7 @@ class LlamaTarget:
                 raise ModelError(f"llama_decode failed with status {rc} at position {pos + s}")
             self.n_past = pos + s + len(chunk)
             self.cache_tokens[pos + s :] = [int(t) for t in chunk]
+            self.cache_batches.append(pos + s)
             if wanted:
                 ptr = self._lc.llama_get_logits(self._ctx)
                 view = np.ctypeslib.as_array(ptr, shape=(len(wanted), self.n_vocab))
@@ -211,6 +220,7 @@ class LlamaTarget:
             return []
         toks = [int(t) for t in arr[: count.value]]
         self.cache_tokens = list(toks)
+        self.cache_batches = []  # how they were evaluated is the caller's knowledge
         self.n_past = len(toks)
         return toks
 

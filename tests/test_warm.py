@@ -10,7 +10,8 @@ import pytest
 
 from specedit.app.options import RewriteOptions
 from specedit.app.prompt import rewrite_prompt
-from specedit.app.rewrite import WARM_CHUNK, rewrite, warm
+from specedit.app.rewrite import rewrite, warm
+from specedit.engine.prefill import CHUNK as WARM_CHUNK
 
 pytestmark = pytest.mark.model
 
