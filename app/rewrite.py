@@ -33,6 +33,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from ..engine.backend import UserError, cached_tokens, shared_prefix
+from ..engine.decode import prefill_chunks
 from ..engine.metrics import Metrics
 from .checks import Suspect, suspect_deletion
 from .diff import Hunk, compute_hunks, preview_in_file, split_lines, unified_diff
@@ -158,11 +159,6 @@ def rewrite(
     return RewriteResult(text, new_text, raw, hunks, diff, m, "ok", msg, suspect)
 
 
-WARM_CHUNK = 128
-"""Tokens per call of a warm-up: how long a rewrite that arrives meanwhile may wait
-(about 0.6 s on the 0.5B model and 1.3 s on the 1.5B on 2 CPU cores)."""
-
-
 @dataclass
 class WarmResult:
     status: str  # done | cached | interrupted
@@ -195,8 +191,10 @@ def warm(
     """Prefill the prompt prefix every rewrite of ``text`` shares (system text, context
     files, the whole file), so that the next rewrite of it, whole or a region, prefills
     only its instruction. With ``region`` the prefix goes on through that region's lines,
-    for a rewrite of that region. Runs in calls of :data:`WARM_CHUNK` tokens and stops
-    between two when ``interrupt`` is set (what was done stays cached)."""
+    for a rewrite of that region. Runs in the prefill's chunks (``engine.decode.prefill_chunks``:
+    a rewrite that arrives meanwhile waits for one chunk at most, about 0.6 s on the 0.5B model
+    and 1.3 s on the 1.5B on 2 CPU cores) and stops between two when ``interrupt`` is set
+    (what was done stays cached)."""
     t = time.perf_counter()
     opts = RewriteOptions(instruction="-", context=tuple(context), region=region)
     prompt = _prompt(session, text, opts, split_lines(text), path)
@@ -207,13 +205,12 @@ def warm(
         target = session.target
         have = shared_prefix(cached_tokens(target), ids[:keep])
         pos, status = have, "cached" if have >= keep else "done"
-        while pos < keep:
+        for a, b in prefill_chunks(have, keep):
             if interrupt is not None and interrupt.is_set():
                 status = "interrupted"
                 break
-            n = min(WARM_CHUNK, keep - pos)
-            target.eval(ids[pos : pos + n], pos, [])
-            pos += n
+            target.eval(ids[a:b], a, [])
+            pos = b
     res = WarmResult(status, keep, min(have, keep), pos - min(have, keep), time.perf_counter() - t)
     log.info("warm %s: %s", path or "text", res.to_json())
     return res

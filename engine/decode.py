@@ -5,7 +5,9 @@ generated token ids (EOS excluded) and the ``Metrics`` of the run. The engine
 knows token ids only: stop strings are the caller's business, through the
 ``on_tokens`` callback, which receives each batch of accepted tokens as soon
 as it is accepted and returns False to stop. ``cancel`` (a threading.Event)
-stops the loop between target calls.
+stops the loop between target calls, the prefill's chunks included (``prefill``
+reads the prompt in calls of ``PREFILL_CHUNK`` tokens), so a cancel waits for
+one call at most.
 
 One step, with ``pending`` the last accepted token (not yet in the KV cache)::
 
@@ -32,7 +34,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -70,22 +72,48 @@ class GenResult:
     metrics: Metrics
 
 
+PREFILL_CHUNK = 128
+"""Prompt tokens per target call of a prefill (and of a warm-up, ``app.rewrite.warm``).
+Chunk boundaries fall on multiples of it in absolute positions (:func:`prefill_chunks`),
+whatever was cached; a cancel is honoured between two chunks, so it waits for one chunk
+at most (about 0.6 s on the 0.5B model on 2 CPU cores)."""
+
+
+def prefill_chunks(start: int, end: int, size: int = PREFILL_CHUNK) -> Iterator[tuple[int, int]]:
+    """The ``[a, b)`` pieces of ``[start, end)``: each ends at the next multiple of ``size``
+    (or at ``end``), so the first may be short and the others are ``size`` long."""
+    a = start
+    while a < end:
+        b = min((a // size + 1) * size, end)
+        yield a, b
+        a = b
+
+
 def prefill(
     target: TargetModel,
     prompt: Sequence[int],
     metrics: Metrics,
     start: int = 0,
     verifier: Verifier | None = None,
+    cancel: threading.Event | None = None,
 ):
-    """Evaluate ``prompt[start:]`` (``start`` tokens are already cached); the last row of logits,
-    where ``verifier`` works (numpy on the host by default)."""
+    """Evaluate ``prompt[start:]`` (``start`` tokens are already cached) in chunks of
+    :data:`PREFILL_CHUNK`, booking each in ``metrics`` (the reading phase's progress); the
+    last row of logits, where ``verifier`` works (numpy on the host by default), or None
+    when ``cancel`` was set before the last chunk (what was evaluated stays cached)."""
     if start >= len(prompt):
         start = len(prompt) - 1
     metrics.cached_tokens = start
     metrics.read_total = len(prompt) - start
-    t = time.perf_counter()
-    logits = (verifier or HostVerifier()).prefill(target, prompt[start:], start)
-    metrics.observe_prefill(len(prompt) - start, time.perf_counter() - t)
+    ver = verifier or HostVerifier()
+    logits = None
+    for a, b in prefill_chunks(start, len(prompt)):
+        if cancel is not None and cancel.is_set():
+            log.debug("prefill cancelled at %d of %d prompt tokens", a, len(prompt))
+            return None
+        t = time.perf_counter()
+        logits = ver.prefill(target, prompt[a:b], a)
+        metrics.observe_prefill(b - a, time.perf_counter() - t)
     return logits
 
 
@@ -117,7 +145,10 @@ def generate(
     out: list[int] = []
     eos = target.eos_ids
 
-    first_logits = prefill(target, ctx, m, cached_prefix, ver)
+    first_logits = prefill(target, ctx, m, cached_prefix, ver, cancel)
+    if first_logits is None:  # cancelled while reading the prompt
+        m.stop_reason = "cancelled"
+        return GenResult(out, m)
     with m.time("sample"):
         new = [ver.first_token(first_logits, cfg.sampling, n_out=0)]
     pos = len(ctx)  # where ``pending`` goes in the cache

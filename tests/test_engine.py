@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from toy import ToyModel
 
-from specedit.engine.decode import GenConfig, check_batch_exactness, generate
+from specedit.engine.decode import GenConfig, check_batch_exactness, generate, prefill_chunks
 from specedit.engine.draft import Draft
 from specedit.engine.lookup import LookupDrafter
 from specedit.engine.policy import AdaptivePolicy, PolicyConfig
@@ -53,8 +53,9 @@ def test_exact_mode_detects_and_fixes_batch_drift():
     out = generate(m, prompt, cfg, LookupDrafter(prompt_len=len(prompt)))
     assert out.tokens == ref.tokens
     assert out.metrics.exact
-    assert max(m.calls[1:]) <= 4  # every verify sub-block stayed within the exact size
-    assert out.metrics.target_calls == len(m.calls) - 1  # sub-blocks count as calls (no prefill)
+    decode_calls = m.calls[len(list(prefill_chunks(0, len(prompt)))) :]  # after the prefill
+    assert max(decode_calls) <= 4  # every verify sub-block stayed within the exact size
+    assert out.metrics.target_calls == len(decode_calls)  # sub-blocks count as calls
     # without exact mode the drifting blocks change logits (the reason exact mode exists)
     loose = generate(
         ToyModel(inexact_from=8),
@@ -437,7 +438,7 @@ def test_flat_gpu_cost_curve_grows_k_to_the_largest_block(monkeypatch):
     pol = AdaptivePolicy(PolicyConfig(), costs={b: FlatCostTarget.STEP for b in sizes})
     res = generate(target, prompt, GenConfig(max_tokens=1200), LookupDrafter(), policy=pol)
     assert res.tokens == text[12 : 12 + len(res.tokens)]  # the copy is exact
-    blocks = target.calls[1:]  # after the prefill
+    blocks = target.calls[len(list(prefill_chunks(0, len(prompt)))) :]  # after the prefill
     assert max(blocks) == PolicyConfig().k_max + 1 == 128, blocks  # the largest block there is
     assert blocks[-5:] == [128] * 5, blocks  # and it stays there while the copy holds
     assert pol.costs[1] == pytest.approx(pol.costs[128])  # the curve it learned stayed flat
