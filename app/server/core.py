@@ -16,7 +16,18 @@ Contract (the wire protocol is documented in ``docs/protocol.md``):
   then ``exit`` (stops the server; ``exit`` alone just closes that connection).
   Notifications ``rewrite/progress``, ``rewrite/preview`` and ``rewrite/done`` come from
   ``app.server.jobs``; a client that disconnects has its sessions cancelled.
-* :func:`serve_main` is the CLI entry: it logs to ``<state>/logs/server.log`` (rotated),
+* Bounds: at most :func:`connection_cap` connections at once (:data:`MAX_CONNECTIONS`, fewer
+  where the file-descriptor limit is low): one more gets a -32803 error and is closed, so the
+  server never runs out of descriptors and no client hangs. Each connection has the time
+  limits of :class:`~specedit.app.server.rpc.Limits` (a TCP one must authenticate within
+  ``preauth_s`` and sends at most ``rpc.PREAUTH_MAX_CONTENT`` bytes a frame until then).
+  Request params are validated, and their text parsed (tree-sitter for ``expand: node``), in
+  a worker thread: the event loop never waits on a large text.
+* Stopping (``shutdown``+``exit``, SIGTERM, SIGINT, :meth:`Server.close`) cancels every job;
+  the running one ends within one prefill chunk or decode step, and its owner still gets its
+  ``rewrite/done`` (``cancelled``) before the connections close.
+* :func:`serve_main` is the CLI entry: it logs to ``<state>/logs/server.log`` (rotated; asyncio's
+  own logger too, which then stays off stderr),
   claims the socket before loading the model (so a second server is refused at once), then
   serves until SIGINT/SIGTERM or ``shutdown``+``exit``. :class:`ServerThread` runs a server
   over a preloaded session in a background thread (tests, embedding).
@@ -29,10 +40,12 @@ import contextlib
 import hmac
 import logging
 import os
+import resource
 import secrets
 import signal
 import sys
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -61,6 +74,7 @@ from .rpc import (
     SERVER_NOT_INITIALIZED,
     SUSPECT_RESULT,
     Connection,
+    Limits,
     RpcError,
 )
 
@@ -70,8 +84,33 @@ PROTOCOL_VERSION = 1
 SERVER_VERSION = "0.1.0"
 MAX_QUEUE = 64
 """Queued (not yet running) rewrites from all clients; more get -32803."""
+MAX_CONNECTIONS = 128
+"""Open connections at most (fewer where the file-descriptor limit is low: connection_cap)."""
+FD_RESERVE = 32
+"""File descriptors kept free of connections: for refusing one more, the log, the model."""
 
-__all__ = ["PROTOCOL_VERSION", "AlreadyRunning", "Server", "ServerThread", "serve_main"]
+__all__ = [
+    "MAX_CONNECTIONS",
+    "PROTOCOL_VERSION",
+    "AlreadyRunning",
+    "Server",
+    "ServerThread",
+    "connection_cap",
+    "serve_main",
+]
+
+
+def connection_cap(wanted: int = MAX_CONNECTIONS) -> int:
+    """``wanted``, or as many connections as the free file descriptors allow less
+    :data:`FD_RESERVE` (at least 1), from the soft ``RLIMIT_NOFILE`` and the descriptors open now."""
+    try:
+        soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
+        in_use = len(os.listdir("/proc/self/fd" if os.path.isdir("/proc/self/fd") else "/dev/fd"))
+    except (OSError, ValueError):
+        return wanted
+    if soft == resource.RLIM_INFINITY:
+        return wanted
+    return max(1, min(wanted, soft - in_use - FD_RESERVE))
 
 
 class Server:
@@ -84,6 +123,8 @@ class Server:
         *,
         tcp: bool = False,
         lock_fd: int | None = None,
+        limits: Limits | None = None,
+        max_connections: int = MAX_CONNECTIONS,
     ) -> None:
         self.session = session
         self.socket_path = Path(socket_path) if socket_path else default_socket_path()
@@ -93,6 +134,14 @@ class Server:
         self.tcp_port: int | None = None
         self.scheduler = Scheduler(session)
         self.connections: set[Connection] = set()
+        self.limits = limits or Limits()
+        self.max_connections = max_connections
+        """Set from :func:`connection_cap` when the server starts."""
+        self.refused = 0
+        """Connections refused because ``max_connections`` were open."""
+        self._refusing = 0
+        self._refused_logged = 0.0
+        self._closing = False
         self.stopped = asyncio.Event()
         self._servers: list[asyncio.base_events.Server] = []
         self._lock_fd = lock_fd
@@ -136,17 +185,27 @@ class Server:
         except BaseException:
             await self._release()
             raise
+        self.max_connections = connection_cap(self.max_connections)
         self.scheduler.start()
-        log.info("listening on %s (tcp port %s)", self.socket_path, self.tcp_port)
+        log.info(
+            "listening on %s (tcp port %s, at most %d connections)",
+            self.socket_path,
+            self.tcp_port,
+            self.max_connections,
+        )
 
     async def close(self) -> None:
-        if self.stopped.is_set():
+        """Stop: no new connections, every job cancelled (the running one within a chunk,
+        its owner told), then the connections closed and the socket removed."""
+        if self._closing:
+            await self.stopped.wait()
             return
+        self._closing = True
         for srv in self._servers:
             srv.close()
+        await self.scheduler.close()
         for conn in list(self.connections):
             conn.close()
-        await self.scheduler.close()
         await self._release()
         self.stopped.set()
         log.info("server stopped")
@@ -166,14 +225,26 @@ class Server:
             log.warning("refused a connection from uid %s", uid)
             writer.close()
             return
-        await self._serve(Connection(reader, writer, self.handlers, "unix"), authorized=True)
+        await self._serve(reader, writer, "unix", authorized=True)
 
     async def _on_tcp(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         peer = writer.get_extra_info("peername")
-        await self._serve(Connection(reader, writer, self.handlers, f"tcp {peer}"), False)
+        await self._serve(reader, writer, f"tcp {peer}", authorized=False)
 
-    async def _serve(self, conn: Connection, authorized: bool) -> None:
-        conn.authorized = authorized
+    async def _serve(
+        self,
+        reader: asyncio.StreamReader,
+        writer: asyncio.StreamWriter,
+        name: str,
+        authorized: bool,
+    ) -> None:
+        conn = Connection(
+            reader, writer, self.handlers, name, authorized=authorized, limits=self.limits
+        )
+        conn.busy = lambda: self.scheduler.active(conn)
+        if len(self.connections) >= self.max_connections or self._closing:
+            await self._refuse(conn)
+            return
         self.connections.add(conn)
         log.debug("%s: connected (%d open)", conn.name, len(self.connections))
         try:
@@ -182,6 +253,27 @@ class Server:
             self.connections.discard(conn)
             n = self.scheduler.cancel_owner(conn)
             log.debug("%s: gone; cancelled %d sessions", conn.name, n)
+
+    async def _refuse(self, conn: Connection) -> None:
+        self.refused += 1
+        now = time.monotonic()
+        if now - self._refused_logged > 10:  # a flood of clients is one line, not thousands
+            self._refused_logged = now
+            log.warning(
+                "%d connections open: refusing more (%d refused so far)",
+                len(self.connections),
+                self.refused,
+            )
+        what = (
+            "stopping" if self._closing else f"at its limit of {self.max_connections} connections"
+        )
+        err = RpcError(REQUEST_FAILED, f"the server is {what}; retry later")
+        # lingering (so that the reply is read, not reset) holds a descriptor: only a few may
+        self._refusing += 1
+        try:
+            await conn.refuse(err, linger_s=0.2 if self._refusing <= FD_RESERVE // 4 else 0.0)
+        finally:
+            self._refusing -= 1
 
     def _check_auth(self, conn: Connection) -> None:
         if not conn.authorized:
@@ -192,7 +284,9 @@ class Server:
         params = params if isinstance(params, dict) else {}
         if not conn.authorized:
             token = params.get("token")
-            if not isinstance(token, str) or not hmac.compare_digest(token, self.token or ""):
+            expected = (self.token or "").encode()
+            # bytes: compare_digest raises TypeError for a str that is not ASCII
+            if not isinstance(token, str) or not hmac.compare_digest(token.encode(), expected):
                 conn.state["close_after_reply"] = True
                 raise RpcError(INVALID_PARAMS, "wrong or missing token")
             conn.authorized = True
@@ -217,9 +311,10 @@ class Server:
 
     async def _start(self, conn: Connection, params: Any) -> dict[str, Any]:
         self._check_auth(conn)
-        if self._shutdown_requested:
+        if self._shutdown_requested or self._closing:
             raise RpcError(INVALID_REQUEST, "the server is shutting down")
-        p = parse_start(params)
+        request_id = conn.state.get("request_id")  # before the await: the next request's
+        p = await asyncio.to_thread(parse_start, params)  # a large text: not on the loop
         if len(self.scheduler.queue) >= MAX_QUEUE:
             raise RpcError(REQUEST_FAILED, f"{MAX_QUEUE} rewrites are waiting already; retry later")
         job = Job(
@@ -228,20 +323,21 @@ class Server:
             opts=p.opts,
             path=p.path,
             base_sha256=p.base_sha256,
-            request_id=conn.state.get("request_id"),
+            request_id=request_id,
         )
-        by_request = conn.state.setdefault("by_request", {})  # for $/cancelRequest
-        by_request[job.request_id] = job.id
-        if len(by_request) > 256:
-            del by_request[next(iter(by_request))]
+        if request_id is not None:  # a start sent as a notification has no id to cancel by
+            by_request = conn.state.setdefault("by_request", {})  # for $/cancelRequest
+            by_request[request_id] = job.id
+            if len(by_request) > 256:
+                del by_request[next(iter(by_request))]
         position = self.scheduler.submit(job)
         return {"sessionId": job.id, "queuePosition": position, "range": p.range_json}
 
     async def _warm(self, conn: Connection, params: Any) -> dict[str, Any]:
         self._check_auth(conn)
-        if self._shutdown_requested:
+        if self._shutdown_requested or self._closing:
             raise RpcError(INVALID_REQUEST, "the server is shutting down")
-        text, path, region = parse_warm(params)
+        text, path, region = await asyncio.to_thread(parse_warm, params)
         w = Warm(owner=conn, text=text, path=path, region=region)
         self.scheduler.warm(w)
         return {"warmId": w.id}
@@ -275,6 +371,7 @@ class Server:
             raise RpcError(
                 SUSPECT_RESULT, f"{res.suspect.message}; send force: true to apply it anyway"
             )
+        log.info("%s: apply session %s to %s", conn.name, job.id, p.path)
         return await asyncio.to_thread(_apply_job, job, p.path, p.hunk_ids)
 
     async def _shutdown(self, conn: Connection, params: Any) -> None:
@@ -337,10 +434,14 @@ def _sha_of_text(text: str) -> str:
 class ServerThread:
     """Run a :class:`Server` over a preloaded session in a daemon thread."""
 
-    def __init__(self, session: ModelSession, socket_path: Path, *, tcp: bool = False) -> None:
+    def __init__(
+        self, session: ModelSession, socket_path: Path, *, tcp: bool = False, **server_kw: Any
+    ) -> None:
         self.session = session
         self.socket_path = Path(socket_path)
         self.tcp = tcp
+        self.server_kw = server_kw
+        """More keyword arguments of :class:`Server` (``limits``, ``max_connections``)."""
         self.server: Server | None = None
         self.loop: asyncio.AbstractEventLoop | None = None
         self._ready = threading.Event()
@@ -358,7 +459,7 @@ class ServerThread:
     def _main(self) -> None:
         async def run() -> None:
             self.loop = asyncio.get_running_loop()
-            self.server = Server(self.session, self.socket_path, tcp=self.tcp)
+            self.server = Server(self.session, self.socket_path, tcp=self.tcp, **self.server_kw)
             try:
                 await self.server.start()
             except BaseException as e:
@@ -404,7 +505,31 @@ def _setup_logging(level: str, log_file: str | None) -> Path:
     root = logging.getLogger("specedit")
     root.addHandler(handler)
     root.setLevel(min(lvl, root.getEffectiveLevel()))
+    # asyncio's errors (e.g. accept() failing at the descriptor limit) go to the log file,
+    # once per kind a minute, not to the editor's stderr
+    handler.addFilter(_AsyncioOncePerMinute())
+    aio = logging.getLogger("asyncio")
+    aio.addHandler(handler)
+    aio.propagate = False
     return path
+
+
+class _AsyncioOncePerMinute(logging.Filter):
+    """Let each of asyncio's message templates through at most once a minute."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._last: dict[str, float] = {}
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if not record.name.startswith("asyncio"):
+            return True
+        now = time.monotonic()
+        key = str(record.msg)
+        if now - self._last.get(key, -60.0) < 60.0:
+            return False
+        self._last[key] = now
+        return True
 
 
 def serve_main(args: Any, config: LoadConfig) -> int:
@@ -433,8 +558,13 @@ def serve_main(args: Any, config: LoadConfig) -> int:
         except ServerSetupError as e:
             raise FileError(str(e)) from None
         loop = asyncio.get_running_loop()
+
+        def stop(sig: signal.Signals) -> None:
+            log.info("%s: stopping", sig.name)
+            loop.create_task(server.close())
+
         for sig in (signal.SIGINT, signal.SIGTERM):
-            loop.add_signal_handler(sig, lambda: loop.create_task(server.close()))
+            loop.add_signal_handler(sig, stop, sig)
         sys.stderr.write(f"specedit serve: {session.model_name} on {sock} (pid {os.getpid()})\n")
         sys.stderr.flush()
         await server.stopped.wait()
