@@ -321,19 +321,25 @@ def _end_early(server: Server, text: str, how: str) -> dict[str, float]:
         c.close()
     else:
         server.proc.send_signal(signal.SIGTERM)
+    read = -1
     if how == "disconnect":
         while f"session {sid}: cancelled" not in server.log.read_text():
             time.sleep(0.01)
         seconds = time.perf_counter() - t
         read = _read_in_log(server.log.read_text(), sid)
+    elif how == "SIGTERM":
+        server.proc.wait(600)
+        seconds = time.perf_counter() - t  # until the process is gone
+        try:  # its rewrite/done, if the server sent one before it closed the connection
+            done = c.wait_notification("rewrite/done", lambda p: p["sessionId"] == sid, 1)
+            read = done["stats"]["prompt_tokens"]
+        except (OSError, Closed):
+            pass
     else:
         done = c.wait_notification("rewrite/done", lambda p: p["sessionId"] == sid, 600)
         seconds = time.perf_counter() - t
         read = done["stats"]["prompt_tokens"]
-        if how == "SIGTERM":
-            server.proc.wait(600)
-            seconds = time.perf_counter() - t  # until the process is gone
-        c.close()
+    c.close()
     return {
         "seconds": round(seconds, 3),
         "prompt_tokens": p["promptTokens"],
@@ -357,8 +363,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seconds", type=float, default=180.0)
     ap.add_argument("--clients", type=int, default=8)
     ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--cancel-lines", type=int, default=600)
+    ap.add_argument("--cancel-lines", type=int, default=300)
     ap.add_argument("--no-cancel", action="store_true", help="only the soak")
+    ap.add_argument("--no-soak", action="store_true", help="only the cancel check")
     ap.add_argument("--ctx", default="16384")
     ap.add_argument("--out", default="bench/results")
     a = ap.parse_args(argv)
@@ -374,27 +381,32 @@ def main(argv: list[str] | None = None) -> int:
                 if srv.proc.poll() is None:
                     srv.proc.kill()
                 srv.proc.wait()
-        srv = start_server(a.model, Path(tmp) / "soak", ["--ctx", a.ctx])
-        try:
-            rep = soak(
-                srv.sock,
-                srv.proc.pid,
-                seconds=a.seconds,
-                clients=a.clients,
-                text=soak_text,
-                seed=a.seed,
-                tcp=srv.tcp,
-            )
-        finally:
-            srv.proc.send_signal(signal.SIGTERM)
-            srv.proc.wait(600)
-    record["soak"] = rep.to_json()
+        rep = None
+        if not a.no_soak:
+            srv = start_server(a.model, Path(tmp) / "soak", ["--ctx", a.ctx])
+            try:
+                rep = soak(
+                    srv.sock,
+                    srv.proc.pid,
+                    seconds=a.seconds,
+                    clients=a.clients,
+                    text=soak_text,
+                    seed=a.seed,
+                    tcp=srv.tcp,
+                )
+            finally:
+                srv.proc.send_signal(signal.SIGTERM)
+                srv.proc.wait(600)
+            record["soak"] = rep.to_json()
     path = save_record(record, a.out, "server")
     for how, r in record.get("cancel", {}).items():
         sys.stdout.write(
             f"cancel by {how}: over in {r['seconds']:.2f} s; {r['read_in_all']} of "
             f"{r['prompt_tokens']} prompt tokens read ({r['read_when_ended']} when ended)\n"
         )
+    if rep is None:
+        sys.stdout.write(f"{path}\n")
+        return 0
     sys.stdout.write(
         f"soak: {rep.clients} clients for {rep.seconds:.0f} s: {rep.connections} connections, "
         f"{rep.requests} requests, actions {dict(rep.actions)}, done {dict(rep.done)}\n"

@@ -595,10 +595,10 @@ def _drop_log_handlers(log_path: Path, level: int) -> None:
 def test_log_file_and_shutdown(tmp_path):
     import logging
 
-    from specedit.app.server.core import _setup_logging
+    from specedit.app.server.serve import _setup_logging
 
     level = logging.getLogger("specedit").level
-    log_path = _setup_logging("DEBUG", str(tmp_path / "logs" / "server.log"))
+    log_path = _setup_logging("DEBUG", str(tmp_path / "logs" / "server.log"), asyncio_too=True)
     sock = tmp_path / "run" / "rpc.sock"
     try:
         with ServerThread(toy_session(), sock):

@@ -119,11 +119,12 @@ def _client_applies(sock: Path, path: Path, box: dict) -> None:
         box["error"] = repr(e)
 
 
-def test_sigkill_during_rewrite_apply(tmp_path, qwen05_path):
+def test_sigkill_during_rewrite_apply(tmp_path, qwen05_path, monkeypatch):
     """Issue 12: a real ``specedit serve`` SIGKILLed at random points just after it begins
     ``rewrite/apply``: the file is always whole, old or new, and its backup intact."""
     state = tmp_path / "state"
     state.mkdir()
+    monkeypatch.setenv("SPECEDIT_STATE_DIR", str(state))  # where the server keeps backups
     for f in platformdirs.user_state_path("specedit").glob("model_*.json"):
         shutil.copy(f, state / f.name)  # the model checks: no calibration per run
     env = {**os.environ, "SPECEDIT_STATE_DIR": str(state)}
