@@ -8,8 +8,10 @@ socket, with a scratch state directory (the user's model checks copied in), and 
   the client vanishing, SIGTERM to the server) it starts a rewrite of a long file (the first
   ``--cancel-lines`` lines of the standard library's ``argparse.py``), waits until the
   prefill has read its first chunk, ends it, and reports the seconds until it is over (the
-  ``rewrite/done``; for a vanished client the server's log; for SIGTERM the process's exit)
-  and the prompt tokens read after the cancel (``engine.decode.PREFILL_CHUNK`` at most).
+  ``rewrite/done``; for a vanished client the server's log line; for SIGTERM the
+  ``rewrite/done`` and the process's exit), against the time one chunk
+  (``engine.decode.PREFILL_CHUNK`` tokens) takes at the prefill rate the progress reported,
+  and the prompt tokens read in all.
   SIGTERM comes last and stops that server; the soak gets a fresh one.
 * **soak** (:func:`soak`): ``--clients`` threads for ``--seconds`` seconds; each connects
   again and again (Unix socket, or TCP with the token) and does one random thing
@@ -44,6 +46,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..engine.decode import PREFILL_CHUNK
 from .rpc_client import Closed, RpcClient
 
 log = logging.getLogger(__name__)
@@ -321,30 +324,34 @@ def _end_early(server: Server, text: str, how: str) -> dict[str, float]:
         c.close()
     else:
         server.proc.send_signal(signal.SIGTERM)
-    read = -1
+    read, out = -1, {}
     if how == "disconnect":
         while f"session {sid}: cancelled" not in server.log.read_text():
             time.sleep(0.01)
         seconds = time.perf_counter() - t
         read = _read_in_log(server.log.read_text(), sid)
     elif how == "SIGTERM":
-        server.proc.wait(600)
-        seconds = time.perf_counter() - t  # until the process is gone
-        try:  # its rewrite/done, if the server sent one before it closed the connection
-            done = c.wait_notification("rewrite/done", lambda p: p["sessionId"] == sid, 1)
+        try:  # its rewrite/done, if the server sends one before it closes the connection
+            done = c.wait_notification("rewrite/done", lambda p: p["sessionId"] == sid, 600)
             read = done["stats"]["prompt_tokens"]
         except (OSError, Closed):
             pass
+        seconds = time.perf_counter() - t
+        server.proc.wait(600)
+        out["exit_seconds"] = round(time.perf_counter() - t, 3)  # until the process is gone
     else:
         done = c.wait_notification("rewrite/done", lambda p: p["sessionId"] == sid, 600)
         seconds = time.perf_counter() - t
         read = done["stats"]["prompt_tokens"]
     c.close()
+    chunk_s = PREFILL_CHUNK / p["readTokPerSec"] if p.get("readTokPerSec") else 0.0
     return {
         "seconds": round(seconds, 3),
+        "chunk_seconds": round(chunk_s, 3),
         "prompt_tokens": p["promptTokens"],
         "read_when_ended": p["readTokens"],
         "read_in_all": read,
+        **out,
     }
 
 
@@ -401,8 +408,9 @@ def main(argv: list[str] | None = None) -> int:
     path = save_record(record, a.out, "server")
     for how, r in record.get("cancel", {}).items():
         sys.stdout.write(
-            f"cancel by {how}: over in {r['seconds']:.2f} s; {r['read_in_all']} of "
-            f"{r['prompt_tokens']} prompt tokens read ({r['read_when_ended']} when ended)\n"
+            f"cancel by {how}: over in {r['seconds']:.2f} s (a chunk: {r['chunk_seconds']:.2f} s); "
+            f"{r['read_in_all']} of {r['prompt_tokens']} prompt tokens read "
+            f"({r['read_when_ended']} when ended)\n"
         )
     if rep is None:
         sys.stdout.write(f"{path}\n")

@@ -187,8 +187,8 @@ class Server:
         for srv in self._servers:
             srv.close()
         await self.scheduler.close()
-        for conn in list(self.connections):
-            conn.close()
+        # the last notifications (a cancelled rewrite's done) reach their clients first
+        await asyncio.gather(*(c.flush_and_close() for c in list(self.connections)))
         await self._release()
         self.stopped.set()
         log.info("server stopped")

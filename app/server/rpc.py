@@ -248,6 +248,14 @@ class Connection:
             except (OSError, RuntimeError):  # pragma: no cover - already gone
                 pass
 
+    async def flush_and_close(self, timeout: float = 2.0) -> None:
+        """Close once what was written has gone out (or ``timeout`` seconds have passed)."""
+        try:
+            await asyncio.wait_for(self._drain(), timeout)
+        except (TimeoutError, ConnectionError, OSError):
+            pass
+        self.close()
+
     async def refuse(self, err: RpcError, linger_s: float = 0.2) -> None:
         """Send ``err`` (id null) and close, without reading a request."""
         self._write(_error_reply(None, err))
