@@ -6,8 +6,9 @@ socket, with a scratch state directory (the user's model checks copied in), and 
 
 * **cancel** (:func:`cancel_latency`): for each way a rewrite ends early (``rewrite/cancel``,
   the client vanishing, SIGTERM to the server) it starts a rewrite of a long file (the first
-  ``--cancel-lines`` lines of the standard library's ``argparse.py``), waits until the
-  prefill has read its first chunk, ends it, and reports the seconds until it is over (the
+  ``--cancel-lines`` lines of the standard library's ``argparse.py``, a new first line each
+  time so that nothing of it is cached), ends it ``--cancel-after`` seconds after it began
+  running (the model is reading the prompt), and reports the seconds until it is over (the
   ``rewrite/done``; for a vanished client the server's log line; for SIGTERM the
   ``rewrite/done`` and the process's exit), against the time one chunk
   (``engine.decode.PREFILL_CHUNK`` tokens) takes at the prefill rate the progress reported,
@@ -299,24 +300,34 @@ def start_server(model: str, folder: Path, extra: list[str]) -> Server:
     return Server(proc, sock, log_file, (info["tcp"]["port"], info["tcp"]["token"]))
 
 
-def cancel_latency(server: Server, text: str) -> dict[str, dict[str, float]]:
-    """Seconds from ending a rewrite in its prefill to its end, by way (module docstring)."""
-    out = {
-        how: _end_early(server, text, how) for how in ("rewrite/cancel", "disconnect", "SIGTERM")
-    }
+def cancel_latency(server: Server, text: str, after_s: float) -> dict[str, dict[str, float]]:
+    """Seconds from ending a rewrite ``after_s`` seconds into its prefill to its end, by way
+    (module docstring)."""
+    ways = ("rewrite/cancel", "disconnect", "SIGTERM")
+    out = {how: _end_early(server, text, how, after_s) for how in ways}
     for how, r in out.items():
         log.warning("%s: %s", how, r)
     return out
 
 
-def _end_early(server: Server, text: str, how: str) -> dict[str, float]:
+def _end_early(server: Server, text: str, how: str, after_s: float) -> dict[str, float]:
     c = RpcClient.unix(server.sock, timeout=600)
     c.call("initialize", {"client": "bench"})
+    text = f"# ended by {how}\n{text}"  # nothing of the file is cached from the last run
     params = {"text": text, "path": "long.py", "instruction": "Add type hints."}
     sid = c.call("rewrite/start", {**params, "options": {"maxTokens": 8}})["sessionId"]
     p = c.wait_notification(
-        "rewrite/progress", lambda p: p["sessionId"] == sid and p.get("readTokens", 0) > 0
+        "rewrite/progress", lambda p: p["sessionId"] == sid and p["state"] == "running"
     )
+    time.sleep(after_s)  # the model is reading the prompt
+    c.sock.settimeout(0.05)
+    try:  # the progress sent meanwhile: the newest says how far the reading got
+        while True:
+            msg = c.read()
+            if msg.get("method") == "rewrite/progress":
+                p = msg["params"]
+    except (TimeoutError, OSError):
+        c.sock.settimeout(600)
     t = time.perf_counter()
     if how == "rewrite/cancel":
         c.call("rewrite/cancel", {"sessionId": sid})
@@ -324,7 +335,7 @@ def _end_early(server: Server, text: str, how: str) -> dict[str, float]:
         c.close()
     else:
         server.proc.send_signal(signal.SIGTERM)
-    read, out = -1, {}
+    read, out, rate = -1, {}, p.get("readTokPerSec", 0.0)
     if how == "disconnect":
         while f"session {sid}: cancelled" not in server.log.read_text():
             time.sleep(0.01)
@@ -333,7 +344,7 @@ def _end_early(server: Server, text: str, how: str) -> dict[str, float]:
     elif how == "SIGTERM":
         try:  # its rewrite/done, if the server sends one before it closes the connection
             done = c.wait_notification("rewrite/done", lambda p: p["sessionId"] == sid, 600)
-            read = done["stats"]["prompt_tokens"]
+            read, rate = done["stats"]["prompt_tokens"], done["stats"]["prefill_tps"]
         except (OSError, Closed):
             pass
         seconds = time.perf_counter() - t
@@ -342,14 +353,14 @@ def _end_early(server: Server, text: str, how: str) -> dict[str, float]:
     else:
         done = c.wait_notification("rewrite/done", lambda p: p["sessionId"] == sid, 600)
         seconds = time.perf_counter() - t
-        read = done["stats"]["prompt_tokens"]
+        read, rate = done["stats"]["prompt_tokens"], done["stats"]["prefill_tps"]
     c.close()
-    chunk_s = PREFILL_CHUNK / p["readTokPerSec"] if p.get("readTokPerSec") else 0.0
+    chunk_s = PREFILL_CHUNK / rate if rate else 0.0  # at the rate measured
     return {
         "seconds": round(seconds, 3),
         "chunk_seconds": round(chunk_s, 3),
-        "prompt_tokens": p["promptTokens"],
-        "read_when_ended": p["readTokens"],
+        "prompt_tokens": p.get("promptTokens", -1),
+        "read_when_ended": p.get("readTokens", -1),
         "read_in_all": read,
         **out,
     }
@@ -371,6 +382,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--clients", type=int, default=8)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--cancel-lines", type=int, default=300)
+    ap.add_argument("--cancel-after", type=float, default=1.0, help="seconds into the prefill")
     ap.add_argument("--no-cancel", action="store_true", help="only the soak")
     ap.add_argument("--no-soak", action="store_true", help="only the cancel check")
     ap.add_argument("--ctx", default="16384")
@@ -383,7 +395,8 @@ def main(argv: list[str] | None = None) -> int:
         if not a.no_cancel:
             srv = start_server(a.model, Path(tmp) / "cancel", ["--ctx", a.ctx])
             try:
-                record["cancel"] = cancel_latency(srv, _stdlib_head("argparse.py", a.cancel_lines))
+                text = _stdlib_head("argparse.py", a.cancel_lines)
+                record["cancel"] = cancel_latency(srv, text, a.cancel_after)
             finally:
                 if srv.proc.poll() is None:
                     srv.proc.kill()
