@@ -364,7 +364,7 @@ class Scheduler:
         log.info(
             "session %s: running (%d chars, region %s)", job.id, len(job.text), job.opts.region
         )
-        fenced = FencedText(rewrite_fence(job.text))
+        fenced = FencedText(await asyncio.to_thread(rewrite_fence, job.text))  # scans the text
         fut = asyncio.get_running_loop().run_in_executor(self._pool, self._work, job)
         self._progress(job)
         while True:
