@@ -29,6 +29,7 @@ SUITES = {
     "tui": ("tui_bench", "tokens/s inside the terminal app vs headless"),
     "kernel": ("kernel_bench", "Triton verification kernel vs torch"),
     "replay": ("replay_bench", "speculation policies replayed on recorded outputs, without noise"),
+    "server": ("server_bench", "specedit serve: how fast a rewrite stops, and a soak"),
 }
 
 

@@ -7,6 +7,7 @@ in, as llama.cpp's CPU kernels do; the model test checks the real backend bit fo
 from __future__ import annotations
 
 import sysconfig
+import threading
 from pathlib import Path
 
 import numpy as np
@@ -219,3 +220,49 @@ def test_llama_first_logits_are_bit_equal_on_every_path(qwen05, tmp_path, monkey
     for name, (row, kept) in rows.items():
         assert kept == keep, name
         assert np.array_equal(row, ref), name
+
+
+def test_chunked_prefill_gives_the_same_logits_and_books_each_chunk():
+    prompt = [int(t) for t in np.random.default_rng(0).integers(0, 64, 3 * C + 5)]
+    whole = ToyModel(64)
+    want = whole.eval(prompt, 0, [len(prompt) - 1])[0]
+    toy = ToyModel(64)
+    toy.eval(prompt[:C], 0, [])  # one batch of the plan cached already
+    toy.cache_tokens = toy.toks  # and the toy says which tokens it holds
+    m = Metrics()
+    seen: list[int] = []
+    orig = toy.eval
+
+    def spy(tokens, pos, rows):
+        seen.append(m.read_tokens)  # the reading phase's progress before each call
+        return orig(tokens, pos, rows)
+
+    toy.eval = spy
+    got = prefill(toy, prompt, m, start=len(prompt))
+    assert np.array_equal(got, want)
+    assert toy.calls[1:] == [C, C, 5]
+    assert seen == [0, C, 2 * C]
+    assert (m.read_tokens, m.read_total, m.cached_tokens) == (len(prompt) - C,) * 2 + (C,)
+    assert m.phase == "reading"
+
+
+def test_a_cancel_stops_the_prefill_after_the_chunk_in_flight():
+    prompt = [i % 64 for i in range(10 * C)]
+    toy = ToyModel(64)
+    cancel = threading.Event()
+    orig = toy.eval
+
+    def first_chunk_then_cancel(tokens, pos, rows):
+        out = orig(tokens, pos, rows)
+        cancel.set()  # the user cancels while the first chunk is evaluated
+        return out
+
+    toy.eval = first_chunk_then_cancel
+    res = generate(toy, prompt, GenConfig(max_tokens=50), cancel=cancel)
+    assert toy.calls == [C]  # one chunk of ten, and no decode step
+    assert res.tokens == [] and res.metrics.stop_reason == "cancelled"
+    assert res.metrics.read_tokens == C and res.metrics.read_total == 10 * C
+    # a cancel before the prefill evaluates nothing
+    toy2 = ToyModel(64)
+    res = generate(toy2, prompt, GenConfig(max_tokens=50), cancel=cancel)
+    assert toy2.calls == [] and res.metrics.stop_reason == "cancelled"
