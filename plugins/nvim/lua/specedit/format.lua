@@ -25,14 +25,16 @@ function M.thousands(n)
 end
 
 --- One line for a rewrite/progress notification (without the "specedit: " prefix):
---- "queued (#2)", "reading file 1,234/1,700 tokens, 98 tok/s", then the decode figures.
+--- "queued (#2)", "reading file 1,234/1,700 tokens, 98 tok/s", then the decode figures;
+--- what runs the model follows ("· llama.cpp on CPU, verifier numpy") once the server names it.
 function M.progress(p)
   local v = M.val
   if p.state == 'queued' then
     return ('queued (#%d)'):format(v(p.queuePosition) or 0)
   end
+  local s
   if v(p.phase) == 'reading' then
-    local s = 'reading file ' .. M.thousands(v(p.readTokens) or 0)
+    s = 'reading file ' .. M.thousands(v(p.readTokens) or 0)
     if v(p.promptTokens) then
       s = s .. '/' .. M.thousands(p.promptTokens)
     end
@@ -40,18 +42,23 @@ function M.progress(p)
     if v(p.readTokPerSec) then
       s = s .. (', %d tok/s'):format(math.floor(p.readTokPerSec + 0.5))
     end
-    return s
+  else
+    s = ('%s tok · %.1f tok/s · acc %d%% · %.2f tok/step'):format(
+      M.thousands(v(p.generatedTokens) or 0),
+      v(p.tokPerSec) or 0,
+      math.floor((v(p.acceptance) or 0) * 100 + 0.5),
+      v(p.tokensPerStep) or 0
+    )
   end
-  return ('%s tok · %.1f tok/s · acc %d%% · %.2f tok/step'):format(
-    M.thousands(v(p.generatedTokens) or 0),
-    v(p.tokPerSec) or 0,
-    math.floor((v(p.acceptance) or 0) * 100 + 0.5),
-    v(p.tokensPerStep) or 0
-  )
+  local engine = M.engine(p)
+  if engine ~= '' then
+    s = s .. ' · ' .. engine
+  end
+  return s
 end
 
---- "llama.cpp on cpu, verifier numpy, edit whole" from a rewrite/done stats table ('' if
---- the server does not name them).
+--- "llama.cpp on cpu, verifier numpy, edit whole" from a rewrite/done stats table or a
+--- rewrite/progress notification ('' if the server does not name them).
 function M.engine(stats)
   stats = M.val(stats) or {}
   local v = M.val
