@@ -51,6 +51,8 @@ function settings() {
     model: opt<string>('model'),
     gpuLayers: opt<string>('gpuLayers'),
     backend: opt<string>('backend'),
+    device: opt<string>('device'),
+    quant: opt<string>('quant'),
     options: {
       maxTokens: opt<number>('maxTokens') ?? undefined,
       k: opt<number>('k') ?? undefined,
@@ -95,7 +97,15 @@ async function getClient(): Promise<SpeceditClient> {
         { location: vscode.ProgressLocation.Notification, title: 'specedit: starting the server (loading the model)…' },
         () =>
           startServer(
-            { command: s.command, socket: s.explicitSocket, model: s.model, gpuLayers: s.gpuLayers, backend: s.backend },
+            {
+              command: s.command,
+              socket: s.explicitSocket,
+              model: s.model,
+              gpuLayers: s.gpuLayers,
+              backend: s.backend,
+              device: s.device,
+              quant: s.quant,
+            },
             s.socket,
             { onStderr: (line) => output.appendLine(line) },
           ),
