@@ -9,6 +9,8 @@ phase is on screen for as long as the test looks at it:
   accepted by hand; ``rewrite/apply`` refuses it (-32803), even forced;
 * the complete result: ``ok`` with a ``suspect`` warning; accept-all asks, and keeping on
   reviewing accepts nothing; ``rewrite/apply`` refuses it (-32804) unless forced;
+* each edit mode (``edit = 'auto' | 'blocks' | 'whole'``) goes out as ``options.edit``, and
+  the server takes it;
 * the statusline rendered from the server's progress: the reading phase (128 of the prompt's
   tokens), then the decode figures, with the backend and device that run the model;
 * a server the plugin starts gets ``--model``, ``--gpu-layers``, ``--backend``, ``--device``
@@ -38,7 +40,8 @@ DRIVER = r"""
   local client = require('specedit.client')
   local review = require('specedit.review')
   local sock, gate, file = os.getenv('SPECEDIT_SOCK'), os.getenv('SPECEDIT_GATE'), os.getenv('SPECEDIT_FILE')
-  sp.setup({ socket = sock, auto_start = false, warm = false, options = { maxTokens = 20 } })
+  -- edit 'whole': the toy's reply is the whole text (not search/replace blocks)
+  sp.setup({ socket = sock, auto_start = false, warm = false, edit = 'whole', options = { maxTokens = 20 } })
   -- the toy holds its prefill batch at 128 until release.<n> exists: release it once the
   -- statusline has shown that held reading phase
   local holds, released = 0, {}
@@ -98,7 +101,7 @@ DRIVER = r"""
   out.t.after_undo = lines()
 
   -- 2: the whole reply: ok, but suspect (it drops the last function)
-  sp.setup({ socket = sock, auto_start = false, warm = false })
+  sp.setup({ socket = sock, auto_start = false, warm = false, edit = 'whole' })
   vim.cmd('SpeceditRewrite Rename the function add to plus')
   st = wait_review()
   out.s = { phase = st and st.phase, status = st and st.done.status, suspect = st and st.done.suspect,
@@ -119,6 +122,27 @@ DRIVER = r"""
   out.s.after_accept_all = lines()
   out.s.finished = sp.buffers[buf] == nil
   out.s.forced = apply(sid, true)
+
+  -- 3: each edit mode goes out as options.edit, and the server takes it (a session starts)
+  out.e = {}
+  local request = client.request
+  client.request = function(method, params, cb)
+    if method ~= 'rewrite/start' then
+      return request(method, params, cb)
+    end
+    local rec = { edit = params.options and params.options.edit }
+    table.insert(out.e, rec)
+    request(method, params, function(err, res)
+      rec.code, rec.sid = err and err.code, res and res.sessionId
+      cb(err, res)
+    end)
+  end
+  for _, mode in ipairs({ 'auto', 'blocks', 'whole' }) do
+    sp.setup({ socket = sock, auto_start = false, warm = false, edit = mode, options = { maxTokens = 8 } })
+    vim.cmd('SpeceditRewrite Rename the function add to plus')
+    vim.wait(30000, function() local st = sp.buffers[buf]; return st == nil or st.phase == 'review' end, 20)
+    if sp.buffers[buf] then vim.cmd('SpeceditRejectAll') end
+  end
   out.holds = holds
 """
 
@@ -161,16 +185,19 @@ def test_truncated_suspect_and_progress_from_the_server(tmp_path):
     assert s["forced"].get("code") is None and s["forced"]["result"]["path"] == str(f)
     assert f.read_text() == NEW  # written only with force
 
+    for rec, mode in zip(out["e"], ["auto", "blocks", "whole"], strict=True):
+        assert rec["edit"] == mode and rec.get("code") is None and rec["sid"], out["e"]
+
     # the statusline, from the server's own progress: reading (held at batch 128), then
     # the decode figures; both name what runs the model
-    assert out["holds"] == 2
+    assert out["holds"] == 5
     for line in out["reading"]:
         head, _, engine = line.partition(" · ")
         assert head.startswith("specedit: reading file 128/") and head.endswith(" tok/s"), line
         assert int(head.split("/")[1].split()[0].replace(",", "")) > HOLD_AT
         assert engine == "toy on CPU, verifier numpy", line
     generating = list(out["generating"].values())
-    assert len(generating) == 2
+    assert len(out["reading"]) == len(generating) == 5
     for line in generating:
         assert " tok · " in line and " tok/s · acc " in line and " tok/step · toy on CPU" in line
 

@@ -47,6 +47,11 @@ export interface LineRange {
   endLine: number;
 }
 
+/** How the model writes the edit (rewrite/start options.edit, newer servers): `auto` lets the
+ * server pick, `blocks` writes only the changed lines as search/replace blocks, `whole`
+ * rewrites the whole text. */
+export type EditMode = 'auto' | 'blocks' | 'whole';
+
 export interface RewriteOptions {
   k?: number | null;
   temperature?: number;
@@ -58,8 +63,7 @@ export interface RewriteOptions {
   maxTokens?: number;
   expand?: 'node' | 'none';
   language?: string;
-  /** How the model writes the edit (newer servers): the server picks, or the whole text. */
-  edit?: 'auto' | 'whole';
+  edit?: EditMode;
 }
 
 export interface StartParams {

@@ -8,7 +8,7 @@
  * ./paths (socket), ./server (starting it), ./review (hunks and review state), ./format.
  */
 import * as vscode from 'vscode';
-import { Done, LineRange, Preview, Progress, RewriteOptions, SpeceditClient, StartParams } from './client';
+import { Done, EditMode, LineRange, Preview, Progress, RewriteOptions, SpeceditClient, StartParams } from './client';
 import { formatDone, formatProgress, formatStatus, formatSuspect, StatusState } from './format';
 import { defaultSocketPath, UnsafeSocketError } from './paths';
 import { Decoration, Edit, normalizeEol, previewDecorations, Review } from './review';
@@ -58,7 +58,7 @@ function settings() {
       k: opt<number>('k') ?? undefined,
       temperature: opt<number>('temperature') ?? undefined,
       exact: c.get<boolean>('exact') || undefined,
-      edit: opt<'auto' | 'whole'>('edit') ?? undefined,
+      edit: opt<EditMode>('edit') ?? undefined,
     } as RewriteOptions,
   };
 }

@@ -1,7 +1,7 @@
 /**
  * The client, the review and the display strings against a real `specedit serve` process over
  * the scripted toy model (tests/toy_server.py: no weights, seconds). The toy replies to every
- * rewrite with the file's first function renamed and its last one dropped, and it holds its
+ * rewrite (edit mode `whole`) with the file's first function renamed and its last one dropped, and it holds its
  * prefill batch at position 128 until the test has seen that reading phase:
  *  - a cut result (maxTokens 20) is `truncated`: no accept-all, one hunk by hand, and
  *    rewrite/apply refuses it (-32803), even forced;
@@ -9,6 +9,8 @@
  *    rewrite/apply refuses it (-32804) unless forced;
  *  - the status bar's text from real progress: reading 128/N tokens, then the decode figures,
  *    with the backend and device;
+ *  - every `specedit.edit` value is sent as options.edit and the server takes it (a rewrite
+ *    starts: no -32602);
  *  - a server the extension starts gets --model/--gpu-layers/--backend/--device/--quant, and
  *    the real command line takes them (the toy logs the load config it was given).
  */
@@ -18,11 +20,11 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { Done, errorCode, Progress, SpeceditClient, StartParams } from '../src/client';
+import { Done, EditMode, errorCode, Progress, SpeceditClient, StartParams } from '../src/client';
 import { formatDone, formatProgress, formatStatus } from '../src/format';
 import { Review } from '../src/review';
 import { serverCommand, startServer } from '../src/server';
-import { PYTHON, REPO } from './helpers';
+import { EXT, PYTHON, REPO } from './helpers';
 
 const TOY = path.join(REPO, 'tests', 'toy_server.py');
 const TEXT = 'def add(a, b):\n    return a + b\n\n\ndef sub(a, b):\n    return a - b\n';
@@ -115,7 +117,7 @@ describe('against specedit serve over the scripted toy', { timeout: 120_000 }, (
   test('a cut result: truncated, reviewed hunk by hunk, never applied', async () => {
     const file = path.join(dir, 't.py');
     fs.writeFileSync(file, TEXT);
-    const done = await rewrite({ text: TEXT, instruction: INSTRUCTION, path: file, options: { maxTokens: 20 } });
+    const done = await rewrite({ text: TEXT, instruction: INSTRUCTION, path: file, options: { edit: 'whole', maxTokens: 20 } });
     assert.equal(done.status, 'truncated', done.message);
     assert.equal(done.output, null);
     assert.deepEqual(
@@ -141,7 +143,7 @@ describe('against specedit serve over the scripted toy', { timeout: 120_000 }, (
   test('a suspect result: accept-all asks first, rewrite/apply writes it only forced', async () => {
     const file = path.join(dir, 's.py');
     fs.writeFileSync(file, TEXT);
-    const done = await rewrite({ text: TEXT, instruction: INSTRUCTION, path: file });
+    const done = await rewrite({ text: TEXT, instruction: INSTRUCTION, path: file, options: { edit: 'whole' } });
     assert.equal(done.status, 'ok', done.message);
     assert.equal(done.output, NEW);
     assert.equal(done.suspect?.reason, 'drops_tail');
@@ -161,7 +163,7 @@ describe('against specedit serve over the scripted toy', { timeout: 120_000 }, (
   });
 
   test('the status bar from real progress: reading, then generating, with backend and device', async () => {
-    await rewrite({ text: TEXT, instruction: INSTRUCTION, path: 'p.py' });
+    await rewrite({ text: TEXT, instruction: INSTRUCTION, path: 'p.py', options: { edit: 'whole' } });
     const reading = progress.filter((p) => p.phase === 'reading' && p.readTokens === HOLD_AT);
     assert.ok(reading.length >= 1, JSON.stringify(progress));
     for (const p of reading) {
@@ -178,6 +180,19 @@ describe('against specedit serve over the scripted toy', { timeout: 120_000 }, (
       /^\d+ tok · \d+\.\d tok\/s · acceptance \d+% · \d+\.\d\d tok\/step · toy on CPU, verifier numpy$/,
     );
     assert.equal(holds, 3);
+  });
+
+  test('every specedit.edit value is sent as options.edit, and the server takes it', async () => {
+    const manifest = JSON.parse(fs.readFileSync(path.join(EXT, 'package.json'), 'utf8'));
+    const modes: EditMode[] = manifest.contributes.configuration.properties['specedit.edit'].enum.filter(
+      (m: string | null) => m !== null,
+    );
+    assert.deepEqual(modes, ['auto', 'blocks', 'whole']);
+    for (const edit of modes) {
+      const done = await rewrite({ text: TEXT, instruction: INSTRUCTION, path: 'e.py', options: { edit, maxTokens: 8 } });
+      assert.notEqual(done.status, 'cancelled');
+      assert.doesNotMatch(done.message, /options\.edit/);
+    }
   });
 });
 

@@ -28,8 +28,9 @@ M.defaults = {
   request_timeout_ms = 30000,
   -- rewrite/start options: k, temperature, seed, draft ("lookup"|"none"), exact, maxTokens
   options = {},
-  -- how the model writes the edit: 'auto' (the server picks) or 'whole' (the whole
-  -- text); nil: the server's default (rewrite/start options.edit)
+  -- how the model writes the edit: 'auto' (the server picks), 'blocks' (only the changed
+  -- lines, as search/replace blocks) or 'whole' (the whole text); nil: the server's default
+  -- (rewrite/start options.edit)
   edit = nil,
   -- grow a visual range to the enclosing function/class (tree-sitter, server side)
   expand_to_node = false,

@@ -61,19 +61,23 @@ end
 --- rewrite/progress notification ('' if the server does not name them).
 function M.engine(stats)
   stats = M.val(stats) or {}
-  local v = M.val
+  local function str(x) -- absent, null and '' (a figure not known yet) read alike
+    x = M.val(x)
+    return (x ~= nil and x ~= '') and tostring(x) or nil
+  end
   local parts = {}
-  if v(stats.backend) then
-    table.insert(parts, tostring(stats.backend) .. (v(stats.device) and (' on ' .. tostring(stats.device)) or ''))
-  elseif v(stats.device) then
-    table.insert(parts, 'on ' .. tostring(stats.device))
+  local backend, device = str(stats.backend), str(stats.device)
+  if backend then
+    table.insert(parts, backend .. (device and (' on ' .. device) or ''))
+  elseif device then
+    table.insert(parts, 'on ' .. device)
   end
-  if v(stats.verifier) then
-    table.insert(parts, 'verifier ' .. tostring(stats.verifier))
+  if str(stats.verifier) then
+    table.insert(parts, 'verifier ' .. str(stats.verifier))
   end
-  local edit = v(stats.editMode) or v(stats.edit_mode)
+  local edit = str(stats.editMode) or str(stats.edit_mode)
   if edit then
-    table.insert(parts, 'edit ' .. tostring(edit))
+    table.insert(parts, 'edit ' .. edit)
   end
   return table.concat(parts, ', ')
 end
