@@ -38,8 +38,8 @@ from typing import Any
 from ...engine.backend import UserError
 from ...engine.metrics import Metrics
 from ..diff import preview_in_file
-from ..prompt import rewrite_fence
 from ..options import RewriteOptions
+from ..prompt import rewrite_fence
 from ..rewrite import RewriteResult, rewrite, warm
 from ..session import ModelSession
 from ..stream import FencedText
