@@ -8,8 +8,8 @@ big file's outline and windows).
 from __future__ import annotations
 
 import pytest
-
 from scripted import scripted_session
+
 from specedit.app.edits import FORMAT
 from specedit.app.files import FileError
 from specedit.app.options import RewriteOptions
