@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from specedit.models import catalog
 from specedit.engine.backend import ModelError
+from specedit.models import catalog
 from specedit.models.catalog import (
     CATALOG,
     DEFAULT_MODEL,

@@ -12,14 +12,13 @@ import numpy as np
 import pytest
 from toy import ToyModel
 
+from specedit.engine.backend import ModelError, shared_prefix
 from specedit.engine.combined import CombinedDrafter
 from specedit.engine.decode import GenConfig, generate
-from specedit.engine.backend import shared_prefix
 from specedit.engine.draft_model import ModelDrafter, check_vocab, measure_draft
 from specedit.engine.lookup import LookupDrafter
 from specedit.engine.policy import AdaptivePolicy, PolicyConfig
 from specedit.engine.sampling import SamplingParams
-from specedit.engine.backend import ModelError
 
 
 def _named(model, name):

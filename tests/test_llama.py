@@ -12,11 +12,11 @@ from specedit.app.options import RewriteOptions
 from specedit.app.prompt import splice
 from specedit.app.rewrite import rewrite
 from specedit.app.stream import StreamDecoder
+from specedit.engine.backend import TargetModel
 from specedit.engine.decode import GenConfig, generate
 from specedit.engine.lookup import LookupDrafter
 from specedit.engine.policy import PolicyConfig
 from specedit.engine.sampling import SamplingParams
-from specedit.engine.backend import TargetModel
 
 pytestmark = pytest.mark.model
 STDLIB = Path(sysconfig.get_paths()["stdlib"])

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import pytest
+from toy import ToyModel
 
 from specedit.app.prompt import FILE_MARK, rewrite_messages, rewrite_prompt
 from specedit.app.stream import FencedText, closing_fence_at, fence_for
-from toy import ToyModel
 
 
 def _read(raw: str, fence: str = "```", pieces: int = 1) -> FencedText:
