@@ -21,7 +21,7 @@ from rich.console import Console
 from ..engine.backend import ModelError, UserError
 from ..engine.sampling import SamplingParams
 from ..models.catalog import CATALOG, DEFAULT_MODEL
-from .options import BACKENDS, LoadConfig, RewriteOptions
+from .options import BACKENDS, EDIT_MODES, LoadConfig, RewriteOptions
 
 log = logging.getLogger("specedit")
 err = Console(stderr=True, highlight=False)
@@ -152,6 +152,13 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("-i", "--instruction", required=True)
     r.add_argument("--context", nargs="*", default=[], help="context files (draft sources)")
     r.add_argument("--lines", type=_lines, default=None, help="only lines START:END")
+    r.add_argument(
+        "--edit",
+        choices=EDIT_MODES,
+        default=RewriteOptions().edit,
+        help="how the model writes the change: only the lines that change (blocks), the "
+        "whole file or region (whole), or auto: blocks, else whole (README: edit modes)",
+    )
     r.add_argument("--write", action="store_true", help="apply the result (atomic, backed up)")
     r.add_argument(
         "--force",
@@ -233,6 +240,7 @@ def cmd_rewrite(a) -> int:
         max_tokens=a.max_tokens,
         context=context,
         region=a.lines,
+        edit=a.edit,
         prompt_cache=not a.no_prompt_cache,
     )
     res = rewrite(sess, src.text, opts, path=a.path, on_text=_stream(a))
@@ -285,6 +293,12 @@ def _summary(s: dict, message: str, sess) -> None:
         f"({s['backend']} on {s['device']})"
     )
     err.print(f"[bold]{sess.model_name}[/]: {line}")
+    if s.get("edit_mode"):
+        err.print(
+            f"edit mode {s['edit_mode']}: {s['generated_tokens']} tokens generated for a "
+            f"{s['file_tokens']}-token text"
+            + (f" (blocks given up: {s['edit_fallback']})" if s["edit_fallback"] else "")
+        )
     if s["off_reason"]:
         err.print(f"speculation off: {s['off_reason']}")
     if message:

@@ -205,7 +205,7 @@ def run_blocks(
     elif not why and not hunks:
         why = "the blocks change nothing"
     if why:
-        log.info("blocks not applied: %s", why)
+        log.info("blocks not applied: %s; the answer was %r", why, raw[:2000])
         if not forced:
             return why
         if cut:

@@ -76,7 +76,7 @@ def test_the_blocks_prompt_shares_the_whole_prompts_prefix_through_the_file():
 def test_blocks_that_do_not_apply_fall_back_to_the_whole_file_and_count_both_stages():
     res, prompts = run(
         [
-            (BLOCKS, blocks_answer(block("    return x + 70\n", "    return x * 7\n"))),
+            (BLOCKS, blocks_answer(block("    yield from nowhere\n", "    return x * 7\n"))),
             (WHOLE, whole_answer(WANT)),
         ]
     )

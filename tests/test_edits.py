@@ -52,6 +52,21 @@ def test_parse_reads_complete_blocks_in_order():
     assert p.blocks == (Block("a\n", "b\n"), Block("c\nd\n", ""))
 
 
+def test_a_new_line_written_on_the_dividers_line_is_the_first_replace_line():
+    p = parse_blocks(PREFILL + "    x = 30\n=======    x = 40\n>>>>>>> REPLACE\n")
+    assert p.complete and p.blocks == (Block("    x = 30\n", "    x = 40\n"),)
+    # after a space, indented like the first line of the search side
+    p = parse_blocks(PREFILL + "\n    x = 30\n======= x = 40\n>>>>>>> REPLACE\n")
+    assert p.blocks == (Block("\n    x = 30\n", "    x = 40\n"),)
+
+
+def test_a_blank_line_after_the_divider_is_not_part_of_the_new_lines():
+    p = parse_blocks(PREFILL + "x = 30\n=======\n\nx = 40\n>>>>>>> REPLACE\n")
+    assert p.blocks == (Block("x = 30\n", "x = 40\n"),)
+    p = parse_blocks(PREFILL + "\nx = 30\n=======\n\nx = 40\n>>>>>>> REPLACE\n")
+    assert p.blocks == (Block("\nx = 30\n", "\nx = 40\n"),)  # both sides start blank
+
+
 @pytest.mark.parametrize(
     "body, problem",
     [
@@ -162,3 +177,28 @@ def test_marker_lines_in_a_file_are_detected():
     assert has_markers("x\n=======\n")
     assert has_markers("  <<<<<<< SEARCH\n")
     assert not has_markers("x = '======='\n# >>>>>>> REPLACE me\n")
+
+
+def test_a_paraphrased_line_takes_only_the_change_the_model_made_to_it():
+    # the 1.5B wrote "netrc.__init__(...)" for "def __init__(...)": the insertion it made
+    # lands in the file's own line, which keeps its words
+    text = "class netrc:\n    def __init__(self, file=None):\n        self.file = file\n"
+    b = Block(
+        "netrc.__init__(self, file=None):\n",
+        'netrc.__init__(self, file=None, encoding="utf-8"):\n',
+    )
+    new = apply_blocks(text, [b])
+    assert new == text.replace("file=None)", 'file=None, encoding="utf-8")')
+
+
+def test_a_similar_line_is_refused_when_the_change_falls_where_it_differs():
+    text = "a = compute(1)\nb = 2\n"
+    # the model's "compute(7)" is like "compute(1)", but its change is the digit itself
+    with pytest.raises(EditError):
+        apply_blocks(text, [Block("a = compute(7)\n", "a = compute(8)\n")])
+
+
+def test_a_similar_line_like_two_places_is_refused():
+    text = "".join(f"    return x + {i}\n" for i in range(10))
+    with pytest.raises(EditError, match="about as like"):
+        apply_blocks(text, [Block("    return x + 70\n", "    return x * 7\n")])
