@@ -13,9 +13,10 @@ Contract:
     answer copies. Files without a grammar get an outline of every ``OUTLINE_STRIDE``-th
     non-blank line.
   * ``read_located(answer, outline) -> list[tuple[int, int]]``: the line ranges an answer
-    names (lines copied from the outline, with or without their numbers, or bare
-    ``START-END`` ranges), innermost first removed of the ranges holding another, sorted
-    and merged. Unknown lines are skipped.
+    names (lines copied from the outline, with or without their numbers, cut short if
+    what is left names one entry, or bare ``START-END`` ranges); a range that holds
+    another named one (a class and its method) is dropped; sorted and merged. Unknown
+    lines are skipped.
   * ``widen(region, lines, count, budget)``: the region grown by whole lines on both sides
     while the window's tokens (``count(text)``) stay within ``budget``.
 """
@@ -111,7 +112,11 @@ def read_located(answer: str, out: Outline) -> list[tuple[int, int]]:
                     found.append((start, end))
                 continue
         if entry is None:
-            entry = by_text.get((m.group(3) if m else line).strip())
+            said = (m.group(3) if m else line).strip()
+            entry = by_text.get(said)
+            if entry is None and len(said) >= 8:  # a line cut short: its unique completion
+                like = [e for e in out.entries if e.shown.strip().startswith(said)]
+                entry = like[0] if len(like) == 1 else None
         if entry is not None:
             found.append((entry.start, entry.end))
     # a range that holds another named one (a class and its method): keep the inner one

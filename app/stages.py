@@ -183,8 +183,10 @@ def run_blocks(
     forced = opts.edit == "blocks"
     room = session.target.n_ctx - len(prompt) - 1
     if room < 64:
-        return "no room left in the context for the blocks"
-    shown = prompt.part_tokens or m.file_tokens
+        why = "no room left in the context for the blocks"
+        return ctx.result("no_output", f"{why}; nothing changed") if forced else why
+    # what the blocks can change: the file, or the windows of a big file's prompt
+    shown = prompt.part_tokens or sum(e - s for s, e, lab in prompt.spans if lab == "whole")
     max_tokens = min(opts.max_tokens or shown + BLOCKS_MARGIN, room)
     run = run_prompt(session, prompt, opts, max_tokens, cancel=ctx.cancel, metrics=m)
     raw, fenced = run.text, run.fenced

@@ -10,7 +10,8 @@ for every mode) and take turns going first, task by task, so the machine's noise
 them alike. Each run records whether the result is right (``EditTask.judge``: the exact
 change, every other byte as it was), the wait, tokens generated against the file's
 length, the mode that produced the result (``edit_mode``, and ``edit_fallback`` when
-blocks were given up) and the machine's load average.
+blocks were given up), the machine's load average, the diff and, for a wrong result,
+what the model wrote.
 
 The record (``bench/results/edits-<time>.json``) has every run and, per mode, the
 number of right results and the medians of wait and generated tokens: over all tasks,
@@ -82,6 +83,8 @@ def run_task(session, task: EditTask, modes: list[str], first: int) -> list[dict
                 diff=res.diff,
             )
         )
+        if not rows[-1]["right"]:
+            rows[-1]["raw"] = res.raw[:4000]  # what the model wrote, to see why
         log.warning(
             "%s %s: %s in %.1f s, %d tokens (%s%s)",
             task.name,
