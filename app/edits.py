@@ -13,10 +13,10 @@ replace side is mostly a copy of the search side. Text that is not generated can
 corrupted: only the lines that differ between the two sides change in the file.
 
 Contract:
-  * ``FORMAT`` is the one text that asks for the format (``app.prompt.edit_prompt`` puts
-    it after the instruction: ``app.prompt.rewrite_prompt(edit="blocks")``,
-    ``outline_prompt(ask="blocks")``); ``PREFILL`` opens the assistant turn (after
-    the fence), so the output starts inside the first block's search side.
+  * ``FORMAT`` is the one text that asks for the format; ``app.prompt`` puts it after the
+    instruction (``rewrite_prompt(edit="blocks")``, ``outline_prompt(ask="blocks")``).
+    ``PREFILL`` opens the assistant turn (after the fence), so the output starts inside
+    the first block's search side.
   * ``parse_blocks(body) -> Parsed``: the complete ``Block``\\ s of a stream body (the
     prefill included), whether the text after the last one is only white space
     (``complete``), and what went wrong, if anything (``problem``). Marker lines may

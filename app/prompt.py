@@ -10,7 +10,14 @@ Contract:
     a prompt cache or a warm-up can keep it) and the ``part`` being rewritten. The
     assistant turn is pre-filled with the opening fence, so the output starts with the
     first line of the text. ``fence_for`` (``app.stream``) picks a fence longer than
-    any backtick run in the text.
+    any backtick run in the text. With ``edit="blocks"`` the model is asked for
+    search/replace blocks instead (``app.edits.FORMAT`` after the instruction, the
+    assistant turn opened with ``edits.PREFILL`` too); ``Prompt.edit`` says which.
+  * ``outline_prompt(target, text, instruction, outline, ...)``: a file too long to show
+    whole, as its outline (``app.outline``; span ``outline``, the shared prefix ends
+    after it) and windows of its lines (spans ``whole``), asking where the change goes
+    (``ask="locate"``: outline lines, ``LOCATE``), for blocks placed in the windows, or
+    for a region rewritten whole.
   * ``answer_prompt(target, question, context)``: a question grounded in context files
     (free text, no fence).
   * ``splice(target, messages, prefix, pieces)``: the general form: render the chat
@@ -36,6 +43,7 @@ FULL_MARK = "\x00SPECEDIT_FULL\x00"
 CTX_MARK = "\x00SPECEDIT_CTX{}\x00"
 OUTLINE_MARK = "\x00SPECEDIT_OUTLINE\x00"
 WINDOW_MARK = "\x00SPECEDIT_WINDOW{}\x00"
+_WINDOW = WINDOW_MARK.split("{")[0]
 _LABELS = {FILE_MARK: "file", FULL_MARK: "whole", OUTLINE_MARK: "outline"}
 
 LOCATE = (
@@ -110,7 +118,7 @@ def splice(
         start = len(ids)
         # the user's text is never parsed for special tokens
         ids += target.tokenize(body, special=False) if body else []
-        label = _LABELS.get(mark) or ("whole" if mark.startswith(WINDOW_MARK[:-3]) else "context")
+        label = _LABELS.get(mark) or ("whole" if mark.startswith(_WINDOW) else "context")
         spans.append((start, len(ids), label))
         rest = rest[at + len(mark) :]
     return ids, spans
