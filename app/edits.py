@@ -35,7 +35,9 @@ Contract:
     changed line for line keeps the file's own text and takes just the model's character
     edits (at the file's indentation; at the fuzzy level only where the model's line and
     the file's share a run of at least 3 characters), so lines the model mis-copied stay
-    as they are. Raises ``EditError`` (one line naming the block and why) when a block
+    as they are. A search line that is several file lines joined on one (a signature as
+    a big file's outline shows it) stands for those lines, and its change is made across
+    them. Raises ``EditError`` (one line naming the block and why) when a block
     cannot be placed or two blocks overlap; nothing is ever half-applied. ``within``
     restricts the matches to given line ranges (the windows a big file's prompt shows).
   * ``apply_blocks(text, blocks) -> str``: the new text, all blocks or none.
@@ -283,13 +285,60 @@ def _line_pair(f: str, s: str, r: str) -> str | None:
     return new
 
 
+def _collapse(text: str) -> str:
+    return re.sub(r"\s+", "", text)
+
+
+def _unjoin(file: list[str], search: list[str], replace: list[str]):
+    """``search`` and ``replace`` with each search line that is several file lines joined
+    on one (an outline shows a long signature so, and models copy it) replaced by those
+    lines, and its replace line by them with its character edits; None when there is no
+    such line, or one cannot be placed."""
+    if len(search) != len(replace):
+        return None
+    have = {_collapse(f) for f in file}
+    new_s, new_r, changed = [], [], False
+    for s, r in zip(search, replace, strict=True):
+        key = _collapse(s)
+        hits = []
+        if key and key not in have:
+            for k in range(len(file)):
+                joined = _collapse(file[k])
+                for n in range(2, 9):
+                    if k + n > len(file) or len(joined) >= len(key):
+                        break
+                    joined += _collapse(file[k + n - 1])
+                    if joined == key:
+                        hits.append((k, n))
+                        break
+        if len(hits) != 1:
+            new_s.append(s)
+            new_r.append(r)
+            continue
+        k, n = hits[0]
+        patched = _patch("".join(file[k : k + n]), s, r)
+        if patched is None:
+            return None
+        new_s += file[k : k + n]
+        new_r += split_lines(patched)
+        changed = True
+    return (new_s, new_r) if changed else None
+
+
 def _block_hunks(
     file: list[str], block: Block, after: int, within: Sequence[tuple[int, int]] | None
 ) -> tuple[list[tuple[int, int, str]], int]:
     """(start, end, new text) replacements in ``file`` for one block (module docstring), and
     the line after the block's match."""
     search, replace = split_lines(block.search), split_lines(block.replace)
-    where, fuzzy = _find(file, search, after, within)
+    try:
+        where, fuzzy = _find(file, search, after, within)
+    except EditError:
+        unjoined = _unjoin(file, search, replace)
+        if unjoined is None:
+            raise
+        search, replace = unjoined
+        where, fuzzy = _find(file, search, after, within)
     first = next(i for i in where if i >= 0)
     shift = _indent(file[first]) - _indent(search[where.index(first)])
     out = []

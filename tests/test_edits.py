@@ -202,3 +202,12 @@ def test_a_similar_line_like_two_places_is_refused():
     text = "".join(f"    return x + {i}\n" for i in range(10))
     with pytest.raises(EditError, match="about as like"):
         apply_blocks(text, [Block("    return x + 70\n", "    return x * 7\n")])
+
+
+def test_a_signature_copied_on_one_line_stands_for_its_lines():
+    # a big file's outline shows "def __init__(self, prog, width=None):" on one line
+    text = "class F:\n    def __init__(self,\n                 prog,\n                 width=None):\n        pass\n"
+    b = Block(
+        "    def __init__(self, prog, width=None):\n", "    def __init__(self, prog, width=80):\n"
+    )
+    assert apply_blocks(text, [b]) == text.replace("width=None", "width=80")
