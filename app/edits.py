@@ -304,6 +304,8 @@ def _unjoin(file: list[str], search: list[str], replace: list[str]):
         if key and key not in have:
             for k in range(len(file)):
                 joined = _collapse(file[k])
+                if not joined:  # a group starts at a line with text
+                    continue
                 for n in range(2, 9):
                     if k + n > len(file) or len(joined) >= len(key):
                         break

@@ -206,7 +206,7 @@ def test_a_similar_line_like_two_places_is_refused():
 
 def test_a_signature_copied_on_one_line_stands_for_its_lines():
     # a big file's outline shows "def __init__(self, prog, width=None):" on one line
-    text = "class F:\n    def __init__(self,\n                 prog,\n                 width=None):\n        pass\n"
+    text = "class F:\n\n    def __init__(self,\n                 prog,\n                 width=None):\n        pass\n"
     b = Block(
         "    def __init__(self, prog, width=None):\n", "    def __init__(self, prog, width=80):\n"
     )
