@@ -13,10 +13,10 @@ Contract:
     answer copies. Files without a grammar get an outline of every ``OUTLINE_STRIDE``-th
     non-blank line.
   * ``read_located(answer, outline) -> list[tuple[int, int]]``: the line ranges an answer
-    names (lines copied from the outline, with or without their numbers, cut short if
-    what is left names one entry, or bare ``START-END`` ranges); a range that holds
-    another named one (a class and its method) is dropped; sorted and merged. Unknown
-    lines are skipped.
+    names: lines copied from the outline (their text decides, then their numbers: a
+    model copies text more surely than numbers; a line cut short counts when one entry
+    starts so), or bare ``START-END`` ranges; a range that holds another named one (a
+    class and its method) is dropped; sorted and merged. Unknown lines are skipped.
   * ``widen(region, lines, count, budget)``: the region grown by whole lines on both sides
     while the window's tokens (``count(text)``) stay within ``budget``.
 """
@@ -102,21 +102,20 @@ def read_located(answer: str, out: Outline) -> list[tuple[int, int]]:
         if not line.strip():
             continue
         m = _NUMBERED.match(line)
-        entry = None
-        if m:
+        said = (m.group(3) if m else line).strip()
+        # the text names an entry more surely than the numbers a model writes beside it
+        entry = by_text.get(said)
+        if entry is None and len(said) >= 8:  # a line cut short: its unique completion
+            like = [e for e in out.entries if e.shown.strip().startswith(said)]
+            entry = like[0] if len(like) == 1 else None
+        if entry is None and m:
             start = int(m.group(1)) - 1
             entry = by_start.get(start)
-            if entry is None and m.group(2):  # a bare range
+            if entry is None and m.group(2) and not said:  # a bare range
                 end = int(m.group(2))
                 if 0 <= start < end <= out.n_lines:
                     found.append((start, end))
                 continue
-        if entry is None:
-            said = (m.group(3) if m else line).strip()
-            entry = by_text.get(said)
-            if entry is None and len(said) >= 8:  # a line cut short: its unique completion
-                like = [e for e in out.entries if e.shown.strip().startswith(said)]
-                entry = like[0] if len(like) == 1 else None
         if entry is not None:
             found.append((entry.start, entry.end))
     # a range that holds another named one (a class and its method): keep the inner one

@@ -15,7 +15,8 @@ object, whose stats say which mode ran (``edit_mode``), why it fell back
     (``app.outline``) plus windows of its lines (``app.prompt.outline_prompt``): a region
     is rewritten with a window around it (``locate+whole``); without a region a short
     first answer locates the definitions the change goes to, and blocks are written for
-    them (``locate+blocks``; ``auto`` falls back to rewriting the located lines whole).
+    them (``locate+blocks``; ``auto`` falls back to rewriting the located lines whole,
+    ``locate+whole``, when they are at most ``FALLBACK_TOKENS`` long).
 The result's ``status`` is
   * ``ok``: a complete answer; ``suspect`` is set when it deletes lines the instruction
     did not ask to remove (``app.checks``): front ends show it and write it only when
@@ -71,6 +72,8 @@ WINDOW_TOKENS = 768
 """Tokens of the lines around a region that a big file's prompt shows with it."""
 OUTLINE_SHARE = 0.4
 """At most this share of the context goes to a big file's outline."""
+FALLBACK_TOKENS = 1024
+"""A big file's located lines are rewritten whole, when blocks fail, up to this length."""
 
 
 def edit_mode(opts: RewriteOptions, text: str) -> str:
@@ -118,16 +121,15 @@ def rewrite(
     m = metrics if metrics is not None else Metrics()
     ctx = Context(session, text, split_lines(text), opts, path, on_text, cancel, m)
     prompt = _whole_prompt(ctx)
+    ctx.file_tokens = prompt.part_tokens
     if not _fits(ctx, prompt):
         return _big(ctx, prompt, mode)
-    m.file_tokens = prompt.part_tokens
     if mode == "blocks":
         res = run_blocks(ctx, _whole_prompt(ctx, "blocks"))
         if isinstance(res, RewriteResult):
             return ctx.close(res, "blocks")
         log.info("edit blocks given up (%s): rewriting the whole file", res)
         ctx.next_stage()
-        m.file_tokens = prompt.part_tokens
         return ctx.close(run_whole(ctx, prompt), "whole", res)
     return ctx.close(run_whole(ctx, prompt), "whole")
 
@@ -169,7 +171,6 @@ def _big(ctx: Context, whole: Prompt, mode: str) -> RewriteResult:
             "region (--lines) or raise --ctx"
         )
     out = _outline(ctx)
-    ctx.metrics.file_tokens = whole.part_tokens if opts.region is None else 0
     if opts.region is not None:
         return _big_region(ctx, out, opts.region, fallback="")
     target = ctx.session.target
@@ -194,7 +195,6 @@ def _big(ctx: Context, whole: Prompt, mode: str) -> RewriteResult:
         return ctx.close(ctx.result("no_output", msg), "locate")
     ctx.next_stage()
     shown = sum(_count(ctx)("".join(ctx.lines[a:b])) for a, b in ranges)
-    ctx.metrics.file_tokens = whole.part_tokens
     prompt = outline_prompt(
         target,
         ctx.text,
@@ -215,20 +215,28 @@ def _big(ctx: Context, whole: Prompt, mode: str) -> RewriteResult:
     res = run_blocks(ctx, prompt, within=ranges)
     if isinstance(res, RewriteResult):
         return ctx.close(res, "locate+blocks")
+    span = (ranges[0][0], ranges[-1][1])
+    if _count(ctx)("".join(ctx.lines[span[0] : span[1]])) > FALLBACK_TOKENS:
+        where = _region_name(ctx, span)
+        msg = (
+            f"the edit blocks cannot be applied ({res}); nothing changed: {where} are too "
+            "long to rewrite whole here; rewrite them, or fewer, with --lines"
+        )
+        return ctx.close(ctx.result("no_output", msg), "locate+blocks", res)
     log.info("edit blocks given up (%s): rewriting the located lines", res)
     ctx.next_stage()
-    return _big_region(ctx, out, (ranges[0][0], ranges[-1][1]), fallback=res)
+    return _big_region(ctx, out, span, fallback=res)
 
 
 def _region_prompt(ctx: Context, out: Outline, region: tuple[int, int]) -> Prompt:
     """A big file's prompt to rewrite ``region`` whole: the outline, a window of lines
-    around the region (dropped when it does not fit: the region is what must fit), the
-    region."""
+    around the region the user chose (dropped when it does not fit: the region is what
+    must fit; located lines are whole definitions and go without), the region."""
     opts = ctx.opts
     part = "".join(ctx.lines[region[0] : region[1]])
     count = _count(ctx)
     window = widen(region, ctx.lines, count, count(part) + WINDOW_TOKENS)
-    for windows in ([window], []):
+    for windows in ([window], []) if opts.region is not None else ([],):
         prompt = outline_prompt(
             ctx.session.target,
             ctx.text,
@@ -249,7 +257,6 @@ def _region_prompt(ctx: Context, out: Outline, region: tuple[int, int]) -> Promp
 def _big_region(ctx: Context, out: Outline, region: tuple[int, int], fallback: str):
     """Rewrite ``region`` of a big file whole (``_region_prompt``)."""
     prompt = _region_prompt(ctx, out, region)
-    ctx.metrics.file_tokens = ctx.metrics.file_tokens or prompt.part_tokens
     check_fits(
         ctx.session,
         prompt,

@@ -88,6 +88,8 @@ class Context:
     cancel: threading.Event | None
     metrics: Metrics
     earlier: list[Metrics] = field(default_factory=list)
+    file_tokens: int = 0
+    """Tokens of the text a whole rewrite re-emits (the file, or the region asked for)."""
 
     def next_stage(self) -> None:
         """The stage so far is over: keep its figures, start the metrics afresh."""
@@ -100,6 +102,7 @@ class Context:
         self.earlier = []
         self.metrics.edit_mode = res.edit_mode = mode
         self.metrics.edit_fallback = fallback
+        self.metrics.file_tokens = self.file_tokens or self.metrics.file_tokens
         return res
 
     def result(self, status: str, message: str, raw: str = "", hunks=()) -> RewriteResult:
@@ -152,7 +155,7 @@ def run_whole(ctx: Context, prompt: Prompt) -> RewriteResult:
     run = run_prompt(
         session, prompt, opts, max_tokens, on_text=ctx.on_text, cancel=ctx.cancel, metrics=m
     )
-    m.file_tokens = m.file_tokens or prompt.part_tokens
+    m.file_tokens = prompt.part_tokens
     raw, fenced = run.text, run.fenced
     assert fenced is not None
     if m.stop_reason == "cancelled":

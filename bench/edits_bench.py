@@ -226,6 +226,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", default="bench/results")
     a = ap.parse_args(argv)
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    # where a big file's change was located, and what blocks were given up, on stderr
+    logging.getLogger("specedit.app.stages").setLevel(logging.INFO)
     tasks = [t for t in EDIT_TASKS if t.kind in a.kinds and (not a.tasks or t.name in a.tasks)]
     if not tasks:
         ap.error("no task matches --tasks/--kinds")

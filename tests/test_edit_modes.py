@@ -182,6 +182,24 @@ def test_a_big_file_falls_back_to_rewriting_the_located_lines():
     )
     assert res.status == "ok" and res.new_text == BIG_WANT and res.edit_mode == "locate+whole"
     assert "not in the file" in res.metrics.snapshot()["edit_fallback"] and len(prompts) == 3
+    assert "Add 76." not in prompts[2]  # the located definition alone, no window
+    assert res.metrics.snapshot()["file_tokens"] == len(BIG)
+
+
+def test_a_big_file_never_rewrites_a_long_located_span_whole():
+    f150 = BIG[: BIG.index("def f150(")].count("\n")
+    located = f"```\n{F77_LINE + 1}-{F77_LINE + 4}: x\n{f150 + 1}-{f150 + 4}: y\n```\n"
+    res, prompts = run(
+        [
+            (LOCATE, located),
+            (BLOCKS, blocks_answer(block("    y = x + 1000\n", "    y = 0\n"))),
+            ("Rewrite only lines", whole_answer("never asked for\n")),
+        ],
+        text=BIG,
+        n_ctx=BIG_CTX,
+    )
+    assert res.status == "no_output" and res.new_text is None and len(prompts) == 2
+    assert f"lines {F77_LINE + 1}:{f150 + 4} of m.py" in res.message and "--lines" in res.message
 
 
 def test_a_region_of_a_big_file_fits_with_a_window_and_the_outline():

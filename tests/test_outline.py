@@ -55,6 +55,8 @@ def test_a_locate_answer_names_ranges_with_or_without_numbers():
     assert read_located("8-16: class Formatter(object):\n14-16: x\n", out) == [(13, 16)]
     assert read_located("19-20: def main():\n1-1: import os\n", out) == [(0, 1), (18, 20)]
     assert read_located("nothing like it\n999-1000\n", out) == []
+    # numbers that do not go with the text: the text decides
+    assert read_located("14-16: def main():\n", out) == [(18, 20)]
 
 
 def test_a_window_grows_around_the_region_within_its_budget():
