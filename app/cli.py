@@ -27,7 +27,7 @@ from rich.markup import escape
 from ..engine.backend import UserError
 from ..engine.sampling import SamplingParams
 from ..models.catalog import CATALOG, DEFAULT_MODEL
-from .options import BACKENDS, LoadConfig, RewriteOptions
+from .options import BACKENDS, EDIT_MODES, LoadConfig, RewriteOptions
 
 log = logging.getLogger("specedit")
 err = Console(stderr=True, highlight=False)
@@ -184,6 +184,13 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("-i", "--instruction", required=True)
     r.add_argument("--context", nargs="*", default=[], help="context files (draft sources)")
     r.add_argument("--lines", type=_lines, default=None, help="only lines START:END")
+    r.add_argument(
+        "--edit",
+        choices=EDIT_MODES,
+        default=RewriteOptions().edit,
+        help="how the model writes the change: only the lines that change (blocks), the "
+        "whole file or region (whole), or auto: blocks, else whole (README: edit modes)",
+    )
     r.add_argument("--write", action="store_true", help="apply the result (atomic, backed up)")
     r.add_argument(
         "--force",
@@ -286,6 +293,7 @@ def cmd_rewrite(a) -> int:
         max_tokens=a.max_tokens,
         context=context,
         region=a.lines,
+        edit=a.edit,
         prompt_cache=not a.no_prompt_cache,
     )
     res = rewrite(sess, src.text, opts, path=a.path, on_text=_stream(a))
@@ -339,6 +347,12 @@ def _summary(s: dict, message: str, sess) -> None:
         f"({s['backend']} on {s['device']})"
     )
     say(f"[bold]{escape(sess.model_name)}[/]: {escape(line)}")
+    if s.get("edit_mode"):
+        say(
+            f"edit mode {s['edit_mode']}: {s['generated_tokens']} tokens generated for a "
+            f"{s['file_tokens']}-token text"
+            + (escape(f" (blocks given up: {s['edit_fallback']})") if s["edit_fallback"] else "")
+        )
     if s["off_reason"]:
         say(escape(f"speculation off: {s['off_reason']}"))
     if message:

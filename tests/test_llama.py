@@ -71,8 +71,9 @@ def test_exactness_self_check_ran(qwen05):
 def test_greedy_speculative_equals_plain_exact_mode(qwen05, name):
     text = _head(name, 30)
     instr = "Output the file exactly as it is."
-    plain = rewrite(qwen05, text, RewriteOptions(instr, draft="none"), path=name)
-    exact = rewrite(qwen05, text, RewriteOptions(instr, exact=True), path=name)
+    # the whole file written out (edit blocks would write next to nothing to compare)
+    plain = rewrite(qwen05, text, RewriteOptions(instr, draft="none", edit="whole"), path=name)
+    exact = rewrite(qwen05, text, RewriteOptions(instr, exact=True, edit="whole"), path=name)
     assert exact.raw == plain.raw  # bit-exact sub-blocks: token-identical to plain decoding
     s = exact.metrics.snapshot()
     assert s["exact"] and s["generated_tokens"] > 100
@@ -86,7 +87,7 @@ def test_greedy_speculative_equals_plain_exact_mode(qwen05, name):
 def test_default_mode_copies_many_tokens_per_call(qwen05):
     qwen05.target.rollback(0)  # a cold cache: the run pays its own prefill
     text = _head("bisect.py", 30)
-    fast = rewrite(qwen05, text, RewriteOptions("Output the file exactly as it is."))
+    fast = rewrite(qwen05, text, RewriteOptions("Output the file exactly as it is.", edit="whole"))
     f = fast.metrics.snapshot()
     assert not f["exact"]
     assert f["tokens_per_call"] > 2.0, f  # copying: many tokens per target call

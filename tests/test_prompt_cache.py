@@ -28,7 +28,8 @@ def _text() -> str:
 
 
 def _opts(instruction: str, cache: bool = True) -> RewriteOptions:
-    return RewriteOptions(instruction=instruction, prompt_cache=cache, max_tokens=12)
+    # the whole-file prompt: its prefix (system text and file) is what the cache keeps
+    return RewriteOptions(instruction=instruction, prompt_cache=cache, max_tokens=12, edit="whole")
 
 
 def test_second_process_prefills_only_the_instruction(qwen05, state):

@@ -252,8 +252,9 @@ def test_warm_up_then_rewrite(caching):
     assert done["stats"]["prompt_tokens"] < 120
     bad = {"text": LONG, "range": {"startLine": 9, "endLine": 2}}
     assert client.request("rewrite/warm", bad)["error"]["code"] == -32602
+    # a file whose whole rewrite does not fit the context: its outline is what is read
     too_long = _warmed(client, _warm(client, "x = 1\n" * 3000, "long.py"))
-    assert too_long["status"] == "error" and "context" in too_long["message"]
+    assert too_long["status"] == "done" and too_long["prefixTokens"] < 4096
     assert client.request("rewrite/warm", {"text": " "})["error"]["code"] == -32602
     assert client.request("rewrite/warm", {"text": "x", "path": 3})["error"]["code"] == -32602
 
@@ -710,3 +711,17 @@ def test_range_expands_to_enclosing_node():
     assert parse_start(p).range_json == {"startLine": 1, "endLine": 2}
     p["options"] = {"expand": "node", "language": "python"}
     assert parse_start(p).range_json == {"startLine": 0, "endLine": 2}
+
+
+def test_options_edit_picks_the_edit_mode():
+    from specedit.app.server.params import parse_start
+    from specedit.app.server.rpc import RpcError
+
+    p = {"text": TEXT, "path": "m.py", "instruction": "x"}
+    assert parse_start(p).opts.edit == "auto"  # the default: blocks, else the whole text
+    for mode in ("auto", "blocks", "whole"):
+        p["options"] = {"edit": mode}
+        assert parse_start(p).opts.edit == mode
+    p["options"] = {"edit": "diff"}
+    with pytest.raises(RpcError, match="options.edit must be"):
+        parse_start(p)

@@ -24,7 +24,8 @@ def _text(lines: int = 80) -> str:
 
 
 def _opts(instruction: str, region=None) -> RewriteOptions:
-    return RewriteOptions(instruction=instruction, max_tokens=12, region=region)
+    # the whole-file prompt: blocks share its prefix (tests/test_edit_modes.py)
+    return RewriteOptions(instruction=instruction, max_tokens=12, region=region, edit="whole")
 
 
 def test_warm_leaves_only_the_instruction_to_prefill():

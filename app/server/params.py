@@ -23,7 +23,7 @@ from typing import Any
 from ...engine.sampling import SamplingParams
 from ..diff import split_lines
 from ..files import MAX_SOURCE_BYTES
-from ..options import RewriteOptions
+from ..options import EDIT_MODES, RewriteOptions
 from .rpc import INVALID_PARAMS, RpcError
 
 MAX_INSTRUCTION = 20_000
@@ -110,6 +110,10 @@ def _options(raw: Any) -> tuple[dict[str, Any], str | None, str | None]:
     if not isinstance(exact, bool):
         raise _bad("options.exact must be a boolean")
     kw["exact"] = exact
+    edit = raw.get("edit", RewriteOptions().edit)
+    if edit not in EDIT_MODES:
+        raise _bad("options.edit must be " + ", ".join(f'"{m}"' for m in EDIT_MODES))
+    kw["edit"] = edit
     d = SamplingParams()  # the one set of sampling defaults
     temperature = _num(raw.get("temperature", d.temperature), "options.temperature", 0.0, 10.0)
     top_p = _num(raw.get("topP", d.top_p), "options.topP", 1e-6, 1.0)
