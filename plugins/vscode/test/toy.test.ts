@@ -52,16 +52,17 @@ describe('against specedit serve over the scripted toy', { timeout: 120_000 }, (
   let holds = 0;
   const progress: Progress[] = [];
 
-  /** A rewrite whose held prefill batch is released once its reading phase arrived. */
+  /** A rewrite whose held calls (at position 128) are released once that reading phase has
+   * arrived (an edit mode answered in stages may read the file more than once). */
   async function rewrite(params: StartParams): Promise<Done> {
-    let released = false;
     const handle = client.rewrite(params, {
       onProgress: (p) => {
         progress.push(p);
-        if (p.phase === 'reading' && (p.readTokens ?? 0) >= HOLD_AT && !released) {
-          released = true;
-          holds += 1;
-          fs.writeFileSync(path.join(gate, `release.${holds}`), '');
+        if (p.phase === 'reading' && (p.readTokens ?? 0) >= HOLD_AT) {
+          const held = fs.readdirSync(gate).filter((f) => f.startsWith('held.')).length;
+          for (; holds < held; holds++) {
+            fs.writeFileSync(path.join(gate, `release.${holds + 1}`), '');
+          }
         }
       },
     });
