@@ -8,7 +8,7 @@
  * ./paths (socket), ./server (starting it), ./review (hunks and review state), ./format.
  */
 import * as vscode from 'vscode';
-import { Done, LineRange, Preview, Progress, RewriteOptions, SpeceditClient, StartParams } from './client';
+import { Done, EditMode, LineRange, Preview, Progress, RewriteOptions, SpeceditClient, StartParams } from './client';
 import { formatDone, formatProgress, formatStatus, formatSuspect, StatusState } from './format';
 import { defaultSocketPath, UnsafeSocketError } from './paths';
 import { Decoration, Edit, normalizeEol, previewDecorations, Review } from './review';
@@ -51,12 +51,14 @@ function settings() {
     model: opt<string>('model'),
     gpuLayers: opt<string>('gpuLayers'),
     backend: opt<string>('backend'),
+    device: opt<string>('device'),
+    quant: opt<string>('quant'),
     options: {
       maxTokens: opt<number>('maxTokens') ?? undefined,
       k: opt<number>('k') ?? undefined,
       temperature: opt<number>('temperature') ?? undefined,
       exact: c.get<boolean>('exact') || undefined,
-      edit: opt<'auto' | 'whole'>('edit') ?? undefined,
+      edit: opt<EditMode>('edit') ?? undefined,
     } as RewriteOptions,
   };
 }
@@ -95,7 +97,15 @@ async function getClient(): Promise<SpeceditClient> {
         { location: vscode.ProgressLocation.Notification, title: 'specedit: starting the server (loading the model)…' },
         () =>
           startServer(
-            { command: s.command, socket: s.explicitSocket, model: s.model, gpuLayers: s.gpuLayers, backend: s.backend },
+            {
+              command: s.command,
+              socket: s.explicitSocket,
+              model: s.model,
+              gpuLayers: s.gpuLayers,
+              backend: s.backend,
+              device: s.device,
+              quant: s.quant,
+            },
             s.socket,
             { onStderr: (line) => output.appendLine(line) },
           ),

@@ -9,13 +9,15 @@ export function thousands(n: number): string {
   return Math.round(n).toString().replace(/\B(?=(\d{3})+(?!\d))/g, ',');
 }
 
-/** One line for a progress display: the queue, the reading phase, then the decode figures. */
+/** One line for a progress display: the queue, the reading phase, then the decode figures,
+ * followed by what runs the model once the server names it (" · llama.cpp on CPU, verifier numpy"). */
 export function formatProgress(p: Progress): string {
   if (p.state === 'queued') {
     return `queued (#${p.queuePosition})`;
   }
+  let s: string;
   if (p.phase === 'reading') {
-    let s = `reading file ${thousands(p.readTokens ?? 0)}`;
+    s = `reading file ${thousands(p.readTokens ?? 0)}`;
     if (p.promptTokens != null) {
       s += `/${thousands(p.promptTokens)}`;
     }
@@ -23,15 +25,17 @@ export function formatProgress(p: Progress): string {
     if (p.readTokPerSec != null) {
       s += `, ${Math.round(p.readTokPerSec)} tok/s`;
     }
-    return s;
+  } else {
+    s =
+      `${thousands(p.generatedTokens ?? 0)} tok · ${(p.tokPerSec ?? 0).toFixed(1)} tok/s · ` +
+      `acceptance ${Math.round((p.acceptance ?? 0) * 100)}% · ${(p.tokensPerStep ?? 0).toFixed(2)} tok/step`;
   }
-  return (
-    `${thousands(p.generatedTokens ?? 0)} tok · ${(p.tokPerSec ?? 0).toFixed(1)} tok/s · ` +
-    `acceptance ${Math.round((p.acceptance ?? 0) * 100)}% · ${(p.tokensPerStep ?? 0).toFixed(2)} tok/step`
-  );
+  const engine = formatEngine(p as unknown as Record<string, unknown>);
+  return engine ? `${s} · ${engine}` : s;
 }
 
-/** "torch on cuda, verifier triton, edit whole" from rewrite/done stats ('' if not named). */
+/** "torch on cuda, verifier triton, edit whole" from rewrite/done stats or a progress
+ * notification ('' if the server does not name them). */
 export function formatEngine(stats: Record<string, unknown> | null | undefined): string {
   const s = stats ?? {};
   const str = (v: unknown) => (v === null || v === undefined || v === '' ? null : String(v));

@@ -33,6 +33,10 @@ describe('format', () => {
     assert.equal(formatProgress(reading), 'reading file 1,234/1,700 tokens, 98 tok/s');
     assert.equal(formatProgress({ ...reading, phase: 'generating' }), formatProgress(P));
     assert.equal(thousands(1234567), '1,234,567');
+    const named = { ...reading, backend: 'llama.cpp', device: 'CPU', verifier: 'numpy' };
+    assert.equal(formatProgress(named), 'reading file 1,234/1,700 tokens, 98 tok/s · llama.cpp on CPU, verifier numpy');
+    // names not known yet ('') read as absent
+    assert.equal(formatProgress({ ...reading, backend: '', device: '', verifier: '' }), formatProgress(reading));
   });
 
   test('done: engine names, truncated, suspect', () => {
