@@ -385,6 +385,7 @@ def cmd_generate(a) -> int:
 
 def cmd_models(a) -> int:
     from ..models import catalog
+    from .progress import rich_progress
 
     if a.action == "list":
         for name, e in CATALOG.items():
@@ -395,13 +396,13 @@ def cmd_models(a) -> int:
     from .session import model_hash_record
 
     if a.action == "pull":
-        with catalog.rich_progress() as progress:
+        with rich_progress() as progress:
             path = catalog.pull(a.name, progress, force=a.force, record=model_hash_record())
         out.out(str(path))
     elif a.action == "path":
         out.out(str(catalog.resolve_model(a.name)))
     else:
-        with catalog.rich_progress() as progress:
+        with rich_progress() as progress:
             path = catalog.verify(a.name, progress, record=model_hash_record())
         out.out(f"{path}: sha256 ok")
     return 0
