@@ -136,7 +136,7 @@ def editor_svg(state: dict, title: str, width: int = 88) -> str:
         lines.append(row)
     lines.append(Text(""))
     note = state["notice"]
-    icon = "⚠ " if note["warning"] else "ⓘ "
+    icon = "⚠ " if note["warning"] else "ℹ "
     box = Text(f" {icon}specedit: {note['text']} ", Style(color=EDITOR_FG, bgcolor=NOTE_BG))
     pad = max(0, width - len(box) - 1)
     lines.append(Text(" " * pad, base) + box)
