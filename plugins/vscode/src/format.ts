@@ -1,8 +1,10 @@
 /**
  * Display strings for the progress notice and the status bar, as pure functions of the
- * server's notifications. No `vscode` import. Fields a newer server adds are optional.
+ * server's notifications, and the CodeLenses of a review (`reviewLenses`). No `vscode`
+ * import. Fields a newer server adds are optional.
  */
 import type { Done, Progress, Suspect } from './client';
+import type { Review } from './review';
 
 /** 1234 -> "1,234". */
 export function thousands(n: number): string {
@@ -139,4 +141,41 @@ export function formatStatus(s: StatusState): { text: string; tooltip: string } 
     error: `error: ${s.error ?? '?'}`,
   }[s.server];
   return { text, tooltip: `specedit server: ${state}\nClick for the server's output` };
+}
+
+/** One CodeLens of a review: its line, title and command; `args` says what the command gets
+ * (`uri`: the document, `hunk`: the document and the hunk's id, `none`: nothing). */
+export interface Lens {
+  line: number;
+  title: string;
+  command: string;
+  args: 'none' | 'uri' | 'hunk';
+  hunkId?: number;
+}
+
+/** The CodeLenses a review offers in a document of `lineCount` lines: the warnings and the
+ * whole-review commands above the first pending hunk (no accept-all for a truncated result),
+ * then Accept / Reject on each pending hunk. */
+export function reviewLenses(r: Review, lineCount: number): Lens[] {
+  const lenses: Lens[] = [];
+  const first = r.pending()[0];
+  const top = first ? Math.min(r.position(first).startLine, lineCount - 1) : 0;
+  const lens = (title: string, command: string, args: Lens['args']) => lenses.push({ line: top, title, command, args });
+  if (r.truncated) {
+    lens('$(warning) TRUNCATED: review the hunks one by one', 'specedit.showOutput', 'none');
+  }
+  if (r.suspect) {
+    lens(`$(warning) WARNING: ${formatSuspect(r.suspect)}`, 'specedit.showDiff', 'uri');
+  }
+  if (!r.truncated) {
+    lens('specedit: Accept all', 'specedit.acceptAll', 'uri');
+  }
+  lens('Reject all', 'specedit.rejectAll', 'uri');
+  lens('Show diff', 'specedit.showDiff', 'uri');
+  for (const h of r.pending()) {
+    const line = Math.min(r.position(h).startLine, lineCount - 1);
+    lenses.push({ line, title: '✓ Accept', command: 'specedit.accept', args: 'hunk', hunkId: h.id });
+    lenses.push({ line, title: '✗ Reject', command: 'specedit.reject', args: 'hunk', hunkId: h.id });
+  }
+  return lenses;
 }

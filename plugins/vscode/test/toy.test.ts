@@ -15,7 +15,6 @@
  *    the real command line takes them (the toy logs the load config it was given).
  */
 import assert from 'node:assert/strict';
-import { ChildProcess, spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -24,9 +23,8 @@ import { Done, EditMode, errorCode, Progress, SpeceditClient, StartParams } from
 import { formatDone, formatProgress, formatStatus } from '../src/format';
 import { Review } from '../src/review';
 import { serverCommand, startServer } from '../src/server';
-import { EXT, PYTHON, REPO } from './helpers';
+import { EXT, PYTHON, startToy, TOY, Toy } from './helpers';
 
-const TOY = path.join(REPO, 'tests', 'toy_server.py');
 const TEXT = 'def add(a, b):\n    return a + b\n\n\ndef sub(a, b):\n    return a - b\n';
 const NEW = 'def plus(a, b):\n    return a + b\n';
 const INSTRUCTION = 'Rename the function add to plus';
@@ -44,11 +42,9 @@ async function waitFor(cond: () => boolean, what: string, ms = 30_000): Promise<
 
 describe('against specedit serve over the scripted toy', { timeout: 120_000 }, () => {
   let dir: string;
-  let socket: string;
   let gate: string;
-  let server: ChildProcess;
+  let toy: Toy;
   let client: SpeceditClient;
-  let stderr = '';
   let holds = 0;
   const progress: Progress[] = [];
 
@@ -71,47 +67,15 @@ describe('against specedit serve over the scripted toy', { timeout: 120_000 }, (
 
   before(async () => {
     dir = fs.mkdtempSync(path.join(os.tmpdir(), 'specedit-toy-'));
-    socket = path.join(dir, 'run', 'rpc.sock');
     gate = path.join(dir, 'gate');
     fs.mkdirSync(gate);
-    const script = path.join(dir, 'script.txt');
-    fs.writeFileSync(script, NEW + '```\n');
-    server = spawn(
-      PYTHON,
-      [TOY, '--toy-script', script, '--toy-gate', gate, '--toy-hold-at', String(HOLD_AT),
-       'serve', '--socket', socket, '--log-file', path.join(dir, 'server.log')],
-      { stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, SPECEDIT_STATE_DIR: path.join(dir, 'state') } },
-    );
-    server.stderr?.on('data', (d: Buffer) => (stderr += d.toString()));
-    const deadline = Date.now() + 60_000;
-    for (;;) {
-      if (server.exitCode !== null) {
-        throw new Error(`the toy server exited (${server.exitCode}): ${stderr}`);
-      }
-      try {
-        client = await SpeceditClient.connect(socket, 2000);
-        break;
-      } catch (err) {
-        if (Date.now() > deadline) {
-          throw err;
-        }
-        await new Promise((r) => setTimeout(r, 100));
-      }
-    }
+    toy = await startToy(dir, NEW + '```\n', ['--toy-gate', gate, '--toy-hold-at', String(HOLD_AT)]);
+    client = toy.client;
     assert.equal((await client.initialize('node-test', '1')).model, 'toy');
   });
 
   after(async () => {
-    if (client && !client.isClosed) {
-      await client.shutdownServer().catch(() => undefined);
-      client.dispose();
-    }
-    if (server && server.exitCode === null) {
-      const exited = new Promise((r) => server.once('exit', r));
-      const timer = setTimeout(() => server.kill('SIGKILL'), 15_000);
-      await exited;
-      clearTimeout(timer);
-    }
+    await toy?.stop();
     fs.rmSync(dir, { recursive: true, force: true });
   });
 
