@@ -261,9 +261,9 @@ def _draft_mode(a) -> str:
 
 
 def _session(a):
-    from .session import load_session
+    from .loaded_model import load_model
 
-    return load_session(load_config(a))
+    return load_model(load_config(a))
 
 
 def _stream(a):
@@ -393,7 +393,7 @@ def cmd_models(a) -> int:
             default = " (default)" if name == DEFAULT_MODEL else ""
             out.print(f"{name:22} {e.size_bytes / 1e6:7.0f} MB  {mark:9}  {e.description}{default}")
         return 0
-    from .session import model_hash_record
+    from .loaded_model import model_hash_record
 
     if a.action == "pull":
         with rich_progress() as progress:

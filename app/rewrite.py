@@ -52,10 +52,10 @@ from . import edits
 from .diff import split_lines
 from .files import FileError
 from .generation import run_prompt
+from .loaded_model import LoadedModel
 from .options import EDIT_MODES, RewriteOptions
 from .outline import Outline, outline, widen
 from .prompt import Prompt, answer_prompt, outline_prompt, rewrite_prompt
-from .session import ModelSession
 from .stages import (
     Context,
     RewriteResult,
@@ -107,7 +107,7 @@ def _fits(ctx: Context, prompt: Prompt) -> bool:
 
 
 def rewrite(
-    session: ModelSession,
+    session: LoadedModel,
     text: str,
     opts: RewriteOptions,
     *,
@@ -255,7 +255,7 @@ def _big_region(ctx: Context, out: Outline, region: tuple[int, int], fallback: s
 
 
 def first_prompt(
-    session: ModelSession, text: str, opts: RewriteOptions, path: str | None
+    session: LoadedModel, text: str, opts: RewriteOptions, path: str | None
 ) -> tuple[Prompt, int]:
     """The prompt a rewrite of ``text`` starts with and how much of it every such rewrite
     shares (through the region when there is one): what a warm-up prefills."""
@@ -291,7 +291,7 @@ class WarmResult:
 
 
 def warm(
-    session: ModelSession,
+    session: LoadedModel,
     text: str,
     *,
     path: str | None = None,
@@ -319,7 +319,7 @@ def warm(
 
 
 def answer(
-    session: ModelSession,
+    session: LoadedModel,
     question: str,
     context: list[tuple[str, str]],
     opts: RewriteOptions,

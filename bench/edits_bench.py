@@ -140,9 +140,9 @@ def summarise(runs: list[dict], modes: list[str]) -> dict:
 
 
 def run_model(model: str, a, tasks: list[EditTask]) -> dict:
-    from ..app.session import load_session
+    from ..app.loaded_model import load_model
 
-    session = load_session(model, n_ctx=a.ctx, threads=a.threads)
+    session = load_model(model, n_ctx=a.ctx, threads=a.threads)
     runs: list[dict] = []
     try:
         for rep in range(a.repeats):

@@ -1,6 +1,6 @@
 """The numpy toy model (``tests/toy.py``) behind the socket server, for tests of the wire.
 
-* :func:`toy_session` wraps a :class:`ServerToy` in a ``ModelSession``: the server tests run on
+* :func:`toy_session` wraps a :class:`ServerToy` in a ``LoadedModel``: the server tests run on
   it wherever they test the protocol, not the model. Its tokens are bytes (vocabulary 256), so
   any text is a prompt; its output never closes the fence, so a rewrite ends ``truncated``.
 * :class:`ServerToy` adds what a server test needs to :class:`toy.ToyModel`: ``close``, a
@@ -43,7 +43,7 @@ import numpy as np  # noqa: E402
 from rpc_client import RpcClient  # noqa: E402
 from toy import ToyModel  # noqa: E402
 
-from specedit.app.session import ModelSession  # noqa: E402
+from specedit.app.loaded_model import LoadedModel  # noqa: E402
 
 log = logging.getLogger("specedit.toy")
 
@@ -135,9 +135,9 @@ class ScriptedToy(ServerToy):
         return row
 
 
-def toy_session(target: ServerToy | None = None) -> ModelSession:
-    """A ``ModelSession`` over a toy (a new :class:`ServerToy` unless given)."""
-    return ModelSession(
+def toy_session(target: ServerToy | None = None) -> LoadedModel:
+    """A ``LoadedModel`` over a toy (a new :class:`ServerToy` unless given)."""
+    return LoadedModel(
         target=target or ServerToy(),
         model_name="toy",
         model_path=Path("toy"),
@@ -270,14 +270,14 @@ def main(argv: list[str]) -> int:
         target = ServerToy(ms_per_token=own.toy_ms_per_token)
     target.hold_at, target.gate = own.toy_hold_at, own.toy_gate
 
-    import specedit.app.session as session_module
+    import specedit.app.loaded_model as session_module
     from specedit.app.cli import main as cli_main
 
-    def load_toy(config, *a, **kw) -> ModelSession:
+    def load_toy(config, *a, **kw) -> LoadedModel:
         log.info("toy in place of %r", config)
         return toy_session(target)
 
-    session_module.load_session = load_toy
+    session_module.load_model = load_toy
     return cli_main(rest)
 
 
