@@ -13,7 +13,8 @@ length, the mode that produced the result (``edit_mode``, and ``edit_fallback`` 
 blocks were given up), the machine's load average, the diff and, for a wrong result,
 what the model wrote.
 
-The record (``bench/results/edits-<time>.json``) has every run and, per mode, the
+The record (``bench/results/edits-<time>.json``, rewritten after each task: a run cut
+short keeps its rows) has every run and, per mode, the
 number of right results and the medians of wait and generated tokens: over all tasks,
 over the few-line kinds (``FEW_LINES``), the broad edits and the big file. A mode that
 cannot run a task (a whole rewrite of a file longer than the context) records it as
@@ -139,24 +140,27 @@ def summarise(runs: list[dict], modes: list[str]) -> dict:
     return out
 
 
-def run_model(model: str, a, tasks: list[EditTask]) -> dict:
+def run_model(model: str, a, tasks: list[EditTask], on_task=None) -> dict:
+    """Every task in every mode on ``model``; ``on_task(result)`` after each task with the
+    result so far (the bench saves its record then)."""
     from ..app.loaded_model import load_model
 
     session = load_model(model, n_ctx=a.ctx, threads=a.threads)
     runs: list[dict] = []
+    out = {"model": model, "describe": session.describe(), "summary": {}, "runs": runs}
     try:
         for rep in range(a.repeats):
             for i, task in enumerate(tasks):
                 first = (i + rep) % len(a.modes)
                 runs += run_task(session, task, list(a.modes), first)
+                out["summary"] = summarise(runs, list(a.modes))
+                loads = [r["load"] for r in runs]
+                out["load_range"] = [min(loads), max(loads)]
+                if on_task is not None:
+                    on_task(out)
     finally:
         session.target.close()
-    return {
-        "model": model,
-        "describe": session.describe(),
-        "summary": summarise(runs, list(a.modes)),
-        "runs": runs,
-    }
+    return out
 
 
 def table(rec: dict) -> str:
@@ -227,12 +231,15 @@ def main(argv: list[str] | None = None) -> int:
     if not tasks:
         ap.error("no task matches --tasks/--kinds")
     record: dict = {"tasks": [t.name for t in tasks], "modes": a.modes, "models": []}
+    path = None
     for model in a.model or MODELS:
-        m = run_model(model, a, tasks)
-        loads = [r["load"] for r in m["runs"]]
-        m["load_range"] = [min(loads), max(loads)]
-        record["models"].append(m)
-    path = save_record(record, a.out, "edits")
+
+        def save(m: dict, done: int = len(record["models"])) -> None:
+            nonlocal path
+            record["models"][done:] = [m]
+            path = save_record(record, a.out, "edits", path)
+
+        save(run_model(model, a, tasks, on_task=save))
     sys.stdout.write(table(record))
     sys.stdout.write(f"wrote {path}\n")
     if plot(record, path.with_suffix(".png")):

@@ -5,7 +5,8 @@ Contract: ``add_common(parser, defaults)`` declares the flags every task benchma
 ``--threads``, ``--k``, ``--out``), for those fields its config dataclass ``defaults``
 has, with its defaults. ``save_record(record, out_dir, stem)`` creates ``out_dir`` and writes
 ``<out_dir>/<stem>-<YYYYmmdd-HHMMSS>.json``; it returns that path, whose
-``with_suffix`` gives sibling files (the plot) the same stamp.
+``with_suffix`` gives sibling files (the plot) the same stamp; given that path again it
+rewrites the file (a long run saves after each task).
 ``config_from_args(cls, args)`` builds a bench's config dataclass from parsed
 arguments of the same names (``--ctx`` fills ``n_ctx``; lists become tuples where
 the field's default is a tuple; fields without an argument keep their defaults).
@@ -65,11 +66,16 @@ def config_from_args(cls: type[C], args) -> C:
     return cls(**values)
 
 
-def save_record(record: dict, out_dir: str | Path, stem: str) -> Path:
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    path = out / f"{stem}-{time.strftime('%Y%m%d-%H%M%S')}.json"
-    path.write_text(json.dumps(record, indent=1))
+def save_record(record: dict, out_dir: str | Path, stem: str, path: Path | None = None) -> Path:
+    """Write ``record``; with ``path`` (what an earlier call returned) rewrite that file, so
+    a long run keeps a record of what it has done so far (a run cut short keeps its rows)."""
+    if path is None:
+        out = Path(out_dir)
+        out.mkdir(parents=True, exist_ok=True)
+        path = out / f"{stem}-{time.strftime('%Y%m%d-%H%M%S')}.json"
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(json.dumps(record, indent=1))
+    tmp.replace(path)
     return path
 
 
