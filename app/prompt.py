@@ -13,8 +13,11 @@ Contract:
     said what was wrong) the previous output (span ``previous``, a draft source too) and
     the note follow the file, so the prefix stays the same and a warm cache still holds. ``fence_for`` (``app.stream``) picks a fence longer than
     any backtick run in the text.
-  * ``answer_prompt(target, question, context)``: a question grounded in context files
-    (free text, no fence).
+  * ``answer_prompt(target, question, context, style=)``: a question grounded in context
+    files (free text, no fence): the ``quote`` style asks for a short answer and the
+    passages it rests on, copied verbatim under ``[FILE]`` citations (``app.quotes``
+    checks them); ``free`` is the earlier prompt, kept to measure against. The files come
+    before the question (``prefix_end``: a prompt cache keeps them).
   * ``splice(target, messages, prefix, pieces)``: the general form: render the chat
     template, then splice the pieces at their marks, each tokenized on its own (the
     user's text is never parsed for special tokens) so their token spans are known.
@@ -43,10 +46,28 @@ SYSTEM_REWRITE = (
     "the complete result in one fenced code block and nothing else. Change only what the "
     "instruction requires; copy every other line exactly as it is."
 )
+SYSTEM_QUOTE = (
+    "You answer questions from the documents you are given, by quoting them. Reply in this "
+    "form: first a short answer of one or two sentences; then the evidence. For each passage "
+    "you rely on, write its source in square brackets on a line of its own, [FILE], and under "
+    "it the passage copied exactly, character for character, in a ``` block. Copy whole lines "
+    "or the exact words you need; never reword a quote. If the documents do not answer the "
+    "question, say so and quote nothing.\n\n"
+    "Example:\n"
+    "The rotation changes on Mondays at 09:00 UTC.\n\n"
+    "[notes.md]\n"
+    "```\n"
+    "The on-call rotation changes on Mondays at 09:00 UTC.\n"
+    "```"
+)
+QUOTE_ASK = "Answer briefly, then quote the lines that show it, each under its [file] citation."
+"""Follows the question: the format again, next to where the answer starts."""
 SYSTEM_ANSWER = (
     "You answer questions using the given documents. Quote them exactly where that helps; "
     "do not invent facts that are not in them."
 )
+"""The ``free`` style: the prompt before answers quoted (kept to measure against)."""
+ANSWER_STYLES = ("quote", "free")
 
 Span = tuple[int, int, str]
 """``(start, end, label)``: token positions ``[start, end)`` of a spliced piece."""
@@ -164,11 +185,19 @@ def feedback_note(feedback: tuple[str, str] | None) -> str | None:
     return None if feedback is None else feedback[1].strip() or "try again"
 
 
-def answer_prompt(target: TargetModel, question: str, context: Sequence[tuple[str, str]]) -> Prompt:
-    """The prompt of a question answered from ``context`` files (their spans are drafted)."""
+def answer_prompt(
+    target: TargetModel,
+    question: str,
+    context: Sequence[tuple[str, str]],
+    style: str = "quote",
+) -> Prompt:
+    """The prompt of a question answered from ``context`` files (their spans are drafted);
+    ``prefix_end`` is the end of the last file, so a prompt cache keeps the system text and
+    the files for the next question about them."""
     pieces = {CTX_MARK.format(i): c for i, (_, c) in enumerate(context)}
-    ids, spans = splice(target, answer_messages(question, list(context)), "", pieces)
-    return Prompt(tuple(ids), tuple(spans))
+    ids, spans = splice(target, answer_messages(question, list(context), style), "", pieces)
+    prefix_end = max((e for _, e, _ in spans), default=0)
+    return Prompt(tuple(ids), tuple(spans), prefix_end=prefix_end)
 
 
 def rewrite_messages(
@@ -220,14 +249,26 @@ def rewrite_messages(
     return messages, f"{fence}{lang}\n"
 
 
-def answer_messages(question: str, context: list[tuple[str, str]]) -> list[dict[str, str]]:
+def answer_messages(
+    question: str, context: list[tuple[str, str]], style: str = "quote"
+) -> list[dict[str, str]]:
+    """The messages of a question about ``context`` files, which appear as ``CTX_MARK``s.
+
+    ``quote`` (the product): the answer quotes the files verbatim under ``[FILE]``
+    citations (``SYSTEM_QUOTE``; ``app.quotes`` reads and checks them). ``free``: the
+    earlier prompt, which asked for quotes "where that helps" (``SYSTEM_ANSWER``). Either
+    way the files come first and the question last, so questions about the same files
+    share the prompt's prefix."""
+    if style not in ANSWER_STYLES:
+        raise ValueError(f"unknown answer style {style!r}; one of {', '.join(ANSWER_STYLES)}")
     parts = []
     for i, (cpath, ctext) in enumerate(context):
         fence = fence_for(ctext)
         parts.append(f"Document {cpath}:\n{fence}\n{CTX_MARK.format(i)}{_nl(ctext)}{fence}\n")
-    parts.append(question)
+    parts.append(question if style == "free" else f"Question: {question}\n{QUOTE_ASK}")
+    system = SYSTEM_ANSWER if style == "free" else SYSTEM_QUOTE
     return [
-        {"role": "system", "content": SYSTEM_ANSWER},
+        {"role": "system", "content": system},
         {"role": "user", "content": "\n".join(parts)},
     ]
 
