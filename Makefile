@@ -7,18 +7,25 @@ VENV := .venv
 BIN := $(VENV)/bin
 LLAMA := llama-cpp-python==0.3.36
 
-.PHONY: setup setup-test demo test lint format bench clean
+.PHONY: setup setup-test llama demo test lint format bench clean
 
 $(BIN)/python:
 	@command -v $(PY) >/dev/null || { echo "need $(PY)"; exit 1; }
 	$(PY) -m venv $(VENV)
 	$(BIN)/pip install -q -U pip setuptools wheel
 
-# llama-cpp-python builds from source (about 5 minutes on 2 cores; pip caches the wheel)
-$(VENV)/.core: pyproject.toml scripts/llama-cmake-args.sh scripts/install-llama.sh | $(BIN)/python
+# llama-cpp-python builds from source for this machine's accelerator (CUDA when nvcc and an
+# NVIDIA GPU are there, Metal on Apple silicon, else the CPU; SPECEDIT_GPU=cuda|vulkan|metal|cpu
+# overrides): about 5 minutes on 2 cores for the CPU build; pip caches the wheel.
+$(VENV)/.core: pyproject.toml | $(BIN)/python
 	bash scripts/install-llama.sh $(BIN) $(LLAMA)
 	$(BIN)/pip install -q -e '.[tui,server,bench]'
 	touch $@
+
+# every setup checks the installed build against the wanted one (a second of imports) and
+# rebuilds only when they differ
+llama: $(VENV)/.core
+	@bash scripts/install-llama.sh $(BIN) $(LLAMA)
 
 # torch goes in first and pinned: a bare `torch` requirement would pull a CUDA build
 $(VENV)/.test: $(VENV)/.core
@@ -27,8 +34,8 @@ $(VENV)/.test: $(VENV)/.core
 	if [ -f plugins/vscode/package.json ]; then cd plugins/vscode && npm ci --no-audit --no-fund && npm run compile; fi
 	touch $@
 
-setup: $(VENV)/.core
-setup-test: $(VENV)/.test
+setup: $(VENV)/.core llama
+setup-test: $(VENV)/.test llama
 
 demo: setup
 	$(BIN)/specedit models pull qwen2.5-coder-1.5b

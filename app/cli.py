@@ -27,7 +27,7 @@ from rich.markup import escape
 from ..engine.backend import UserError
 from ..engine.sampling import SamplingParams
 from ..models.catalog import CATALOG, DEFAULT_MODEL
-from .options import BACKENDS, LoadConfig, RewriteOptions
+from .options import BACKENDS, EDIT_MODES, LoadConfig, RewriteOptions
 
 log = logging.getLogger("specedit")
 err = Console(stderr=True, highlight=False)
@@ -74,15 +74,12 @@ def _draft(v: str) -> str:
 
 
 def _gpu_layers(v: str) -> int | str:
-    if v in ("auto", "all"):
-        return v
+    from ..models.llama_build import parse_gpu_layers
+
     try:
-        n = int(v)
-    except ValueError:
-        n = -1
-    if n < 0:
-        raise argparse.ArgumentTypeError("--gpu-layers takes a number of layers, all or auto")
-    return n
+        return parse_gpu_layers(v)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
 
 
 def _check_lines(lines: tuple[int, int] | None, text: str, path: str) -> None:
@@ -187,6 +184,13 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("-i", "--instruction", required=True)
     r.add_argument("--context", nargs="*", default=[], help="context files (draft sources)")
     r.add_argument("--lines", type=_lines, default=None, help="only lines START:END")
+    r.add_argument(
+        "--edit",
+        choices=EDIT_MODES,
+        default=RewriteOptions().edit,
+        help="how the model writes the change: only the lines that change (blocks), the "
+        "whole file or region (whole), or auto: blocks, else whole (README: edit modes)",
+    )
     r.add_argument("--write", action="store_true", help="apply the result (atomic, backed up)")
     r.add_argument(
         "--force",
@@ -238,6 +242,10 @@ def build_parser() -> argparse.ArgumentParser:
         "--log-level", dest="serve_log_level", default=None, help="log file level (INFO)"
     )
 
+    d = sub.add_parser("doctor", help="report versions, builds, devices and state (bug reports)")
+    d.add_argument("--json", action="store_true", help="the same report as one JSON object")
+    d.add_argument("--verify", action="store_true", help="also hash the installed models")
+
     t = sub.add_parser("tui", help="open the terminal app (also: specedit PATH)")
     t.add_argument("path", nargs="?")
     _add_model(t)
@@ -287,6 +295,7 @@ def cmd_rewrite(a) -> int:
         max_tokens=a.max_tokens,
         context=context,
         region=a.lines,
+        edit=a.edit,
         prompt_cache=not a.no_prompt_cache,
     )
     res = rewrite(sess, src.text, opts, path=a.path, on_text=_stream(a))
@@ -340,6 +349,12 @@ def _summary(s: dict, message: str, sess) -> None:
         f"({s['backend']} on {s['device']})"
     )
     say(f"[bold]{escape(sess.model_name)}[/]: {escape(line)}")
+    if s.get("edit_mode"):
+        say(
+            f"edit mode {s['edit_mode']}: {s['generated_tokens']} tokens generated for a "
+            f"{s['file_tokens']}-token text"
+            + (escape(f" (blocks given up: {s['edit_fallback']})") if s["edit_fallback"] else "")
+        )
     if s["off_reason"]:
         say(escape(f"speculation off: {s['off_reason']}"))
     if message:
@@ -434,7 +449,7 @@ def main(argv: list[str] | None = None) -> int:
         from ..bench.cli import main as bench_main
 
         return bench_main(argv[1:])
-    known = set("rewrite generate models undo redo bench serve tui -h --help".split())
+    known = set("rewrite generate models undo redo bench serve tui doctor -h --help".split())
     tui_opts = ("--model", "--draft-model", "--backend", "--gpu-layers", "--device", "--quant")
     if not argv or (argv[0] not in known and (not argv[0].startswith("--") or argv[0] in tui_opts)):
         argv = ["tui", *argv]  # `specedit` and `specedit PATH` open the terminal app
@@ -456,6 +471,10 @@ def main(argv: list[str] | None = None) -> int:
             from .server import serve_main
 
             return serve_main(a, load_config(a))
+        if a.cmd == "doctor":
+            from .doctor import doctor_main
+
+            return doctor_main(a)
         if a.cmd == "tui":
             from .tui import run_tui
 

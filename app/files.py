@@ -49,6 +49,7 @@ from .state import fsync_dir, write_temp
 
 __all__ = [
     "MAX_BACKUPS",
+    "MAX_SOURCE_BYTES",
     "ConflictError",
     "FileError",
     "SourceFile",
@@ -155,7 +156,11 @@ def os_reason(exc: OSError) -> str:
     return exc.strerror or str(exc)
 
 
-def read_source(path: str | os.PathLike[str], *, max_bytes: int = 4_000_000) -> SourceFile:
+MAX_SOURCE_BYTES = 4_000_000
+"""The largest file specedit reads (the CLI, the terminal app) or text it takes (the server)."""
+
+
+def read_source(path: str | os.PathLike[str], *, max_bytes: int = MAX_SOURCE_BYTES) -> SourceFile:
     """Read a UTF-8 text file; raise FileError if it is missing, not a file, unreadable,
     larger than ``max_bytes``, binary or not valid UTF-8."""
     name = os.fspath(path)

@@ -8,8 +8,9 @@ the prompt's closing fence (``app.stream.FencedText``) when it has one. It strea
 decoded text to ``on_text``, honours ``cancel`` between target calls, and returns a
 ``RunResult`` with the text, the tokens, the ``Metrics`` and whether the block was
 closed. The session's lock serialises runs. The KV cache of the longest prefix the
-target holds already is reused (``cold=True`` starts from an empty cache, as the
-benchmarks do), and with ``opts.prompt_cache`` the prompt's shared prefix
+target holds already is reused where it was evaluated in the batches a cold run uses
+(``engine.prefill``, so the output does not depend on what the cache held; ``cold=True``
+starts from an empty cache, as the benchmarks do), and with ``opts.prompt_cache`` the prompt's shared prefix
 (``Prompt.prefix_end``) is restored from and saved to disk (``app.prompt_cache``).
 ``rewrite``, ``answer`` and every benchmark run through here.
 """
@@ -21,7 +22,8 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from ..engine.backend import ModelError, TargetModel, cached_tokens, shared_prefix
+from ..engine import prefill
+from ..engine.backend import ModelError, TargetModel
 from ..engine.combined import CombinedDrafter
 from ..engine.decode import GenConfig, generate
 from ..engine.draft import Drafter
@@ -142,11 +144,14 @@ def run_prompt(
     with session.lock:
         if cold:
             target.rollback(0)
-        # reuse the KV cache of the longest prefix shared with what the cache holds now
-        cached = shared_prefix(cached_tokens(target), ids)
+        # the engine reuses what the cache holds of the prompt, evaluated in the batches a
+        # cold run uses (engine.prefill); the disk cache can only add such a prefix
         disk = opts.prompt_cache and bool(session.cache_key)
+        key = f"{session.cache_key}|{prefill.SCHEME}"
         if disk:
-            cached = prompt_cache.restore(target, ids, session.cache_key, have=cached)
+            have = prefill.reusable(target, ids, prompt.marks)
+            if (got := prompt_cache.restore(target, ids, key, have=have)) > have:
+                prefill.adopt(target, got)  # saved below from a run whose first mark it was
         policy = session.policy(cfg.policy)
         drafter = proposers(session, opts, prompt, policy)  # owns the draft's cache
         res = generate(
@@ -158,10 +163,14 @@ def run_prompt(
             cancel=cancel,
             metrics=metrics,
             policy=policy,
-            cached_prefix=cached,
+            cached_prefix=len(ids),
+            prefix_marks=prompt.marks,
         )
-        if disk and res.metrics.stop_reason != "cancelled":
-            prompt_cache.store(target, ids, prompt.prefix_end, session.cache_key)
+        keep = prompt.prefix_end
+        if disk and res.metrics.stop_reason != "cancelled" and keep:
+            # only a prefix evaluated in the batches ``adopt`` records is worth a file
+            if prefill.reusable(target, ids, (keep,), keep) == keep:
+                prompt_cache.store(target, ids, keep, key)
     tail = dec.flush()
     parts.append(tail)
     if fenced is not None:

@@ -22,6 +22,8 @@ DEFAULT_CTX = 16384
 several times over."""
 
 BACKENDS = ("auto", "llama.cpp", "torch")
+EDIT_MODES = ("auto", "blocks", "whole")
+"""``RewriteOptions.edit``: how the model writes its answer (``app.rewrite.edit_mode``)."""
 
 
 @dataclass(frozen=True)
@@ -72,6 +74,10 @@ class RewriteOptions:
     feedback: tuple[str, str] | None = None
     """A re-run with feedback: (the previous output, the user's note on it); both go into
     the prompt after the file (``app.prompt.rewrite_prompt``)."""
+    edit: str = "auto"
+    """How the model writes the change: ``blocks`` (only the lines that change, as
+    search/replace blocks), ``whole`` (the whole text or region, today's rewrite) or
+    ``auto`` (blocks, falling back to whole when they do not apply; whole for a region)."""
     prompt_cache: bool = False
     """Keep the KV state of the prompt's file prefix on disk for the next process
     (``app.prompt_cache``); for one-shot front ends such as ``specedit rewrite``."""

@@ -9,10 +9,18 @@ Contract:
     text, context files and the whole file, before the region and the instruction, so
     a prompt cache or a warm-up can keep it) and the ``part`` being rewritten. The
     assistant turn is pre-filled with the opening fence, so the output starts with the
-    first line of the text. With ``feedback=(previous, note)`` (a re-run after the user
-    said what was wrong) the previous output (span ``previous``, a draft source too) and
-    the note follow the file, so the prefix stays the same and a warm cache still holds. ``fence_for`` (``app.stream``) picks a fence longer than
-    any backtick run in the text.
+    first line of the text. ``fence_for`` (``app.stream``) picks a fence longer than
+    any backtick run in the text. With ``feedback=(previous, note)`` (a re-run after the
+    user said what was wrong) the previous output (span ``previous``, a draft source too)
+    and the note follow the file, so the prefix stays the same and a warm cache still
+    holds. With ``edit="blocks"`` the model is asked for search/replace blocks instead
+    (``app.edits.FORMAT`` after the instruction, the assistant turn opened with
+    ``edits.PREFILL`` too); ``Prompt.edit`` says which.
+  * ``outline_prompt(target, text, instruction, outline, ...)``: a file too long to show
+    whole, as its outline (``app.outline``; span ``outline``, the shared prefix ends
+    after it) and windows of its lines (spans ``whole``), asking where the change goes
+    (``ask="locate"``: outline lines, ``LOCATE``), for blocks placed in the windows, or
+    for a region rewritten whole.
   * ``answer_prompt(target, question, context, style=)``: a question grounded in context
     files (free text, no fence): the ``quote`` style asks for a short answer and the
     passages it rests on, copied verbatim under ``[FILE]`` citations (``app.quotes``
@@ -31,6 +39,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ..engine.backend import TargetModel
+from . import edits
 from .files import FileError
 from .stream import fence_for
 from .syntax import language_name
@@ -39,7 +48,15 @@ FILE_MARK = "\x00SPECEDIT_FILE\x00"
 FULL_MARK = "\x00SPECEDIT_FULL\x00"
 CTX_MARK = "\x00SPECEDIT_CTX{}\x00"
 PREV_MARK = "\x00SPECEDIT_PREV\x00"
-_LABELS = {FILE_MARK: "file", FULL_MARK: "whole", PREV_MARK: "previous"}
+OUTLINE_MARK = "\x00SPECEDIT_OUTLINE\x00"
+WINDOW_MARK = "\x00SPECEDIT_WINDOW{}\x00"
+_WINDOW = WINDOW_MARK.split("{")[0]
+_LABELS = {FILE_MARK: "file", FULL_MARK: "whole", PREV_MARK: "previous", OUTLINE_MARK: "outline"}
+
+LOCATE = (
+    "Where in the file does this change go? Copy the outline lines of the definitions "
+    "(or statements) that must change, one per line, in one code block, and nothing else."
+)
 
 SYSTEM_REWRITE = (
     "You are a precise code editor. Apply the user's instruction to the text and output "
@@ -87,6 +104,9 @@ class Prompt:
     """The text the model rewrites: the region, or the whole text."""
     region: tuple[int, int] | None = None
     """0-based ``[start, end)`` lines of ``part`` in the file; None for the whole file."""
+    edit: str = "whole"
+    """What the model writes in its block: ``whole`` (the new ``part``) or ``blocks``
+    (search/replace blocks, ``app.edits``, opened by ``edits.PREFILL``)."""
 
     def __len__(self) -> int:
         return len(self.ids)
@@ -101,6 +121,14 @@ class Prompt:
         """Where the text being rewritten ends in the prompt (a warm-up of a region stops
         there, so the rewrite of that region prefills only its instruction)."""
         return max((e for _, e, lab in self.spans if lab == "file"), default=0)
+
+    @property
+    def marks(self) -> tuple[int, ...]:
+        """Where prompts of one file part ways (``engine.prefill`` evaluates the prompt in
+        batches counted from each): after the prefix every rewrite of the file shares and,
+        in a region rewrite, after the region's lines (where a warm-up of the region stops).
+        Every front end derives them from the prompt alone."""
+        return tuple(sorted({self.prefix_end, self.part_end} - {0}))
 
 
 def splice(
@@ -123,7 +151,8 @@ def splice(
         start = len(ids)
         # the user's text is never parsed for special tokens
         ids += target.tokenize(body, special=False) if body else []
-        spans.append((start, len(ids), _LABELS.get(mark, "context")))
+        label = _LABELS.get(mark) or ("whole" if mark.startswith(_WINDOW) else "context")
+        spans.append((start, len(ids), label))
         rest = rest[at + len(mark) :]
     return ids, spans
 
@@ -148,10 +177,14 @@ def rewrite_prompt(
     context: Sequence[tuple[str, str]] = (),
     region: tuple[int, int] | None = None,
     feedback: tuple[str, str] | None = None,
+    edit: str = "whole",
 ) -> Prompt:
     """The prompt of a rewrite of ``text`` (or of its lines ``region``); ``lines`` are
     ``text``'s lines when the caller has them (``app.diff.split_lines``); ``feedback`` is
-    (the previous output, the user's note on it)."""
+    (the previous output, the user's note on it). ``edit="blocks"`` asks for
+    search/replace blocks instead (``app.edits.FORMAT`` after the instruction, the
+    assistant turn opened with ``edits.PREFILL``): the prefix up to the end of the file is
+    the same either way."""
     if region is not None:
         if lines is None:
             from .diff import split_lines
@@ -164,7 +197,7 @@ def rewrite_prompt(
     else:
         part, full = text, None
     messages, prefix = rewrite_messages(
-        part, instruction, path, list(context), full, feedback_note(feedback)
+        part, instruction, path, list(context), full, feedback_note(feedback), edit
     )
     pieces = {FILE_MARK: _with_nl(part)}
     if feedback is not None:
@@ -177,7 +210,76 @@ def rewrite_prompt(
     whole = [end for _, end, lab in spans if lab == "whole"]
     part_end = max((end for _, end, lab in spans if lab != "previous"), default=0)
     prefix_end = whole[0] if whole else part_end  # the previous output comes after it
-    return Prompt(tuple(ids), tuple(spans), rewrite_fence(text), prefix_end, part, region)
+    fence = rewrite_fence(text)
+    return Prompt(tuple(ids), tuple(spans), fence, prefix_end, part, region, edit)
+
+
+def outline_prompt(
+    target: TargetModel,
+    text: str,
+    instruction: str,
+    outline: str,
+    *,
+    lines: Sequence[str],
+    path: str | None = None,
+    context: Sequence[tuple[str, str]] = (),
+    windows: Sequence[tuple[int, int]] = (),
+    region: tuple[int, int] | None = None,
+    ask: str = "locate",
+) -> Prompt:
+    """The prompt for a file too long to show whole (``app.outline``): its ``outline``,
+    then the ``windows`` of its lines shown in full, then (``ask="whole"``) the ``region``
+    to rewrite, the instruction, and what to write: ``locate`` (the outline lines of
+    where the change goes, in a plain fenced block), ``blocks`` (search/replace blocks,
+    placed inside the windows) or ``whole`` (the region, rewritten). Every such prompt of a
+    file shares the prefix through the outline (``prefix_end``)."""
+    fence = rewrite_fence(text)
+    lang = language_name(path)
+    name = path or "the text"
+    parts = [
+        f"Context file {cpath}:\n{fence}\n{CTX_MARK.format(i)}{fence}\n"
+        for i, (cpath, _) in enumerate(context)
+    ]
+    parts.append(
+        f"File {name} has {len(lines):,} lines, too many to show whole. Its outline (line "
+        f"numbers, then the line):\n{fence}\n{OUTLINE_MARK}{fence}\n"
+    )
+    pieces = {OUTLINE_MARK: _with_nl(outline)}
+    for i, (a, b) in enumerate(windows):
+        parts.append(
+            f"Lines {a + 1}-{b} of {name}:\n{fence}{lang}\n{WINDOW_MARK.format(i)}{fence}\n"
+        )
+        pieces[WINDOW_MARK.format(i)] = _with_nl("".join(lines[a:b]))
+    part = ""
+    if ask == "whole":
+        assert region is not None
+        a, b = region
+        part = "".join(lines[a:b])
+        parts.append(
+            f"Rewrite only lines {a + 1}-{b} and output only the rewritten lines:\n"
+            f"{fence}{lang}\n{FILE_MARK}{fence}\n"
+        )
+        pieces[FILE_MARK] = _with_nl(part)
+    parts.append(f"Instruction: {instruction}")
+    opening = f"{fence}{lang}\n"
+    if ask == "locate":
+        parts.append(LOCATE)
+        opening = f"{fence}\n"
+    elif ask == "blocks":
+        parts.append(edits.FORMAT)
+        opening += edits.PREFILL
+    for i, (_, ctext) in enumerate(context):
+        pieces[CTX_MARK.format(i)] = _with_nl(ctext)
+    messages = [
+        {"role": "system", "content": SYSTEM_REWRITE},
+        {"role": "user", "content": "\n".join(parts)},
+    ]
+    ids, spans = splice(target, messages, opening, pieces)
+    prefix_end = next(e for _, e, lab in spans if lab == "outline")
+    edit = "blocks" if ask == "blocks" else "whole"
+    return Prompt(
+        tuple(ids), tuple(spans), fence, prefix_end, part, region if ask == "whole" else None, edit
+    )
 
 
 def feedback_note(feedback: tuple[str, str] | None) -> str | None:
@@ -207,8 +309,10 @@ def rewrite_messages(
     context: list[tuple[str, str]] = (),
     full_text: str | None = None,
     feedback: str | None = None,
+    edit: str = "whole",
 ) -> tuple[list[dict[str, str]], str]:
-    """Messages for a rewrite of ``text`` and the assistant prefix (the opening fence).
+    """Messages for a rewrite of ``text`` and the assistant prefix (the opening fence, and
+    with ``edit="blocks"`` the opening of the first search/replace block).
 
     ``full_text`` is the whole file when ``text`` is only a region of it; it is
     shown for reference and the model is told to output the region alone.
@@ -242,11 +346,17 @@ def rewrite_messages(
             f"Feedback on your previous rewrite: {feedback}\n"
             "Rewrite the original again, following the instruction and this feedback."
         )
+    opening = f"{fence}{lang}\n"
+    if edit == "blocks":
+        parts.append(edits.FORMAT)
+        opening += edits.PREFILL
+    elif edit != "whole":
+        raise ValueError(f"unknown edit format {edit!r}")
     messages = [
         {"role": "system", "content": SYSTEM_REWRITE},
         {"role": "user", "content": "\n".join(parts)},
     ]
-    return messages, f"{fence}{lang}\n"
+    return messages, opening
 
 
 def answer_messages(

@@ -1,27 +1,40 @@
 """Rewrite a text (or a region of it) with a loaded model: the one path every front end uses.
 
-Contract: ``rewrite(session, text, opts, path=..., on_text=..., cancel=...)``
-builds the prompt (``app.prompt.rewrite_prompt``), checks that it fits the context,
-runs it (``app.generation.run_prompt``: prompt lookup or plain, streaming decoded
-text to ``on_text``, stopping at the closing fence) and returns a ``RewriteResult``
-with the new full text, hunks, unified diff and the live ``Metrics`` object. Its
-``status`` is
-  * ``ok``: the output reached its closing fence; ``suspect`` is set when it deletes
-    lines the instruction did not ask to remove (``app.checks``): front ends show it
-    and write it only when forced;
+Contract: ``rewrite(session, text, opts, path=..., on_text=..., cancel=...)`` runs the
+edit mode ``opts.edit`` asks for (``edit_mode``) and returns a ``RewriteResult``
+(``app.stages``) with the new full text, hunks, unified diff and the live ``Metrics``
+object, whose stats say which mode ran (``edit_mode``), why it fell back
+(``edit_fallback``) and how long the text a whole rewrite re-emits is (``file_tokens``):
+  * ``blocks`` (``auto``, the default, on a file that fits the context): the model writes
+    only the lines that change, as search/replace blocks (``app.edits``) after a prompt
+    whose prefix (system text and file) every rewrite of the file shares; when they do
+    not apply, ``auto`` rewrites the whole file instead, reusing that prefix;
+  * ``whole`` (``--edit whole``, or a region): the model writes the whole text, or the
+    region, out in full (``app.prompt.rewrite_prompt``);
+  * a file whose whole rewrite does not fit the context is shown as its outline
+    (``app.outline``) plus windows of its lines (``app.prompt.outline_prompt``): a region
+    is rewritten with a window around it (``locate+whole``); without a region a short
+    first answer locates the definitions the change goes to, and blocks are written for
+    them (``locate+blocks``; ``auto`` falls back to rewriting the located lines whole,
+    ``locate+whole``, when they are at most ``FALLBACK_TOKENS`` long).
+The result's ``status`` is
+  * ``ok``: a complete answer; ``suspect`` is set when it deletes lines the instruction
+    did not ask to remove (``app.checks``): front ends show it and write it only when
+    forced;
   * ``truncated``: the output stopped before its closing fence (the token limit, the
     context, or the model ended early): ``new_text`` is None, and ``hunks`` are only
     those of the lines completed before the cut (never a deletion of the rest). It is
     never written or applied as a whole;
   * ``cancelled``, ``no_output``: nothing usable; nothing changed.
-It never touches the file on disk: writing is ``app.files.write_atomic``'s job.
+A block that cannot be placed is never half-applied. It never touches the file on disk:
+writing is ``app.files.write_atomic``'s job.
 ``answer`` does the same for a question grounded in context files (RAG quoting) and
 returns an ``AnswerResult``: the text, the ``Metrics`` and the answer's citations, each
 checked against the files (``app.quotes``).
 ``warm(session, text, path=...)`` prefills the prompt prefix every rewrite of a file
-shares (the file comes before the region and the instruction), so an editor can have
-it done while the user types the instruction; a rewrite or another warm-up interrupts
-it.
+shares (the file, or a big file's outline, comes before the region and the
+instruction), so an editor can have it done while the user types the instruction; a
+rewrite or another warm-up interrupts it.
 
 Errors a user can fix come out as ``engine.backend.UserError`` (too long, empty).
 """
@@ -34,85 +47,66 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from ..engine.backend import UserError, cached_tokens, shared_prefix
+from ..engine import prefill
+from ..engine.backend import UserError
 from ..engine.metrics import Metrics
-from .checks import Suspect, suspect_deletion
-from .diff import Hunk, compute_hunks, preview_in_file, split_lines, unified_diff
+from . import edits
+from .diff import split_lines
 from .files import FileError
 from .generation import run_prompt
-from .options import RewriteOptions
-from .prompt import Prompt, answer_prompt, feedback_note, rewrite_prompt
+from .options import EDIT_MODES, RewriteOptions
+from .outline import Outline, outline, widen
+from .prompt import Prompt, answer_prompt, outline_prompt, rewrite_prompt
 from .quotes import Citation, all_found, check_citations
 from .session import ModelSession
+from .stages import (
+    Context,
+    RewriteResult,
+    check_fits,
+    run_blocks,
+    run_locate,
+    run_whole,
+)
 
 log = logging.getLogger(__name__)
 
-__all__ = ["AnswerResult", "RewriteResult", "WarmResult", "answer", "rewrite", "warm"]
+__all__ = ["AnswerResult", "RewriteResult", "WarmResult", "answer", "edit_mode", "rewrite", "warm"]
+
+WINDOW_TOKENS = 768
+"""Tokens of the lines around a region that a big file's prompt shows with it."""
+OUTLINE_SHARE = 0.4
+"""At most this share of the context goes to a big file's outline."""
+FALLBACK_TOKENS = 1024
+"""A big file's located lines are rewritten whole, when blocks fail, up to this length."""
 
 
-@dataclass
-class RewriteResult:
-    original: str
-    new_text: str | None
-    raw: str
-    hunks: list[Hunk]
-    diff: str
-    metrics: Metrics
-    status: str  # ok | truncated | cancelled | no_output
-    message: str = ""
-    suspect: Suspect | None = None
-    """Set on an ``ok`` result that drops lines the instruction did not ask to remove."""
-
-    def to_json(self) -> dict:
-        return {
-            "status": self.status,
-            "message": self.message,
-            "output": self.new_text,
-            "diff": self.diff,
-            "hunks": [h.to_json() for h in self.hunks],
-            "suspect": self.suspect.to_json() if self.suspect else None,
-            "stats": self.metrics.snapshot(),
-        }
+def edit_mode(opts: RewriteOptions, text: str) -> str:
+    """The edit mode a rewrite of ``text`` runs first: ``whole`` (the text or the region is
+    written out in full) or ``blocks`` (search/replace blocks, ``app.edits``)."""
+    if opts.edit not in EDIT_MODES:
+        raise UserError(f"unknown edit mode {opts.edit!r}: {', '.join(EDIT_MODES)}")
+    if opts.edit == "whole" or opts.region is not None or edits.has_markers(text):
+        return "whole"
+    return "blocks"
 
 
-def _check_fits(session: ModelSession, prompt: Prompt, what: str) -> None:
-    n_ctx, n_prompt, n_out = session.target.n_ctx, len(prompt), prompt.part_tokens
-    if n_prompt + n_out + 8 > n_ctx:
-        fits = max(0, (n_ctx - (n_prompt - n_out) - 8) // 2)
-        raise FileError(
-            f"{what} is {n_out:,} tokens; with the prompt and the rewritten copy that needs "
-            f"{n_prompt + n_out:,} of the {n_ctx:,}-token context, so about {fits:,} tokens "
-            "fit: rewrite a region (--lines) or raise --ctx"
-        )
-
-
-def _prompt(session: ModelSession, text: str, opts: RewriteOptions, lines, path) -> Prompt:
-    prompt = rewrite_prompt(
-        session.target,
-        text,
-        opts.instruction,
-        lines=lines,
-        path=path,
-        context=opts.context,
-        region=opts.region,
-        feedback=opts.feedback,
+def _whole_prompt(ctx: Context, edit: str = "whole") -> Prompt:
+    o = ctx.opts
+    return rewrite_prompt(
+        ctx.session.target,
+        ctx.text,
+        o.instruction,
+        lines=ctx.lines,
+        path=ctx.path,
+        context=o.context,
+        region=o.region,
+        feedback=o.feedback,
+        edit=edit,
     )
-    _check_fits(session, prompt, path or "the text")
-    return prompt
 
 
-def _cut_message(stop_reason: str, max_tokens: int, region: bool) -> str:
-    what = "the region" if region else "the file"
-    if stop_reason == "max_tokens":
-        why = f"at the {max_tokens:,}-token output limit"
-        fix = "raise --max-tokens (options.maxTokens)"
-    elif stop_reason == "context_full":
-        why = "when the context was full"
-        fix = "raise --ctx or rewrite a region (--lines)"
-    else:
-        why = "before the model closed its block"
-        fix = "try again or rewrite a region (--lines)"
-    return f"the output stopped {why}, before the end of {what}; nothing was written: {fix}"
+def _fits(ctx: Context, prompt: Prompt) -> bool:
+    return len(prompt) + prompt.part_tokens + 8 <= ctx.session.target.n_ctx
 
 
 def rewrite(
@@ -128,44 +122,178 @@ def rewrite(
     """Rewrite ``text`` (or ``opts.region`` of it) as instructed (see module docstring)."""
     if not opts.instruction.strip():
         raise UserError("no instruction given")
-    lines = split_lines(text)
-    prompt = _prompt(session, text, opts, lines, path)
-    room = session.target.n_ctx - len(prompt) - 1
-    max_tokens = min(opts.max_tokens or int(prompt.part_tokens * 1.3) + 128, room)
-    run = run_prompt(
-        session, prompt, opts, max_tokens, on_text=on_text, cancel=cancel, metrics=metrics
-    )
-    m, raw, fenced = run.metrics, run.text, run.fenced
-    assert fenced is not None
-    if m.stop_reason == "cancelled":
-        return RewriteResult(text, None, raw, [], "", m, "cancelled", "cancelled; nothing changed")
-    if not fenced.closed:
-        hunks = preview_in_file(text, fenced.partial_body(), opts.region)
-        msg = _cut_message(m.stop_reason, max_tokens, opts.region is not None)
-        return RewriteResult(text, None, raw, hunks, "", m, "truncated", msg)
-    body = fenced.body()
-    if body is None:
-        msg = "the model returned no usable output; nothing changed"
-        return RewriteResult(text, None, raw, [], "", m, "no_output", msg)
-    part = prompt.part
-    if part.endswith("\n") and not body.endswith("\n"):
-        body += "\n"
+    mode = edit_mode(opts, text)
+    m = metrics if metrics is not None else Metrics()
+    ctx = Context(session, text, split_lines(text), opts, path, on_text, cancel, m)
+    prompt = _whole_prompt(ctx)
+    ctx.file_tokens = prompt.part_tokens
+    if not _fits(ctx, prompt):
+        return _big(ctx, prompt, mode)
+    if mode == "blocks":
+        res = run_blocks(ctx, _whole_prompt(ctx, "blocks"))
+        if isinstance(res, RewriteResult):
+            return ctx.close(res, "blocks")
+        log.info("edit blocks given up (%s): rewriting the whole file", res)
+        ctx.next_stage()
+        return ctx.close(run_whole(ctx, prompt), "whole", res)
+    return ctx.close(run_whole(ctx, prompt), "whole")
+
+
+# ---- files too long to show whole -------------------------------------------------------
+
+
+def _count(ctx: Context):
+    tok = ctx.session.target.tokenize
+    return lambda s: len(tok(s, special=False)) if s else 0
+
+
+def _outline(ctx: Context) -> Outline:
+    """The file's outline, cut to its top-level entries when it would crowd the context."""
+    out = outline(ctx.text, ctx.path)
+    count = _count(ctx)
+    budget = int(ctx.session.target.n_ctx * OUTLINE_SHARE)
+    if count(out.text) > budget:
+        top = tuple(e for e in out.entries if not e.shown[:1].isspace())
+        out = Outline(top, out.n_lines)
+    while count(out.text) > budget and len(out.entries) > 1:
+        out = Outline(out.entries[::2], out.n_lines)
+    return out
+
+
+def _region_name(ctx: Context, region: tuple[int, int]) -> str:
+    return f"lines {region[0] + 1}:{region[1]} of {ctx.path or 'the text'}"
+
+
+def _big(ctx: Context, whole: Prompt, mode: str) -> RewriteResult:
+    """A file whose whole rewrite does not fit the context (module docstring)."""
+    opts, n_ctx = ctx.opts, ctx.session.target.n_ctx
+    name = ctx.path or "the text"
+    if opts.region is None and mode == "whole":
+        raise FileError(
+            f"{name} is {whole.part_tokens:,} tokens; a whole rewrite needs "
+            f"{len(whole) + whole.part_tokens:,} of the {n_ctx:,}-token context: let the "
+            "model write only the lines that change (--edit auto, the default), rewrite a "
+            "region (--lines) or raise --ctx"
+        )
+    out = _outline(ctx)
     if opts.region is not None:
-        a, b = opts.region
-        new_text = "".join(lines[:a]) + body + "".join(lines[b:])
-    else:
-        new_text = body if text.endswith("\n") or not body.endswith("\n") else body[:-1]
-    hunks = compute_hunks(text, new_text)
-    asked = " ".join(filter(None, (opts.instruction, feedback_note(opts.feedback))))
-    suspect = suspect_deletion(part, body, asked)
-    msg = suspect.message if suspect else ("" if hunks else "no changes")
-    diff = unified_diff(text, new_text, path or "text")
-    return RewriteResult(text, new_text, raw, hunks, diff, m, "ok", msg, suspect)
+        return _big_region(ctx, out, opts.region, fallback="")
+    target = ctx.session.target
+    locate = outline_prompt(
+        target,
+        ctx.text,
+        opts.instruction,
+        out.text,
+        lines=ctx.lines,
+        path=ctx.path,
+        context=opts.context,
+        ask="locate",
+    )
+    ranges = run_locate(ctx, locate, out)
+    if ctx.metrics.stop_reason == "cancelled":
+        return ctx.close(ctx.result("cancelled", "cancelled; nothing changed"), "locate")
+    if not ranges:
+        msg = (
+            f"the model could not tell where in {name} the change goes; nothing changed: "
+            "name the definition in the instruction or rewrite a region (--lines)"
+        )
+        return ctx.close(ctx.result("no_output", msg), "locate")
+    ctx.next_stage()
+    shown = sum(_count(ctx)("".join(ctx.lines[a:b])) for a, b in ranges)
+    prompt = outline_prompt(
+        target,
+        ctx.text,
+        opts.instruction,
+        out.text,
+        lines=ctx.lines,
+        path=ctx.path,
+        context=opts.context,
+        windows=ranges,
+        ask="blocks",
+    )
+    if len(prompt) + min(shown, 64) + 8 > n_ctx:
+        raise FileError(
+            f"the change goes to lines {', '.join(f'{a + 1}:{b}' for a, b in ranges)} of "
+            f"{name}, {shown:,} tokens; with the outline that needs {len(prompt):,} of the "
+            f"{n_ctx:,}-token context: rewrite a smaller region (--lines) or raise --ctx"
+        )
+    res = run_blocks(ctx, prompt, within=ranges)
+    if isinstance(res, RewriteResult):
+        return ctx.close(res, "locate+blocks")
+    span = (ranges[0][0], ranges[-1][1])
+    if _count(ctx)("".join(ctx.lines[span[0] : span[1]])) > FALLBACK_TOKENS:
+        where = _region_name(ctx, span)
+        msg = (
+            f"the edit blocks cannot be applied ({res}); nothing changed: {where} are too "
+            "long to rewrite whole here; rewrite them, or fewer, with --lines"
+        )
+        return ctx.close(ctx.result("no_output", msg), "locate+blocks", res)
+    log.info("edit blocks given up (%s): rewriting the located lines", res)
+    ctx.next_stage()
+    return _big_region(ctx, out, span, fallback=res)
 
 
-WARM_CHUNK = 128
-"""Tokens per call of a warm-up: how long a rewrite that arrives meanwhile may wait
-(about 0.6 s on the 0.5B model and 1.3 s on the 1.5B on 2 CPU cores)."""
+def _region_prompt(ctx: Context, out: Outline, region: tuple[int, int]) -> Prompt:
+    """A big file's prompt to rewrite ``region`` whole: the outline, a window of lines
+    around the region the user chose (dropped when it does not fit: the region is what
+    must fit; located lines are whole definitions and go without), the region."""
+    opts = ctx.opts
+    part = "".join(ctx.lines[region[0] : region[1]])
+    count = _count(ctx)
+    window = widen(region, ctx.lines, count, count(part) + WINDOW_TOKENS)
+    for windows in ([window], []) if opts.region is not None else ([],):
+        prompt = outline_prompt(
+            ctx.session.target,
+            ctx.text,
+            opts.instruction,
+            out.text,
+            lines=ctx.lines,
+            path=ctx.path,
+            context=opts.context,
+            windows=windows,
+            region=region,
+            ask="whole",
+        )
+        if _fits(ctx, prompt):
+            break
+    return prompt
+
+
+def _big_region(ctx: Context, out: Outline, region: tuple[int, int], fallback: str):
+    """Rewrite ``region`` of a big file whole (``_region_prompt``)."""
+    prompt = _region_prompt(ctx, out, region)
+    check_fits(
+        ctx.session,
+        prompt,
+        _region_name(ctx, region),
+        "rewrite a smaller region (--lines) or raise --ctx",
+    )
+    mode = "whole" if ctx.opts.region is not None else "locate+whole"
+    return ctx.close(run_whole(ctx, prompt), mode, fallback)
+
+
+def first_prompt(
+    session: ModelSession, text: str, opts: RewriteOptions, path: str | None
+) -> tuple[Prompt, int]:
+    """The prompt a rewrite of ``text`` starts with and how much of it every such rewrite
+    shares (through the region when there is one): what a warm-up prefills."""
+    ctx = Context(session, text, split_lines(text), opts, path, None, None, Metrics())
+    prompt = _whole_prompt(ctx)
+    if not _fits(ctx, prompt):
+        out = _outline(ctx)
+        if opts.region is not None:
+            prompt = _region_prompt(ctx, out, opts.region)
+        else:
+            prompt = outline_prompt(
+                session.target,
+                text,
+                opts.instruction,
+                out.text,
+                lines=ctx.lines,
+                path=path,
+                context=opts.context,
+            )
+    return prompt, prompt.part_end if opts.region is not None else prompt.prefix_end
 
 
 @dataclass
@@ -198,27 +326,19 @@ def warm(
     interrupt: threading.Event | None = None,
 ) -> WarmResult:
     """Prefill the prompt prefix every rewrite of ``text`` shares (system text, context
-    files, the whole file), so that the next rewrite of it, whole or a region, prefills
-    only its instruction. With ``region`` the prefix goes on through that region's lines,
-    for a rewrite of that region. Runs in calls of :data:`WARM_CHUNK` tokens and stops
-    between two when ``interrupt`` is set (what was done stays cached)."""
+    files, the whole file or a big file's outline), so that the next rewrite of it, whole
+    or a region, prefills only its instruction. With ``region`` the prefix goes on through that region's lines,
+    for a rewrite of that region. Runs in the prefill's batches (``engine.prefill``: a
+    rewrite that arrives meanwhile waits for one at most) and stops between two when
+    ``interrupt`` is set (what was done stays cached)."""
     t = time.perf_counter()
     opts = RewriteOptions(instruction="-", context=tuple(context), region=region)
-    prompt = _prompt(session, text, opts, split_lines(text), path)
-    # with a region, its lines come right after the whole file: warm through them too
-    keep = prompt.part_end if region is not None else prompt.prefix_end
-    ids = list(prompt.ids)
+    # with a region, its lines come right after the file: warm through them too
+    prompt, keep = first_prompt(session, text, opts, path)
     with session.lock:
-        target = session.target
-        have = shared_prefix(cached_tokens(target), ids[:keep])
-        pos, status = have, "cached" if have >= keep else "done"
-        while pos < keep:
-            if interrupt is not None and interrupt.is_set():
-                status = "interrupted"
-                break
-            n = min(WARM_CHUNK, keep - pos)
-            target.eval(ids[pos : pos + n], pos, [])
-            pos += n
+        # in the batches a rewrite's prefill uses, so that it keeps all of them
+        have, pos = prefill.extend(session.target, list(prompt.ids), keep, prompt.marks, interrupt)
+    status = "cached" if have >= keep else "done" if pos >= keep else "interrupted"
     res = WarmResult(status, keep, min(have, keep), pos - min(have, keep), time.perf_counter() - t)
     log.info("warm %s: %s", path or "text", res.to_json())
     return res

@@ -267,9 +267,14 @@ def _load_target(model: str, backend: str, cfg: LoadConfig, threads: int):
         check_once(path, model_hash_record())  # a catalog model's sha256, once per version
     name = model if model in CATALOG else path.name
     if backend == "llama.cpp":
+        from ..models.llama_build import gguf_layer_count, llama_build, resolve_gpu_layers
         from ..models.llama_cpp_backend import LlamaTarget
 
-        target = LlamaTarget(path, n_ctx=cfg.n_ctx, n_threads=threads, name=name)
+        layers, why = resolve_gpu_layers(cfg.gpu_layers, llama_build(), gguf_layer_count(path))
+        log.info("%s: %s", name, why)
+        target = LlamaTarget(
+            path, n_ctx=cfg.n_ctx, n_threads=threads, name=name, n_gpu_layers=layers
+        )
         return path, name, target
     if backend == "torch":
         try:

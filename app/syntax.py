@@ -13,6 +13,11 @@ Contract:
   unparsable input it returns the given range itself (an empty one widened to one line),
   clamped to the text. :func:`enclosing_definition` is the same search, returning None
   when no definition contains the lines (so a caller can say so).
+* :func:`definitions` lists the file's definitions (``Definition``: qualified name, kind,
+  0-based ``[start, end)`` lines with decorators, ``line``: where the definition itself
+  starts, ``header_end``: where its body starts, and ``depth``) and
+  :func:`top_level_lines` the 0-based lines of its top-level imports and assignments; both
+  are empty for an unknown language or no grammar.
 * :func:`count_errors` counts ``ERROR`` plus ``MISSING`` nodes (0 for unknown languages);
   :func:`syntax_warning` compares an original and a rewrite with it and returns a one-line
   warning when the rewrite has more of them.
@@ -24,6 +29,7 @@ from __future__ import annotations
 
 import importlib
 import logging
+from dataclasses import dataclass
 from functools import cache
 from pathlib import PurePath
 
@@ -31,7 +37,9 @@ log = logging.getLogger(__name__)
 
 __all__ = [
     "LANGUAGES",
+    "Definition",
     "count_errors",
+    "definitions",
     "enclosing_definition",
     "enclosing_node_range",
     "language_for_path",
@@ -234,6 +242,84 @@ def _last_row(node) -> int:
     """The last line a node occupies (a node ending at column 0 ends on the line before)."""
     row, col = node.end_point.row, node.end_point.column
     return row - 1 if col == 0 and row > node.start_point.row else row
+
+
+@dataclass(frozen=True)
+class Definition:
+    """A function, class or other definition node (``_DEFINITIONS``) of a file."""
+
+    name: str
+    """Qualified by the definitions it sits in: ``HelpFormatter.__init__``."""
+    kind: str
+    """The node type (``function_definition``, ``class_definition``, ...)."""
+    start: int
+    """0-based first line (a Python decorator's line)."""
+    line: int
+    """0-based line where the definition itself starts (after its decorators)."""
+    end: int
+    """0-based line after the last one."""
+    header_end: int
+    """0-based line after the signature (where the body starts; ``start + 1`` at least)."""
+    depth: int
+    """0 at the top level, 1 inside one definition, ..."""
+
+
+def definitions(text: str, lang: str | None) -> list[Definition]:
+    """The definitions of ``text`` in file order (module docstring)."""
+    tree = _parse(text, lang)
+    kinds = _DEFINITIONS.get(lang or "", frozenset()) - {"decorated_definition"}
+    if tree is None or not kinds:
+        return []
+    out: list[Definition] = []
+
+    def walk(node, prefix: str, depth: int) -> None:
+        for child in node.named_children:
+            if child.type not in kinds:
+                walk(child, prefix, depth)
+                continue
+            name_node = child.child_by_field_name("name")
+            name = name_node.text.decode("utf-8", "replace") if name_node is not None else "?"
+            start = child.start_point.row
+            if child.parent is not None and child.parent.type == "decorated_definition":
+                start = child.parent.start_point.row
+            body = child.child_by_field_name("body")
+            header_end = child.start_point.row + 1
+            if body is not None and body.start_point.row > child.start_point.row:
+                header_end = body.start_point.row
+            qual = f"{prefix}{name}"
+            out.append(
+                Definition(
+                    qual,
+                    child.type,
+                    start,
+                    child.start_point.row,
+                    _last_row(child) + 1,
+                    header_end,
+                    depth,
+                )
+            )
+            walk(child, qual + ".", depth + 1)
+
+    walk(tree.root_node, "", 0)
+    return out
+
+
+_TOP_LEVEL = frozenset(
+    {"import_statement", "import_from_statement", "expression_statement", "future_import_statement"}
+)
+
+
+def top_level_lines(text: str, lang: str | None) -> list[tuple[int, int, str]]:
+    """``(start, end, type)`` 0-based lines of the top-level statements that are not
+    definitions (imports, assignments; Python only; ``[]`` otherwise)."""
+    tree = _parse(text, lang) if lang == "python" else None
+    if tree is None:
+        return []
+    return [
+        (c.start_point.row, _last_row(c) + 1, c.type)
+        for c in tree.root_node.named_children
+        if c.type in _TOP_LEVEL
+    ]
 
 
 def count_errors(text: str, lang: str | None) -> int:

@@ -3,7 +3,8 @@
 Contract: ``specedit bench latency [--model M] [--lines N] [-r R]``
 rewrites an ``N``-line real source file (the standard library's
 ``textwrap.py``) with a one-line change through the real command,
-``specedit rewrite FILE -i ... --json``, in a fresh process each time, and
+``specedit rewrite FILE -i ... --edit whole --json`` (``--edit`` picks another mode),
+in a fresh process each time, and
 reports medians over ``R`` repeats of each part the user waits for:
 ``wall`` (the whole command), ``import`` (starting Python and importing the
 CLI, measured on its own), ``model_load`` (llama.cpp load, cached exactness
@@ -55,9 +56,9 @@ def _file(lines: int, folder: Path) -> Path:
     return path
 
 
-def _cli(path: Path, model: str, extra: list[str], env: dict) -> dict:
+def _cli(path: Path, model: str, edit: str, extra: list[str], env: dict) -> dict:
     cmd = [str(Path(sys.executable).with_name("specedit")), "rewrite", str(path)]
-    cmd += ["-i", INSTRUCTION, "--model", model, "--json", *extra]
+    cmd += ["-i", INSTRUCTION, "--model", model, "--edit", edit, "--json", *extra]
     t = time.perf_counter()
     proc = subprocess.run(cmd, capture_output=True, text=True, check=False, env=env)
     wall = time.perf_counter() - t
@@ -99,13 +100,13 @@ def _target_region(text: str) -> tuple[int, int] | None:
     return enclosing_node_range(text, "python", lines[0], lines[0] + 1) if lines else None
 
 
-def _editor(session, path: Path, text: str, typing_s: float, region=None) -> dict:
+def _editor(session, path: Path, text: str, typing_s: float, edit: str, region=None) -> dict:
     """The editor case: warm up for ``typing_s`` seconds, then rewrite (interrupting it);
     ``region``: only those lines, the rest of the file stays as it is."""
     from ..app.options import RewriteOptions
     from ..app.rewrite import rewrite, warm
 
-    opts = RewriteOptions(instruction=INSTRUCTION, region=region)
+    opts = RewriteOptions(instruction=INSTRUCTION, region=region, edit=edit)
     kw = {"path": path.name, "region": region}  # the warm-up an editor sends
     session.target.rollback(0)  # the cache held another file
     stop, warmed = threading.Event(), []
@@ -137,6 +138,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument(
         "--typing", type=float, default=10.0, help="seconds spent typing the instruction"
     )
+    ap.add_argument(
+        "--edit",
+        default="whole",
+        choices=["whole", "auto", "blocks"],
+        help="edit mode of every case (whole: the same generation in each, so the cases "
+        "compare; auto may fall back to a second stage in one case and not another)",
+    )
     ap.add_argument("--out", default="bench/results")
     a = ap.parse_args(argv)
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
@@ -152,12 +160,12 @@ def main(argv: list[str] | None = None) -> int:
         if checks.exists():
             shutil.copy(checks, scratch / "model_checks.json")
         env = {**os.environ, "SPECEDIT_STATE_DIR": str(scratch)}
-        _cli(path, a.model, [], env)  # fills the prompt cache (and the checks, if new)
+        _cli(path, a.model, a.edit, [], env)  # fills the prompt cache (and the checks, if new)
         for i in range(a.repeats):
             log.warning("repeat %d/%d", i + 1, a.repeats)
             imports.append(_import_s())
-            cases["cold"].append(_cli(path, a.model, ["--no-prompt-cache"], env))
-            cases["warm"].append(_cli(path, a.model, [], env))
+            cases["cold"].append(_cli(path, a.model, a.edit, ["--no-prompt-cache"], env))
+            cases["warm"].append(_cli(path, a.model, a.edit, [], env))
         session = load_session(a.model)
         try:
             text = path.read_text(encoding="utf-8")
@@ -166,13 +174,14 @@ def main(argv: list[str] | None = None) -> int:
                 log.warning("the excerpt ends before TextWrapper.__init__: no region case")
                 del cases["region"]
             for _ in range(a.repeats):
-                cases["editor"].append(_editor(session, path, text, a.typing))
+                cases["editor"].append(_editor(session, path, text, a.typing, a.edit))
                 if region is not None:
-                    cases["region"].append(_editor(session, path, text, a.typing, region))
+                    cases["region"].append(_editor(session, path, text, a.typing, a.edit, region))
         finally:
             session.target.close()
     record = {
         "model": a.model,
+        "edit": a.edit,
         "lines": a.lines,
         "instruction": INSTRUCTION,
         "typing_s": a.typing,

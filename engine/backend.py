@@ -77,6 +77,14 @@ class PrefixCache(Protocol):
 
 
 @runtime_checkable
+class BatchLog(PrefixCache, Protocol):
+    cache_batches: list[int]
+    """Where each batch of the cached entries began (``engine.prefill``: a backend whose
+    kernels compute a position differently by batch says how its cache was evaluated;
+    a restored state's list is empty until the caller records it)."""
+
+
+@runtime_checkable
 class StatefulCache(PrefixCache, Protocol):
     def save_state(self, path: str | Path) -> int: ...
 

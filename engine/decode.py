@@ -5,7 +5,9 @@ generated token ids (EOS excluded) and the ``Metrics`` of the run. The engine
 knows token ids only: stop strings are the caller's business, through the
 ``on_tokens`` callback, which receives each batch of accepted tokens as soon
 as it is accepted and returns False to stop. ``cancel`` (a threading.Event)
-stops the loop between target calls.
+stops the loop between target calls, the prefill's batches included (``engine.prefill``
+reads the prompt in batches of at most ``prefill.CHUNK`` tokens), so a cancel waits for
+one call at most.
 
 One step, with ``pending`` the last accepted token (not yet in the KV cache)::
 
@@ -41,6 +43,7 @@ from .backend import TargetModel
 from .draft import Draft, Drafter
 from .metrics import Metrics
 from .policy import AdaptivePolicy, PolicyConfig
+from .prefill import prefill as canonical_prefill
 from .sampling import SamplingParams
 from .verifier import HostVerifier, Verifier, choose_verifier
 from .verify import VerifyResult
@@ -75,17 +78,34 @@ def prefill(
     prompt: Sequence[int],
     metrics: Metrics,
     start: int = 0,
+    marks: Sequence[int] = (),
+    *,
     verifier: Verifier | None = None,
+    cancel: threading.Event | None = None,
 ):
-    """Evaluate ``prompt[start:]`` (``start`` tokens are already cached); the last row of logits,
-    where ``verifier`` works (numpy on the host by default)."""
-    if start >= len(prompt):
-        start = len(prompt) - 1
-    metrics.cached_tokens = start
-    metrics.read_total = len(prompt) - start
-    t = time.perf_counter()
-    logits = (verifier or HostVerifier()).prefill(target, prompt[start:], start)
-    metrics.observe_prefill(len(prompt) - start, time.perf_counter() - t)
+    """Evaluate ``prompt`` in its canonical batches (``engine.prefill``: the same batches
+    whatever the cache holds, so the logits are too), reusing at most ``start`` cached
+    positions; ``marks`` are where prompts sharing this prefix part ways. Each batch is
+    booked in ``metrics`` (the reading phase's progress). Returns the last row of logits,
+    where ``verifier`` works (numpy on the host by default), or None when ``cancel`` was
+    set before the last batch (what was evaluated stays cached)."""
+    ver = verifier or HostVerifier()
+
+    def plan(kept: int) -> None:
+        metrics.cached_tokens = kept
+        metrics.read_total = len(prompt) - kept
+
+    logits, _ = canonical_prefill(
+        target,
+        prompt,
+        marks,
+        limit=start,
+        fill=lambda toks, pos: ver.fill(target, toks, pos),
+        last=lambda toks, pos: ver.prefill(target, toks, pos),
+        cancel=cancel,
+        on_batch=metrics.observe_prefill,
+        on_plan=plan,
+    )
     return logits
 
 
@@ -101,8 +121,13 @@ def generate(
     policy: AdaptivePolicy | None = None,
     cached_prefix: int = 0,
     verifier: Verifier | None = None,
+    prefix_marks: Sequence[int] = (),
 ) -> GenResult:
-    """Generate from ``prompt`` with speculative decoding (see module docstring)."""
+    """Generate from ``prompt`` with speculative decoding (see module docstring).
+
+    Up to ``cached_prefix`` positions of the target's cache are reused where they equal a
+    cold evaluation; ``prefix_marks`` are where prompts sharing this one's prefix part ways
+    (``engine.prefill``)."""
     if not prompt:
         raise ValueError("empty prompt")
     ver = verifier or choose_verifier(target)
@@ -117,7 +142,10 @@ def generate(
     out: list[int] = []
     eos = target.eos_ids
 
-    first_logits = prefill(target, ctx, m, cached_prefix, ver)
+    first_logits = prefill(target, ctx, m, cached_prefix, prefix_marks, verifier=ver, cancel=cancel)
+    if first_logits is None:  # cancelled while reading the prompt
+        m.stop_reason = "cancelled"
+        return GenResult(out, m)
     with m.time("sample"):
         new = [ver.first_token(first_logits, cfg.sampling, n_out=0)]
     pos = len(ctx)  # where ``pending`` goes in the cache

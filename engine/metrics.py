@@ -19,14 +19,23 @@ Definitions:
 
 ``progress()`` maps the live figures to the socket protocol's names
 (``rewrite/progress``); ``snapshot()`` is the full record (``--json``, ``rewrite/done``).
+
+A request answered in stages (the app's edit modes: a first answer, then another
+generation) keeps one object: ``restart()`` hands over a finished stage's figures and
+starts afresh, so live displays show the running stage, and ``add(earlier)`` counts the
+earlier stages in the final figures (tokens, calls and time are sums over the stages).
+``edit_mode``, ``edit_fallback`` and ``file_tokens`` are labels the app sets: which edit
+mode produced the result, why an edit format was given up for a whole rewrite, and the
+length of the text a whole rewrite re-emits (what ``generated_tokens`` compares with).
 """
 
 from __future__ import annotations
 
+import copy
 import time
 from collections import Counter, deque
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 
@@ -62,6 +71,12 @@ class Metrics:
     """Where the target runs (``CPU``, ``CUDA0 ...``)."""
     verifier: str = ""
     """Which verifier judged the drafts (``numpy``, ``triton``, ``torch``)."""
+    edit_mode: str = ""
+    """Which edit mode produced the result (set by the app: ``whole``, ``blocks``)."""
+    edit_fallback: str = ""
+    """Why an edit format was given up for a whole rewrite ("" when it was not)."""
+    file_tokens: int = 0
+    """Tokens of the text a whole rewrite re-emits (set by the app)."""
     drafted_at: list[int] = field(default_factory=list)
     accepted_at: list[int] = field(default_factory=list)
     by_source: Counter = field(default_factory=Counter)
@@ -112,6 +127,47 @@ class Metrics:
             self.accepted_by_source[src] += accepted
             self.steps_by_source[src] += 1
         self.recent.append((time.perf_counter(), emitted))
+
+    _SUMMED = (
+        "prompt_tokens",
+        "generated_tokens",
+        "target_calls",
+        "drafted_tokens",
+        "accepted_tokens",
+        "emitted_tokens",
+        "cached_tokens",
+        "prefill_s",
+        "decode_s",
+        "draft_s",
+        "verify_s",
+        "sample_s",
+    )
+
+    def restart(self) -> Metrics:
+        """A copy of this stage's figures; this object starts afresh for the next stage."""
+        done = copy.deepcopy(self)
+        fresh = Metrics()
+        for f in fields(self):
+            if f.name != "_t0":
+                setattr(self, f.name, getattr(fresh, f.name))
+        return done
+
+    def add(self, earlier: Metrics) -> None:
+        """Count an earlier stage of the same request in these figures (module docstring)."""
+        for name in self._SUMMED:
+            setattr(self, name, getattr(self, name) + getattr(earlier, name))
+        n = max(len(self.drafted_at), len(earlier.drafted_at))
+        for mine, theirs in (
+            (self.drafted_at, earlier.drafted_at),
+            (self.accepted_at, earlier.accepted_at),
+        ):
+            mine.extend([0] * (n - len(mine)))
+            for i, v in enumerate(theirs):
+                mine[i] += v
+        self.by_source.update(earlier.by_source)
+        self.accepted_by_source.update(earlier.accepted_by_source)
+        self.steps_by_source.update(earlier.steps_by_source)
+        self.exact = self.exact and earlier.exact
 
     @property
     def acceptance(self) -> float:
@@ -210,6 +266,9 @@ class Metrics:
             "backend": self.backend,
             "device": self.device,
             "verifier": self.verifier,
+            "edit_mode": self.edit_mode,
+            "edit_fallback": self.edit_fallback,
+            "file_tokens": self.file_tokens,
             "k": self.k,
             "off_reason": self.off_reason,
             "stop_reason": self.stop_reason,

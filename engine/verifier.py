@@ -52,6 +52,10 @@ NAMES = ("numpy", "triton", "torch")
 class Verifier(Protocol):
     name: str
 
+    def fill(self, target, tokens: Sequence[int], pos: int) -> None:
+        """Evaluate a prompt batch into the cache, no logits read (``engine.prefill``)."""
+        ...
+
     def prefill(self, target, tokens: Sequence[int], pos: int) -> Any: ...
 
     def first_token(self, logits: Any, sampling: SamplingParams, n_out: int = 0) -> int: ...
@@ -72,6 +76,9 @@ class HostVerifier:
     """Numpy verification of host logits: the reference (module docstring)."""
 
     name = "numpy"
+
+    def fill(self, target, tokens: Sequence[int], pos: int) -> None:
+        target.eval(tokens, pos, [])
 
     def prefill(self, target, tokens: Sequence[int], pos: int) -> np.ndarray:
         return np.array(target.eval(tokens, pos, [len(tokens) - 1])[0])
@@ -117,6 +124,9 @@ class DeviceVerifier:
 
             probs = torch.from_numpy(np.ascontiguousarray(probs, np.float32)).to(logits.device)
         return self._verify(logits, draft_ids, sampling, probs, position=n_out)
+
+    def fill(self, target, tokens: Sequence[int], pos: int) -> None:
+        target.eval_ids(target.upload(tokens), pos, tokens, last_only=True)  # stays queued
 
     def prefill(self, target, tokens: Sequence[int], pos: int):
         logits = target.eval_ids(target.upload(tokens), pos, tokens, last_only=True)

@@ -15,7 +15,8 @@ Contract:
   * ``is_installed`` only checks existence and size; ``verify`` recomputes the sha256;
     ``check_once`` (called where a model is loaded) checks a catalog model's file against
     its pinned sha256 once per version of the file (path, size, mtime, inode), remembering
-    the result in a record file the caller names. A user's own GGUF has no pinned hash.
+    the result in a record file the caller names; ``recorded_check`` reads that record
+    without hashing. A user's own GGUF has no pinned hash.
   * A message that suggests a command gives one that parses (``fix_command``).
   * Every user-facing failure (unknown name, pip failure, hash mismatch, missing or
     unreadable file) raises ``ModelError`` with a message fit to show as is.
@@ -63,6 +64,7 @@ __all__ = [
     "model_path",
     "models_dir",
     "pull",
+    "recorded_check",
     "resolve_model",
     "rich_progress",
     "verify",
@@ -276,6 +278,19 @@ def check_once(path: Path, record: Path) -> bool:
         _remember(record, path, st, actual)
     _check_sha(entry, path, actual)
     return True
+
+
+def recorded_check(path: Path, record: Path) -> bool | None:
+    """What ``check_once`` remembered about ``path``'s current version, without hashing:
+    True (its sha256 matched), False (it did not), None (not checked yet, or not a
+    catalog model's file)."""
+    entry = entry_for_file(path)
+    if entry is None:
+        return None
+    known = _read_record(record).get(str(path.resolve()))
+    if not isinstance(known, dict) or known.get("stamp") != _stamp(path.stat()):
+        return None
+    return known.get("sha256") == entry.sha256
 
 
 def _stamp(st: os.stat_result) -> list[int]:

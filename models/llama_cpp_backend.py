@@ -8,17 +8,30 @@ Contract: ``LlamaTarget`` implements ``engine.backend.TargetModel`` and ``Statef
     until the next call. ``logits_all`` is never used.
   * ``rollback(pos)`` removes cache entries at ``>= pos``.
   * ``cache_tokens`` lists the token ids in the KV cache by position, so a caller
-    can reuse the longest shared prefix of its next prompt.
+    can reuse the longest shared prefix of its next prompt. ``cache_batches`` lists
+    the position where each ``llama_decode`` batch of those entries began: the CPU
+    kernels compute a position differently depending on its batch (``engine.prefill``),
+    so a caller can tell whether a cached prefix equals a fresh evaluation bit for bit.
   * ``save_state(path)`` / ``load_state(path)`` write and read the cached
     sequence (KV entries plus token ids) with llama.cpp's sequence state files,
-    so a later process can skip re-evaluating a prompt prefix it has seen.
+    so a later process can skip re-evaluating a prompt prefix it has seen. A
+    loaded state's batches are unknown (``cache_batches`` is empty) until the
+    caller, who knows how it saved them, records them.
   * Metadata comes from ``models.gguf_meta`` before llama.cpp is touched, so a
     missing, truncated or non-GGUF file fails with a clear ``ModelError``.
   * The chat template is the GGUF's own, rendered with jinja2.
+  * Offload: ``n_gpu_layers`` (0 = CPU, -1 = all, N = the first N) goes to llama.cpp as
+    is; ``models.llama_build.resolve_gpu_layers`` turns a user's ``auto | all | N`` into it
+    and refuses offload on a CPU-only build. The target says what ran where:
+    ``device_name`` (``"CPU"``, ``"CUDA0 NVIDIA GeForce RTX 4090"``, with the layer count
+    for a partial offload), ``gpu_layers`` (``"25/25"``: offloaded/total, with
+    ``n_gpu_layers`` and ``n_layers`` as numbers) and ``threads``; ``describe()`` has all
+    of it and the build, for the stats and ``specedit doctor``.
 """
 
 from __future__ import annotations
 
+import bisect
 import ctypes
 import logging
 import os
@@ -29,6 +42,9 @@ import numpy as np
 
 from ..engine.backend import ModelError
 from .gguf_meta import read_metadata
+from .llama_build import device_label, llama_build, resolve_gpu_layers
+
+__all__ = ["LlamaTarget", "llama_build", "resolve_gpu_layers"]
 
 log = logging.getLogger(__name__)
 
@@ -37,7 +53,6 @@ class LlamaTarget:
     """A GGUF model on llama.cpp, evaluated block by block for speculative decoding."""
 
     backend = "llama.cpp"
-    device_name = "CPU"
 
     def __init__(
         self,
@@ -47,6 +62,7 @@ class LlamaTarget:
         n_threads: int | None = None,
         n_batch: int = 512,
         name: str | None = None,
+        n_gpu_layers: int = 0,
     ) -> None:
         self.info = read_metadata(Path(path))
         import llama_cpp
@@ -64,6 +80,7 @@ class LlamaTarget:
                 n_ubatch=n_batch,
                 n_threads=threads,
                 n_threads_batch=threads,
+                n_gpu_layers=n_gpu_layers,
                 logits_all=False,
                 verbose=False,
             )
@@ -71,10 +88,18 @@ class LlamaTarget:
             raise ModelError(f"llama.cpp could not load {self.path}: {e}") from e
         self._ctx = self._llama.ctx
         self._model = self._llama.model
+        self.threads = threads
+        self.n_layers = int(self._lc.llama_model_n_layer(self._model)) + 1  # blocks + output
+        build = llama_build()
+        offload = self.n_layers if n_gpu_layers < 0 else min(n_gpu_layers, self.n_layers)
+        can_offload = build.gpu_offload and (build.gpu_devices or build.device_source != "ggml")
+        self.n_gpu_layers = offload if can_offload else 0
+        self.gpu_layers = f"{self.n_gpu_layers}/{self.n_layers}"
+        self.device_name = device_label(build, self.n_gpu_layers, self.n_layers)
+        self._build_label = build.label
         self.n_ctx = self._llama.n_ctx()
         self.n_vocab = self._llama.n_vocab()
         self.n_batch = n_batch
-        self.threads = threads
         self.eos_ids = frozenset(
             int(t)
             for t in (*self.info.eos_ids, self._llama.token_eos())
@@ -84,12 +109,28 @@ class LlamaTarget:
         self._mem = llama_cpp.llama_get_memory(self._ctx)
         self.n_past = 0
         self.cache_tokens: list[int] = []  # token ids in the KV cache, by position
+        self.cache_batches: list[int] = []  # where each batch of those entries began
         self.add_bos = bool(
             self._llama.metadata.get("tokenizer.ggml.add_bos_token", "false") == "true"
         )
         log.info(
-            "loaded %s: ctx %d, vocab %d, threads %d", self.name, self.n_ctx, self.n_vocab, threads
+            "loaded %s: ctx %d, vocab %d, threads %d, on %s (%s layers offloaded)",
+            self.name,
+            self.n_ctx,
+            self.n_vocab,
+            threads,
+            self.device_name,
+            self.gpu_layers,
         )
+
+    def describe(self) -> dict:
+        """Where it runs: device, layers offloaded (of total), threads and the build."""
+        return {
+            "device": self.device_name,
+            "gpu_layers": self.gpu_layers,
+            "threads": self.threads,
+            "llama_cpp": self._build_label,
+        }
 
     def close(self) -> None:
         if getattr(self, "_batch", None) is not None:
@@ -110,6 +151,7 @@ class LlamaTarget:
         self._lc.llama_memory_seq_rm(self._mem, 0, pos, -1)
         self.n_past = min(self.n_past, pos)
         del self.cache_tokens[pos:]
+        del self.cache_batches[bisect.bisect_left(self.cache_batches, pos) :]
 
     def eval(self, tokens: Sequence[int], pos: int, want: Sequence[int]) -> np.ndarray:
         n = len(tokens)
@@ -141,6 +183,7 @@ class LlamaTarget:
                 raise ModelError(f"llama_decode failed with status {rc} at position {pos + s}")
             self.n_past = pos + s + len(chunk)
             self.cache_tokens[pos + s :] = [int(t) for t in chunk]
+            self.cache_batches.append(pos + s)
             if wanted:
                 ptr = self._lc.llama_get_logits(self._ctx)
                 view = np.ctypeslib.as_array(ptr, shape=(len(wanted), self.n_vocab))
@@ -177,6 +220,7 @@ class LlamaTarget:
             return []
         toks = [int(t) for t in arr[: count.value]]
         self.cache_tokens = list(toks)
+        self.cache_batches = []  # how they were evaluated is the caller's knowledge
         self.n_past = len(toks)
         return toks
 

@@ -74,10 +74,16 @@ def test_too_long_for_context(capsys, tmp_path, qwen05_path):
     f = tmp_path / "big.py"
     f.write_text("".join(f"value_{i} = {i} * {i}\n" for i in range(1500)))
     before = f.read_bytes()
-    rc = main(["rewrite", str(f), "-i", "x", "--model", str(qwen05_path), "--ctx", "2048"])
-    assert rc == 1
+    argv = ["rewrite", str(f), "-i", "x", "--model", str(qwen05_path), "--ctx", "2048"]
+    # a whole rewrite cannot fit: the error says how long the file is and what to do
+    assert main([*argv, "--edit", "whole"]) == 1
     msg = _err(capsys)
-    assert "tokens" in msg and "2,048" in msg and "fit" in msg
+    assert "big.py is" in msg and "tokens" in msg and "2,048-token context" in msg
+    assert "--edit auto" in msg and "--lines" in msg
+    # a region too long for the context: its own size, not the file's
+    assert main([*argv, "--lines", "1:1000"]) == 1
+    msg = _err(capsys)
+    assert "lines 1:1000 of" in msg and "2,048-token context" in msg and "smaller region" in msg
     assert f.read_bytes() == before
 
 
@@ -104,6 +110,9 @@ def test_rewrite_json_write_and_undo(tmp_path, qwen05_path):
             # makes the blocks, and so this test of the command's plumbing, deterministic.
             "--k",
             "15",
+            # the whole file written out: what this test's figures are about
+            "--edit",
+            "whole",
         ],
         capture_output=True,
         text=True,

@@ -110,7 +110,7 @@ def test_batched_logits_note_once_at_first_load_and_whole_lines(tmp_path, qwen05
     stats = [line for line in lines if "tokens/call" in line]
     wrote = [line for line in lines if line.startswith("wrote ")]
     assert len(stats) == 1 and "acceptance" in stats[0] and "llama.cpp on CPU" in stats[0]
-    assert len(wrote) == 1 and str(f) in wrote[0] and "undo: specedit undo)" in wrote[0]
+    assert len(wrote) == 1 and str(f) in wrote[0] and "; undo: specedit undo " in wrote[0]
     assert len(wrote[0]) > 80  # longer than the width it used to be wrapped at
     second = run("-i", "Rename the function mean to average.")
     assert BATCH_NOTE not in second.stderr  # nowhere else, on any later run

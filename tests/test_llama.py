@@ -71,8 +71,9 @@ def test_exactness_self_check_ran(qwen05):
 def test_greedy_speculative_equals_plain_exact_mode(qwen05, name):
     text = _head(name, 30)
     instr = "Output the file exactly as it is."
-    plain = rewrite(qwen05, text, RewriteOptions(instr, draft="none"), path=name)
-    exact = rewrite(qwen05, text, RewriteOptions(instr, exact=True), path=name)
+    # the whole file written out (edit blocks would write next to nothing to compare)
+    plain = rewrite(qwen05, text, RewriteOptions(instr, draft="none", edit="whole"), path=name)
+    exact = rewrite(qwen05, text, RewriteOptions(instr, exact=True, edit="whole"), path=name)
     assert exact.raw == plain.raw  # bit-exact sub-blocks: token-identical to plain decoding
     s = exact.metrics.snapshot()
     assert s["exact"] and s["generated_tokens"] > 100
@@ -86,7 +87,7 @@ def test_greedy_speculative_equals_plain_exact_mode(qwen05, name):
 def test_default_mode_copies_many_tokens_per_call(qwen05):
     qwen05.target.rollback(0)  # a cold cache: the run pays its own prefill
     text = _head("bisect.py", 30)
-    fast = rewrite(qwen05, text, RewriteOptions("Output the file exactly as it is."))
+    fast = rewrite(qwen05, text, RewriteOptions("Output the file exactly as it is.", edit="whole"))
     f = fast.metrics.snapshot()
     assert not f["exact"]
     assert f["tokens_per_call"] > 2.0, f  # copying: many tokens per target call
@@ -146,3 +147,64 @@ def test_fixed_k_and_plain_share_the_loop(qwen05):
     assert spec.metrics.accepted_tokens > 0
     if qwen05.exact_block > 1:  # exact sub-blocks of 1 token are one call each
         assert spec.metrics.target_calls < plain.metrics.target_calls
+
+
+# ---- offload: what runs where (this machine's build is CPU only) ----------------------
+
+
+def test_session_target_reports_cpu_placement(qwen05):
+    t = qwen05.target
+    assert t.device_name == "CPU" and t.n_gpu_layers == 0
+    assert t.n_layers == 25 and t.gpu_layers == "0/25"  # 24 blocks + the output layer
+    d = t.describe()
+    assert d == {
+        "device": "CPU",
+        "gpu_layers": "0/25",
+        "threads": t.threads,
+        "llama_cpp": d["llama_cpp"],
+    }
+    assert d["llama_cpp"].startswith("llama-cpp-python ") and t.threads >= 1
+    s = qwen05.describe()  # the session's description carries the target's
+    assert (s["device"], s["gpu_layers"], s["backend"]) == ("CPU", "0/25", "llama.cpp")
+
+
+def test_cpu_build_auto_offloads_nothing_and_explicit_offload_is_refused(qwen05_path):
+    from specedit.engine.backend import ModelError
+    from specedit.models.llama_build import gguf_layer_count
+    from specedit.models.llama_cpp_backend import llama_build, resolve_gpu_layers
+
+    build = llama_build()
+    if build.gpu_offload:
+        pytest.skip("needs the CPU-only build CI and our machines get")
+    n = gguf_layer_count(qwen05_path)
+    assert n == 25
+    layers, why = resolve_gpu_layers("auto", build, n)
+    assert layers == 0
+    assert why == f"auto: CPU, llama-cpp-python {build.version} (CPU) has no GPU backend"
+    with pytest.raises(ModelError, match=r"^--gpu-layers all needs a GPU build of llama\.cpp"):
+        resolve_gpu_layers("all", build, n)
+
+
+def test_model_loads_with_offload_asked_and_reports_the_cpu(qwen05_path):
+    from specedit.models.llama_cpp_backend import LlamaTarget, llama_build
+
+    if llama_build().gpu_offload:
+        pytest.skip("needs the CPU-only build CI and our machines get")
+    # -1 (all layers) is passed to llama.cpp as is; a CPU build keeps them on the CPU
+    t = LlamaTarget(qwen05_path, n_ctx=256, n_threads=1, n_gpu_layers=-1)
+    try:
+        assert (t.device_name, t.gpu_layers, t.threads) == ("CPU", "0/25", 1)
+        ids = t.tokenize("x = 1\n")
+        assert t.eval(ids, 0, [len(ids) - 1]).shape == (1, t.n_vocab)
+    finally:
+        t.close()
+
+
+def test_layer_count_of_a_broken_file_is_a_model_error(tmp_path):
+    from specedit.engine.backend import ModelError
+    from specedit.models.llama_build import gguf_layer_count
+
+    bad = tmp_path / "x.gguf"
+    bad.write_bytes(b"GGUF\x03\x00\x00\x00" + b"\xff" * 8)
+    with pytest.raises(ModelError, match="cannot read its GGUF header"):
+        gguf_layer_count(bad)

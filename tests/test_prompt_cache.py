@@ -28,7 +28,8 @@ def _text() -> str:
 
 
 def _opts(instruction: str, cache: bool = True) -> RewriteOptions:
-    return RewriteOptions(instruction=instruction, prompt_cache=cache, max_tokens=12)
+    # the whole-file prompt: its prefix (system text and file) is what the cache keeps
+    return RewriteOptions(instruction=instruction, prompt_cache=cache, max_tokens=12, edit="whole")
 
 
 def test_second_process_prefills_only_the_instruction(qwen05, state):
@@ -234,4 +235,4 @@ def test_a_cache_folder_that_is_a_symlink_is_not_used(qwen05, state, tmp_path, c
     assert prompt_cache.store(t, toks, 300, "k") is None
     assert prompt_cache.restore(t, toks, "k", have=300) == 300
     assert list(elsewhere.iterdir()) == []
-    assert "not a folder" in caplog.text
+    assert "not a directory" in caplog.text and "not used" in caplog.text

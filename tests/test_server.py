@@ -1,8 +1,12 @@
-"""The socket server against the real 0.5B model: protocol, queue, security, bad input, load."""
+"""The socket server's protocol on the numpy toy model: methods, queue, cancel, warm-ups,
+security, bad input, load. What the model writes does not matter here (the toy's output never
+closes its fence: results are ``truncated``); ``test_server_model.py`` runs the 0.5B end to end.
+Where a test must act while the model works, the toy holds one call until it is released
+(``tests/toy_server.py``), and the test counts calls, never seconds."""
 
 from __future__ import annotations
 
-import hashlib
+import contextlib
 import json
 import os
 import socket
@@ -13,24 +17,18 @@ from pathlib import Path
 
 import pytest
 from rpc_client import Closed, RpcClient
+from toy_server import CachingToy, ServerToy, toy_session
 
-from specedit.app.files import list_backups
 from specedit.app.server import Server, ServerThread
 from specedit.app.server.paths import AlreadyRunning, ServerSetupError, claim, peer_uid
+from specedit.engine.prefill import CHUNK as PREFILL_CHUNK
 
-pytestmark = [pytest.mark.model, pytest.mark.timeout(300)]
+pytestmark = pytest.mark.timeout(300)
 
+C = PREFILL_CHUNK
 TEXT = "def add(a, b):\n    return a + b\n\n\ndef sub(a, b):\n    return a - b\n"
 RENAME = {"instruction": "Rename the function add to plus", "range": {"startLine": 0, "endLine": 2}}
-LONG = "".join(f"def f{i}(x):\n    return x + {i}\n\n" for i in range(6))
-
-
-@pytest.fixture(scope="module")
-def server(qwen05, tmp_path_factory, monkeypatch_module):
-    d = tmp_path_factory.mktemp("srv")
-    monkeypatch_module.setenv("SPECEDIT_STATE_DIR", str(d / "state"))
-    with ServerThread(qwen05, d / "run" / "rpc.sock") as st:
-        yield st
+LONG = "".join(f"def f{i}(x):\n    return x + {i}\n\n" for i in range(60))  # ~1,600 tokens
 
 
 @pytest.fixture(scope="module")
@@ -38,6 +36,19 @@ def monkeypatch_module():
     mp = pytest.MonkeyPatch()
     yield mp
     mp.undo()
+
+
+@pytest.fixture(scope="module")
+def toy() -> ServerToy:
+    return ServerToy()
+
+
+@pytest.fixture(scope="module")
+def server(toy, tmp_path_factory, monkeypatch_module):
+    d = tmp_path_factory.mktemp("srv")
+    monkeypatch_module.setenv("SPECEDIT_STATE_DIR", str(d / "state"))
+    with ServerThread(toy_session(toy), d / "run" / "rpc.sock") as st:
+        yield st
 
 
 @pytest.fixture
@@ -54,8 +65,26 @@ def _start(c: RpcClient, **kw) -> str:
     return c.call("rewrite/start", params)["sessionId"]
 
 
+def _long(c: RpcClient, **kw) -> str:
+    """A rewrite of LONG: its prefill takes 13 chunks."""
+    return _start(c, text=LONG, range=None, instruction="Add docstrings", **kw)
+
+
 def _done(c: RpcClient, sid: str, timeout: float = 120) -> dict:
     return c.wait_notification("rewrite/done", lambda p: p["sessionId"] == sid, timeout)
+
+
+def _held(toy: ServerToy) -> int:
+    """Wait until the toy holds its call; the number of calls made before it."""
+    assert toy.holding.wait(60), "the model never reached the held call"
+    return len(toy.evals)
+
+
+def _until(pred, what: str, timeout: float = 60) -> None:
+    deadline = time.monotonic() + timeout
+    while not pred():
+        assert time.monotonic() < deadline, f"never: {what}"
+        time.sleep(0.01)
 
 
 def test_files_and_initialize(server, client):
@@ -66,67 +95,51 @@ def test_files_and_initialize(server, client):
     assert stat.S_IMODE(os.stat(disc).st_mode) == 0o600
     info = json.loads(disc.read_text())
     assert info["socket"] == str(sock) and info["pid"] == os.getpid()
-    assert info["protocolVersion"] == 1 and "qwen" in info["model"] and "tcp" not in info
+    assert info["protocolVersion"] == 1 and info["model"] == "toy" and "tcp" not in info
     res = client.call("initialize", {"client": "x", "version": "2"})
     assert res["server"] == "specedit" and res["protocolVersion"] == 1
-    assert res["backend"] == "llama.cpp" and res["model"] == info["model"]
+    assert res["backend"] == "toy" and res["model"] == "toy"
 
 
-def test_rewrite_range_streams_and_apply(server, client, tmp_path):
-    f = tmp_path / "m.py"
-    f.write_text(TEXT)
-    sha = hashlib.sha256(TEXT.encode()).hexdigest()
-    t = time.monotonic()
-    sid = _start(client, baseSha256=sha)
+def test_rewrite_streams_reading_progress_and_previews(server, client, toy, tmp_path):
+    toy.hold(C)  # the second chunk of the prefill
+    sid = _long(client, options={"maxTokens": 40})
+    _held(toy)
+    reading = client.wait_notification(
+        "rewrite/progress", lambda p: p["sessionId"] == sid and p.get("readTokens") == C
+    )
+    assert reading["phase"] == "reading" and reading["promptTokens"] > 12 * C
+    toy.release.set()
     done = _done(client, sid)
-    took = time.monotonic() - t
-    assert done["status"] == "ok", done
-    assert done["output"].startswith("def plus(a, b):\n")
-    assert done["output"].endswith("def sub(a, b):\n    return a - b\n")  # outside range kept
-    assert done["hunks"][0]["startLine"] == 0 and "plus" in done["hunks"][0]["newText"]
-    assert done["validation"] == {
-        "language": "python",
-        "errorsBefore": 0,
-        "errorsAfter": 0,
-        "ok": True,
-    }
-    assert done["stats"]["generated_tokens"] > 0
+    assert done["status"] == "truncated" and done["output"] is None  # the toy never closes
+    assert "maxTokens" in done["message"]
+    stats = done["stats"]
+    assert stats["generated_tokens"] == 40 and stats["prompt_tokens"] == reading["promptTokens"]
     progress = client.notifications("rewrite/progress")
-    assert progress and all(p["sessionId"] == sid for p in progress)
+    assert all(p["sessionId"] == sid for p in progress)
     assert {"tokPerSec", "acceptance", "tokensPerStep", "elapsedMs", "queuePosition"} <= set(
         progress[-1]
     )
-    # at most ~10 Hz (plus the first and last one)
-    assert len(progress) <= took * 10 + 4
+    assert progress[-1]["phase"] == "generating"
     previews = client.notifications("rewrite/preview")
     assert [p["seq"] for p in previews] == list(range(1, len(previews) + 1))
-
-    e = client.request("rewrite/apply", {"sessionId": sid, "path": str(f), "hunkIds": [99]})
-    assert e["error"]["code"] == -32602
+    # a truncated result is never applied
+    f = tmp_path / "m.py"
+    f.write_text(LONG)
+    err = client.request("rewrite/apply", {"sessionId": sid, "path": str(f)})["error"]
+    assert err["code"] == -32803 and "cut short" in err["message"] and f.read_text() == LONG
     e = client.request("rewrite/apply", {"sessionId": "nope", "path": str(f)})
     assert e["error"]["code"] == -32602
     e = client.request("rewrite/apply", {"sessionId": sid, "path": "m.py"})
     assert e["error"]["code"] == -32602  # relative paths are refused
-    e = client.request("rewrite/apply", {"sessionId": sid, "path": str(tmp_path / "gone.py")})
-    assert e["error"]["code"] == -32803
-    res = client.call("rewrite/apply", {"sessionId": sid, "path": str(f), "hunkIds": []})
-    assert res["appliedHunks"] == [] and f.read_text() == TEXT
-    res = client.call("rewrite/apply", {"sessionId": sid, "path": str(f)})
-    assert f.read_text() == done["output"]
-    assert res["appliedHunks"] == [h["id"] for h in done["hunks"]]
-    assert Path(res["backup"]).read_text() == TEXT and list_backups(f)
-    # the file no longer matches baseSha256: ContentModified
-    err = client.request("rewrite/apply", {"sessionId": sid, "path": str(f)})["error"]
-    assert err["code"] == -32801
 
 
-def test_queue_positions_and_cancel(server, client):
+def test_queue_positions_and_cancel(server, client, toy):
     other = RpcClient.unix(server.socket_path)
     try:
-        long_opts = {"maxTokens": 400}
-        first = _start(
-            client, text=LONG, range=None, instruction="Add docstrings", options=long_opts
-        )
+        toy.hold(C)
+        first = _long(client)
+        _held(toy)  # running, in its prefill
         second = _start(other)
         third = _start(other)
         p2 = other.wait_notification("rewrite/progress", lambda p: p["sessionId"] == second)
@@ -141,89 +154,133 @@ def test_queue_positions_and_cancel(server, client):
             "rewrite/progress", lambda p: p["sessionId"] == third and p["queuePosition"] == 1
         )
         # the running one is cancelled with $/cancelRequest on its rewrite/start id
-        client.wait_notification(
-            "rewrite/progress", lambda p: p["sessionId"] == first and p["state"] == "running"
-        )
         client.notify("$/cancelRequest", {"id": client.next_id - 1})
+        client.call("initialize", {})  # requests are handled in order: the cancel was seen
+        toy.release.set()
         d1 = _done(client, first)
         assert d1["status"] == "cancelled"
         d3 = _done(other, third)
-        assert d3["status"] == "ok"
+        assert d3["status"] == "truncated"
         again = other.call("rewrite/cancel", {"sessionId": third})
         assert again == {"cancelled": False}
     finally:
         other.close()
 
 
-BIG = "".join(f'def f{i}(x):\n    """Add {i} to x."""\n    return x + {i}\n\n\n' for i in range(50))
+@pytest.mark.parametrize("how", ["rewrite/cancel", "$/cancelRequest", "disconnect"])
+def test_a_cancel_waits_for_the_chunk_in_flight_only(server, toy, how):
+    """Issue 12 item 12: cancel, $/cancelRequest and a vanished client stop a rewrite in its
+    prefill after the call in flight: not one more chunk of the 13 is read."""
+    c = RpcClient.unix(server.socket_path)
+    c.call("initialize", {})
+    toy.hold(C)
+    sid = _long(c)
+    before = _held(toy)  # the second chunk is in flight
+    job = server.server.scheduler.get(sid)
+    if how == "rewrite/cancel":
+        assert c.call("rewrite/cancel", {"sessionId": sid}) == {"cancelled": True}
+    elif how == "$/cancelRequest":
+        c.notify("$/cancelRequest", {"id": c.next_id - 1})
+        c.call("initialize", {})
+    else:
+        c.close()
+    _until(job.cancel.is_set, "the server saw the cancel")
+    toy.release.set()
+    _until(lambda: job.state == "done", "the job ended")
+    assert job.done["status"] == "cancelled"
+    assert toy.evals[before:] == [(C, C)]  # the chunk in flight, then nothing
+    assert job.done["stats"]["prompt_tokens"] == 2 * C < job.metrics.read_total
+    if how != "disconnect":
+        assert _done(c, sid)["status"] == "cancelled"
+        c.close()
 
 
-def _warm(c: RpcClient, text: str, path: str) -> int:
-    return c.call("rewrite/warm", {"text": text, "path": path})["warmId"]
+def test_a_start_sent_as_a_notification_has_no_request_id(server, client, toy):
+    """Issue 12 item 14: $/cancelRequest of an earlier request must not cancel a rewrite/start
+    that came as a notification (it has no id of its own)."""
+    client.call("initialize", {})
+    init_id = client.next_id - 1
+    toy.hold(C)
+    client.notify("rewrite/start", {"text": LONG, "instruction": "x", "options": {"maxTokens": 4}})
+    _held(toy)
+    job = server.server.scheduler.running
+    assert job is not None and job.request_id is None
+    client.notify("$/cancelRequest", {"id": init_id})
+    client.call("initialize", {})  # handled in order: the cancel request was seen
+    assert not job.cancel.is_set()
+    toy.release.set()
+    assert _done(client, job.id)["status"] == "truncated"
+
+
+def _warm(c: RpcClient, text: str, path: str, **kw) -> int:
+    return c.call("rewrite/warm", {"text": text, "path": path, **kw})["warmId"]
 
 
 def _warmed(c: RpcClient, wid: int, timeout: float = 120) -> dict:
     return c.wait_notification("rewrite/warmed", lambda p: p["warmId"] == wid, timeout)
 
 
-def test_warm_up_then_rewrite(server, client):
+@pytest.fixture(scope="module")
+def caching(tmp_path_factory):
+    """A server over a toy whose prefix cache is visible, as llama.cpp's is."""
+    toy = CachingToy()
+    with ServerThread(toy_session(toy), tmp_path_factory.mktemp("warm") / "rpc.sock") as st:
+        c = RpcClient.unix(st.socket_path)
+        c.call("initialize", {})
+        yield st, toy, c
+        c.close()
+
+
+def test_warm_up_then_rewrite(caching):
+    _, _, client = caching
     w = _warmed(client, _warm(client, LONG, "w.py"))
     assert w["status"] == "done" and w["path"] == "w.py"
-    # the system text may still be cached from an earlier rewrite; the file was not
-    assert w["cachedTokens"] < 60 < w["prefixTokens"] == w["cachedTokens"] + w["evaluatedTokens"]
+    assert w["cachedTokens"] == 0 and w["prefixTokens"] == w["evaluatedTokens"] > 10 * C
     assert _warmed(client, _warm(client, LONG, "w.py"))["status"] == "cached"
     sid = _start(client, text=LONG, path="w.py", range={"startLine": 0, "endLine": 2})
     done = _done(client, sid)
-    assert done["status"] == "ok"
+    assert done["status"] == "truncated"
     # the whole file was prefilled already: only the region and the instruction were left
     assert done["stats"]["cached_tokens"] >= w["prefixTokens"]
-    assert done["stats"]["prompt_tokens"] < 80
+    assert done["stats"]["prompt_tokens"] < 200
     # given the range too, the warm-up leaves only the instruction
     rng = {"startLine": 3, "endLine": 5}
-    wid = client.call("rewrite/warm", {"text": LONG, "path": "w.py", "range": rng})["warmId"]
-    w = _warmed(client, wid)
+    w = _warmed(client, _warm(client, LONG, "w.py", range=rng))
     assert w["status"] == "done"
     done = _done(client, _start(client, text=LONG, path="w.py", range=rng))
-    assert done["status"] == "ok" and done["stats"]["cached_tokens"] >= w["prefixTokens"]
-    assert done["stats"]["prompt_tokens"] < 40
+    assert done["stats"]["cached_tokens"] >= w["prefixTokens"]
+    assert done["stats"]["prompt_tokens"] < 120
     bad = {"text": LONG, "range": {"startLine": 9, "endLine": 2}}
     assert client.request("rewrite/warm", bad)["error"]["code"] == -32602
+    # a file whose whole rewrite does not fit the context: its outline is what is read
     too_long = _warmed(client, _warm(client, "x = 1\n" * 3000, "long.py"))
-    assert too_long["status"] == "error" and "context" in too_long["message"]
+    assert too_long["status"] == "done" and too_long["prefixTokens"] < 4096
     assert client.request("rewrite/warm", {"text": " "})["error"]["code"] == -32602
     assert client.request("rewrite/warm", {"text": "x", "path": 3})["error"]["code"] == -32602
 
 
-def test_a_rewrite_interrupts_a_warm_up_and_a_newer_one_supersedes(server, client):
-    wid = _warm(client, BIG, "big.py")
-    time.sleep(1.0)  # running now: the model was idle
+def test_a_rewrite_interrupts_a_warm_up_and_a_newer_one_supersedes(caching):
+    st, toy, client = caching
+    st.server.session.target.rollback(0)
+    toy.hold(C)
+    wid = _warm(client, LONG + "# big\n", "big.py")
+    _held(toy)  # the warm-up runs (the model was idle): its second chunk is in flight
     sid = _start(client)
+    toy.release.set()
     w = _warmed(client, wid)
     assert w["status"] == "interrupted", w
-    assert 0 < w["evaluatedTokens"] < w["prefixTokens"] - w["cachedTokens"]
-    assert _done(client, sid)["status"] == "ok"
+    assert w["evaluatedTokens"] == 2 * C < w["prefixTokens"]  # it stopped after that chunk
+    assert _done(client, sid)["status"] == "truncated"
     # while a rewrite runs, warm-ups wait; only the newest one runs after it
-    sid = _start(client, text=LONG, range=None, instruction="Add docstrings")
-    client.wait_notification(
-        "rewrite/progress", lambda p: p["sessionId"] == sid and p["state"] == "running"
-    )
-    older, newer = _warm(client, BIG, "big.py"), _warm(client, TEXT, "m.py")
+    toy.hold(C)
+    st.server.session.target.rollback(0)
+    sid = _long(client)
+    _held(toy)
+    older, newer = _warm(client, LONG, "big.py"), _warm(client, TEXT, "m.py")
     assert _warmed(client, older)["status"] == "superseded"
-    assert _done(client, sid)["status"] == "ok"
+    toy.release.set()
+    assert _done(client, sid)["status"] == "truncated"
     assert _warmed(client, newer)["status"] == "done"
-
-
-def test_disconnect_cancels(server, client):
-    gone = RpcClient.unix(server.socket_path)
-    sid = _start(gone, text=LONG, range=None, instruction="Add docstrings", options={})
-    gone.wait_notification("rewrite/progress", lambda p: p["state"] == "running")
-    gone.close()
-    deadline = time.monotonic() + 60
-    job = server.server.scheduler.get(sid)
-    while job.state != "done" and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert job.done["status"] == "cancelled"
-    assert client.call("initialize", {})["server"] == "specedit"
 
 
 def _frames_error(c: RpcClient, data: bytes) -> dict:
@@ -266,7 +323,63 @@ def test_bad_input(server, client):
     assert client.call("initialize", {})["server"] == "specedit"
 
 
-def test_second_server_refused_and_stale_cleanup(server, qwen05, tmp_path):
+def test_a_repeated_content_length_does_not_stall_the_connection(server, client):
+    """Issue 12 item 14: the same length twice is one frame; two different lengths leave the
+    frame's end unknown: an error, then the connection is closed (never a stall)."""
+    body = b'{"jsonrpc":"2.0","id":41,"method":"initialize","params":{}}'
+    n = b"%d" % len(body)
+    client.send_raw(b"Content-Length: " + n + b"\r\ncontent-length: " + n + b"\r\n\r\n" + body)
+    assert client.read()["id"] == 41
+    assert client.call("initialize", {})["server"] == "specedit"
+    c = RpcClient.unix(server.socket_path, timeout=30)
+    c.send_raw(b"Content-Length: 3\r\nContent-Length: " + n + b"\r\n\r\n" + body)
+    assert c.read()["error"]["code"] == -32700
+    with pytest.raises((Closed, OSError)):
+        c.read()
+    c.close()
+
+
+def test_text_over_the_cli_limit_is_refused(server, client):
+    from specedit.app.files import MAX_SOURCE_BYTES
+
+    text = "x = 1\n" * (MAX_SOURCE_BYTES // 6 + 1)
+    err = client.request("rewrite/start", {"text": text, "instruction": "x"})["error"]
+    assert err["code"] == -32602 and f"{MAX_SOURCE_BYTES:,} bytes" in err["message"]
+    err = client.request("rewrite/warm", {"text": "é" * (MAX_SOURCE_BYTES // 2 + 1)})["error"]
+    assert err["code"] == -32602 and "bytes" in err["message"]
+
+
+def test_parsing_runs_off_the_event_loop(server, client, monkeypatch):
+    """Issue 12 item 13: the params of a start or warm-up (a large text, tree-sitter for
+    ``expand: node``) and large bodies are parsed in a worker thread, never on the loop."""
+    from specedit.app.server import core, rpc
+
+    threads: dict[str, str] = {}
+
+    def spy(name, fn):
+        def wrapped(*a, **kw):
+            if name != "_decode" or len(a[0]) >= rpc.THREAD_DECODE_BYTES:  # a large body
+                threads[name] = threading.current_thread().name
+            return fn(*a, **kw)
+
+        monkeypatch.setattr(core if hasattr(core, name) else rpc, name, wrapped)
+
+    spy("parse_start", core.parse_start)
+    spy("parse_warm", core.parse_warm)
+    spy("_decode", rpc._decode)
+    text = TEXT * (rpc.THREAD_DECODE_BYTES // len(TEXT) + 1)  # a large body
+    p = {"text": text, "path": "m.py", "instruction": "x", "options": {"expand": "node"}}
+    p["range"] = {"startLine": 1, "endLine": 2}
+    sid = client.call("rewrite/start", p)["sessionId"]
+    client.call("rewrite/cancel", {"sessionId": sid})
+    _done(client, sid)
+    client.call("rewrite/warm", {"text": TEXT})
+    loop_thread = server._thread.name
+    assert set(threads) == {"parse_start", "parse_warm", "_decode"}
+    assert loop_thread not in threads.values(), threads
+
+
+def test_second_server_refused_and_stale_cleanup(server, tmp_path):
     with pytest.raises(AlreadyRunning):
         claim(server.socket_path)
     # a stale socket (its server died) is removed
@@ -277,7 +390,7 @@ def test_second_server_refused_and_stale_cleanup(server, qwen05, tmp_path):
     s.bind(str(sock))
     s.close()
     sock.with_suffix(".json").write_text("{}")
-    with ServerThread(qwen05, sock) as st:
+    with ServerThread(toy_session(), sock) as st:
         c = RpcClient.unix(sock)
         assert c.call("initialize", {})["server"] == "specedit"
         c.close()
@@ -292,11 +405,18 @@ def test_second_server_refused_and_stale_cleanup(server, qwen05, tmp_path):
         claim(open_dir / "rpc.sock")
 
 
-def test_tcp_needs_token(qwen05, tmp_path):
+@contextlib.contextmanager
+def _tcp_server(tmp_path: Path, **kw):
+    """A toy server with TCP: (the thread, the port, the token)."""
     d = tmp_path / "run"
-    with ServerThread(qwen05, d / "rpc.sock", tcp=True) as st:
+    with ServerThread(toy_session(), d / "rpc.sock", tcp=True, **kw) as st:
         info = json.loads((d / "rpc.json").read_text())
-        port, token = info["tcp"]["port"], info["tcp"]["token"]
+        yield st, info["tcp"]["port"], info["tcp"]["token"]
+
+
+def test_tcp_needs_token(tmp_path):
+    with _tcp_server(tmp_path) as (st, port, token):
+        info = json.loads((tmp_path / "run" / "rpc.json").read_text())
         assert info["tcp"]["host"] == "127.0.0.1" and len(token) >= 32
         assert st.server.tcp_port == port
         c = RpcClient.tcp(port)
@@ -307,11 +427,140 @@ def test_tcp_needs_token(qwen05, tmp_path):
         with pytest.raises((Closed, OSError)):
             c.read()
         c.close()
+        # issue 12 item 14: a token that is not ASCII is a wrong token, not a TypeError
+        c = RpcClient.tcp(port)
+        err = c.request("initialize", {"token": "jeton-é" + token[7:]})["error"]
+        assert err["code"] == -32602 and "token" in err["message"]
+        with pytest.raises((Closed, OSError)):
+            c.read()
+        c.close()
         c = RpcClient.tcp(port)
         assert c.call("initialize", {"token": token})["server"] == "specedit"
+        # authenticated: the full frame limit applies
+        assert c.request("rewrite/warm", {"text": "x" * 10_000, "path": 3})["error"]["code"] == (
+            -32602
+        )
         c.close()
         bound = {s.getsockname()[0] for srv in st.server._servers[1:] for s in srv.sockets}
         assert bound == {"127.0.0.1"}  # loopback only
+
+
+def test_tcp_pre_auth_limits(tmp_path):
+    """Issue 12 item 13: before its token, a TCP client may send small frames only, and must
+    authenticate within ``preauth_s``; either way it gets an error and is closed."""
+    from specedit.app.server.rpc import PREAUTH_MAX_CONTENT, Limits
+
+    with _tcp_server(tmp_path, limits=Limits(preauth_s=1.0)) as (_, port, token):
+        c = RpcClient.tcp(port)
+        c.send_raw(b"Content-Length: %d\r\n\r\n" % (PREAUTH_MAX_CONTENT + 1))
+        err = c.read()["error"]
+        assert err["code"] == -32600 and str(PREAUTH_MAX_CONTENT) in err["message"]
+        with pytest.raises((Closed, OSError)):
+            c.read()
+        c.close()
+        c = RpcClient.tcp(port)  # says nothing: closed at the deadline
+        err = c.read()["error"]
+        assert err["code"] == -32002 and "within" in err["message"]
+        with pytest.raises((Closed, OSError)):
+            c.read()
+        c.close()
+        c = RpcClient.tcp(port)  # busy with other requests, but no token: closed all the same
+        assert c.request("rewrite/cancel", {"sessionId": "x"})["error"]["code"] == -32002
+        assert c.read()["error"]["code"] == -32002
+        c.close()
+        c = RpcClient.tcp(port)
+        assert c.call("initialize", {"token": token})["server"] == "specedit"
+        c.close()
+
+
+def test_header_and_idle_timeouts(tmp_path):
+    """Issue 12 item 13: a frame begun must be whole within ``frame_s``; a client silent for
+    ``idle_s`` with nothing of its own running is closed, one whose rewrite runs is not."""
+    from specedit.app.server.rpc import Limits
+
+    toy = ServerToy()
+    limits = Limits(frame_s=0.5, idle_s=0.5)
+    with ServerThread(toy_session(toy), tmp_path / "rpc.sock", limits=limits) as st:
+        c = RpcClient.unix(st.socket_path)
+        c.send_raw(b"Content-Len")  # and nothing more
+        err = c.read()["error"]
+        assert err["code"] == -32700 and "whole within" in err["message"]
+        with pytest.raises((Closed, OSError)):
+            c.read()
+        c.close()
+        idle = RpcClient.unix(st.socket_path)
+        idle.call("initialize", {})
+        busy = RpcClient.unix(st.socket_path)
+        busy.call("initialize", {})
+        toy.hold(C)
+        sid = _long(busy)
+        _held(toy)
+        with pytest.raises((Closed, OSError)):
+            idle.read()  # closed once idle
+        idle.close()
+        _until(lambda: len(st.server.connections) == 1, "the idle client was closed")
+        time.sleep(1.0)  # twice idle_s: the busy client stays
+        assert len(st.server.connections) == 1
+        toy.release.set()
+        assert _done(busy, sid)["status"] == "truncated"
+        assert busy.call("initialize", {})["server"] == "specedit"
+        busy.close()
+
+
+def test_connection_cap(tmp_path):
+    """Issue 12 item 13: past the cap a client gets -32803 and is closed at once; when one
+    leaves, a new one is served."""
+    with ServerThread(toy_session(), tmp_path / "rpc.sock", max_connections=3) as st:
+        clients = [RpcClient.unix(st.socket_path) for _ in range(3)]
+        for c in clients:
+            assert c.call("initialize", {})["server"] == "specedit"
+        extra = RpcClient.unix(st.socket_path)
+        err = extra.read()["error"]
+        assert err["code"] == -32803 and "3 connections" in err["message"]
+        with pytest.raises((Closed, OSError)):
+            extra.read()
+        extra.close()
+        assert st.server.refused == 1
+        clients.pop().close()
+        _until(lambda: len(st.server.connections) == 2, "a client left")
+        again = RpcClient.unix(st.socket_path)
+        assert again.call("initialize", {})["server"] == "specedit"
+        for c in [*clients, again]:
+            c.close()
+
+
+CAP_CHECK = """
+import os, resource
+from specedit.app.server.core import FD_RESERVE, MAX_CONNECTIONS, connection_cap
+wide, soft = connection_cap(), resource.getrlimit(resource.RLIMIT_NOFILE)[0]
+in_use = len(os.listdir("/proc/self/fd"))
+resource.setrlimit(resource.RLIMIT_NOFILE, (in_use + FD_RESERVE + 10, resource.RLIM_INFINITY))
+print(wide, soft - in_use - FD_RESERVE - MAX_CONNECTIONS, connection_cap())
+"""
+
+
+def test_connection_cap_follows_the_fd_limit():
+    """With 10 descriptors to spare beyond the reserve, about 10 connections (in a child
+    process: the limit is the whole process's)."""
+    import resource
+    import subprocess
+    import sys
+
+    hard = resource.getrlimit(resource.RLIMIT_NOFILE)[1]
+    if hard != resource.RLIM_INFINITY and hard < 1024:
+        pytest.skip("a low hard descriptor limit")
+    out = subprocess.run(
+        [sys.executable, "-c", CAP_CHECK.replace("resource.RLIM_INFINITY", str(hard))],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.split()
+    wide, room, narrow = (int(x) for x in out)
+    assert 9 <= narrow <= 11  # listdir holds a descriptor or two of its own
+    if room > 2:  # the usual limit leaves room for all of them: the cap is the constant
+        from specedit.app.server.core import MAX_CONNECTIONS
+
+        assert wide == MAX_CONNECTIONS
 
 
 def test_peer_check(server):
@@ -337,38 +586,59 @@ def test_peer_check(server):
     assert os.waitstatus_to_exitcode(status) == 0
 
 
-def test_log_file_and_shutdown(qwen05, tmp_path, monkeypatch):
+def test_peer_uid_is_unsigned():
+    """Issue 12 item 14: uid_t is unsigned; a uid above 2**31 must not come back negative."""
+    import struct
+
+    class Sock:
+        def getsockopt(self, level, opt, size):
+            assert size == 12
+            return struct.pack("iII", 42, 4294967294, 4294967294)
+
+    assert peer_uid(Sock()) == 4294967294  # type: ignore[arg-type]
+
+
+def _drop_log_handlers(log_path: Path, level: int) -> None:
     import logging
 
-    from specedit.app.server.core import _setup_logging
+    logging.getLogger("specedit").setLevel(level)
+    aio = logging.getLogger("asyncio")
+    aio.propagate = True
+    for logger in (logging.getLogger("specedit"), aio):
+        for h in list(logger.handlers):
+            if getattr(h, "baseFilename", None) == str(log_path):
+                logger.removeHandler(h)
+                h.close()
+
+
+def test_log_file_and_shutdown(tmp_path):
+    import logging
+
+    from specedit.app.server.serve import _setup_logging
 
     level = logging.getLogger("specedit").level
-    log_path = _setup_logging("DEBUG", str(tmp_path / "logs" / "server.log"))
+    log_path = _setup_logging("DEBUG", str(tmp_path / "logs" / "server.log"), asyncio_too=True)
     sock = tmp_path / "run" / "rpc.sock"
     try:
-        with ServerThread(qwen05, sock):
+        with ServerThread(toy_session(), sock):
             c = RpcClient.unix(sock)
             c.call("initialize", {"client": "logtest"})
             assert c.call("shutdown") is None
             e = c.request("rewrite/start", {"text": TEXT, **RENAME})["error"]
             assert e["code"] == -32600
             c.notify("exit")
-            deadline = time.monotonic() + 10
-            while sock.exists() and time.monotonic() < deadline:
-                time.sleep(0.05)
-            assert not sock.exists()
+            _until(lambda: not sock.exists(), "the socket is removed")
+        logging.getLogger("asyncio").error("asyncio says %s", "hello")
     finally:
-        logging.getLogger("specedit").setLevel(level)
-        for h in list(logging.getLogger("specedit").handlers):
-            if getattr(h, "baseFilename", None) == str(log_path):
-                logging.getLogger("specedit").removeHandler(h)
-                h.close()
-    assert "initialize from logtest" in log_path.read_text()
+        _drop_log_handlers(log_path, level)
+    text = log_path.read_text()
+    assert "initialize from logtest" in text
+    assert "asyncio says hello" in text  # asyncio's logger writes to the log file
 
 
 def test_load_50_clients(server):
-    """50 concurrent clients on the Unix socket: every one is answered, nobody waits long."""
-    n, errors, latencies, init_latencies = 50, [], [], []
+    """50 concurrent clients on the Unix socket: every one is answered."""
+    n, errors, latencies = 50, [], []
     lock = threading.Lock()
     barrier = threading.Barrier(n)
 
@@ -378,14 +648,12 @@ def test_load_50_clients(server):
             barrier.wait(timeout=30)
             t = time.perf_counter()
             c.call("initialize", {"client": f"load{i}"})
-            with lock:
-                init_latencies.append(time.perf_counter() - t)
             c.send_raw(b"Content-Length: 3\r\n\r\n{x}")
             assert c.read()["error"]["code"] == -32700
             sid = _start(c, options={"maxTokens": 8})
             c.call("rewrite/cancel", {"sessionId": sid})
             d = _done(c, sid, timeout=60)
-            assert d["status"] in ("cancelled", "ok")
+            assert d["status"] in ("cancelled", "truncated")
             with lock:
                 latencies.append(time.perf_counter() - t)
             c.close()
@@ -393,34 +661,22 @@ def test_load_50_clients(server):
             with lock:
                 errors.append(repr(e))
 
-    t0 = time.perf_counter()
     threads = [threading.Thread(target=one, args=(i,)) for i in range(n)]
     for t in threads:
         t.start()
     for t in threads:
         t.join(90)
-    wall = time.perf_counter() - t0
     assert not errors, errors[:5]
     assert len(latencies) == n
     latencies.sort()
-    init_latencies.sort()
-    print(
-        f"\nload: {n} clients in {wall:.2f}s; initialize p50 "
-        f"{init_latencies[n // 2] * 1000:.0f} ms, max {init_latencies[-1] * 1000:.0f} ms; "
-        f"whole client p50 {latencies[n // 2] * 1000:.0f} ms, max {latencies[-1] * 1000:.0f} ms"
-    )
-    assert init_latencies[-1] < 10  # the event loop never waits on the model
-    assert wall < 90
+    print(f"\nload: {n} clients; p50 {latencies[n // 2] * 1000:.0f} ms")
     assert not server.server.scheduler.queue
-    deadline = time.monotonic() + 10
-    while server.server.connections and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert not server.server.connections
+    _until(lambda: not server.server.connections, "every client is gone")
 
 
-def test_unused_server_object_releases_nothing(qwen05, tmp_path):
+def test_unused_server_object_releases_nothing(tmp_path):
     # constructing a Server does not touch the filesystem; only start() does
-    Server(qwen05, tmp_path / "x" / "rpc.sock")
+    Server(toy_session(), tmp_path / "x" / "rpc.sock")
     assert not (tmp_path / "x").exists()
 
 
@@ -429,16 +685,17 @@ def test_cli_refuses_a_second_server(server, capsys):
 
     from specedit.app.cli import main
 
-    before = list(logging.getLogger("specedit").handlers)
-    t = time.monotonic()
+    loggers = [logging.getLogger("specedit"), logging.getLogger("asyncio")]
+    before = [list(lg.handlers) for lg in loggers]
     try:
         rc = main(["serve", "--socket", str(server.socket_path), "--model", "no-such-model"])
     finally:
-        for h in logging.getLogger("specedit").handlers:
-            if h not in before:
-                logging.getLogger("specedit").removeHandler(h)
+        for lg, had in zip(loggers, before, strict=True):
+            for h in [h for h in lg.handlers if h not in had]:
+                lg.removeHandler(h)
                 h.close()
-    assert rc == 1 and time.monotonic() - t < 5  # refused before any model load
+        loggers[1].propagate = True
+    assert rc == 1  # refused before any model load: no such model would fail otherwise
     assert "already runs on" in capsys.readouterr().err
 
 
@@ -454,3 +711,17 @@ def test_range_expands_to_enclosing_node():
     assert parse_start(p).range_json == {"startLine": 1, "endLine": 2}
     p["options"] = {"expand": "node", "language": "python"}
     assert parse_start(p).range_json == {"startLine": 0, "endLine": 2}
+
+
+def test_options_edit_picks_the_edit_mode():
+    from specedit.app.server.params import parse_start
+    from specedit.app.server.rpc import RpcError
+
+    p = {"text": TEXT, "path": "m.py", "instruction": "x"}
+    assert parse_start(p).opts.edit == "auto"  # the default: blocks, else the whole text
+    for mode in ("auto", "blocks", "whole"):
+        p["options"] = {"edit": mode}
+        assert parse_start(p).opts.edit == mode
+    p["options"] = {"edit": "diff"}
+    with pytest.raises(RpcError, match="options.edit must be"):
+        parse_start(p)

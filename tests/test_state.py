@@ -12,7 +12,7 @@ import pytest
 
 from specedit.app import session as session_mod
 from specedit.app.files import read_source, write_atomic
-from specedit.app.server.core import _setup_logging
+from specedit.app.server.serve import _setup_logging
 from specedit.app.state import (
     PrivateRotatingFileHandler,
     make_private,

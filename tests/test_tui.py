@@ -305,7 +305,9 @@ def test_end_to_end_rewrite_review_write_undo(workdir, qwen05, monkeypatch):
                 lambda: fronts.append(screen.diff.frontier or 0) or screen.mode != "generating",
             )
             assert screen.mode == "review", notes(app)
-            assert screen.live.metrics.generated_tokens > 0 and max(fronts) > 0
+            m = screen.live.metrics
+            # the live diff moved while the file was written out (edit blocks arrive whole)
+            assert m.generated_tokens > 0 and (max(fronts) > 0 or m.edit_mode == "blocks")
             status = screen.query_one(StatusBar)
             assert "tok/call" in str(status.query_one("#st-figures").render())
             review = screen.review

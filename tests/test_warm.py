@@ -1,4 +1,7 @@
-"""Warm-ups and the shared prompt prefix, on the real llama.cpp backend with the 0.5B model."""
+"""Warm-ups and the shared prompt prefix: the bookkeeping (what is cached, what is left to
+read, chunks, interrupts) on the numpy toy model with a visible prefix cache; what the real
+llama.cpp backend must give (the same output warm or cold, the file never parsed for special
+tokens) on the 0.5B model."""
 
 from __future__ import annotations
 
@@ -7,12 +10,12 @@ import threading
 from pathlib import Path
 
 import pytest
+from toy_server import CachingToy, toy_session
 
 from specedit.app.options import RewriteOptions
 from specedit.app.prompt import rewrite_prompt
-from specedit.app.rewrite import WARM_CHUNK, rewrite, warm
-
-pytestmark = pytest.mark.model
+from specedit.app.rewrite import rewrite, warm
+from specedit.engine.prefill import CHUNK as PREFILL_CHUNK
 
 
 def _text(lines: int = 80) -> str:
@@ -21,55 +24,93 @@ def _text(lines: int = 80) -> str:
 
 
 def _opts(instruction: str, region=None) -> RewriteOptions:
-    return RewriteOptions(instruction=instruction, max_tokens=12, region=region)
+    # the whole-file prompt: blocks share its prefix (tests/test_edit_modes.py)
+    return RewriteOptions(instruction=instruction, max_tokens=12, region=region, edit="whole")
 
 
-def test_warm_leaves_only_the_instruction_to_prefill(qwen05):
+def test_warm_leaves_only_the_instruction_to_prefill():
+    session = toy_session(CachingToy())
+    t = session.target
+    text = _text()
+    w = warm(session, text, path="c.py")
+    assert w.status == "done" and w.cached_tokens == 0
+    assert w.evaluated_tokens == w.prefix_tokens > 3 * PREFILL_CHUNK
+    assert t.cache_tokens[: w.prefix_tokens] == _prompt(session, text)[: w.prefix_tokens]
+    assert warm(session, text, path="c.py").status == "cached"
+
+    hot = rewrite(session, text, _opts("Rename rgb_to_yiq to rgb2yiq."), path="c.py")
+    assert hot.metrics.cached_tokens == w.prefix_tokens
+    assert hot.metrics.prompt_tokens == hot.metrics.read_total  # only the rest was read
+    assert hot.metrics.prompt_tokens < 80  # the instruction and the chat tail
+
+    # a region rewrite of the same file shares the prefix: the file comes first
+    region = rewrite(session, text, _opts("Rename hsv_to_rgb to hsv2rgb.", (5, 12)), path="c.py")
+    assert region.metrics.cached_tokens >= w.prefix_tokens
+    # a warm-up given the region goes on through its lines: only the instruction is left
+    rw = warm(session, text, path="c.py", region=(20, 30))
+    assert rw.status == "done" and rw.cached_tokens >= w.prefix_tokens
+    assert rw.prefix_tokens > w.prefix_tokens
+    r2 = rewrite(session, text, _opts("Rename hsv_to_rgb to hsv2rgb.", (20, 30)), path="c.py")
+    assert r2.metrics.cached_tokens >= rw.prefix_tokens
+    assert r2.metrics.prompt_tokens < 80
+    # the path is part of the prompt: another file name is another prefix
+    assert warm(session, text, path="d.py").cached_tokens < rw.cached_tokens
+
+
+@pytest.mark.model
+def test_a_warm_rewrite_writes_what_a_cold_one_does(qwen05):
+    """On llama.cpp, a rewrite over the prefix a warm-up left in the KV cache gives the text a
+    cold one gives, and reads only the instruction."""
     t = qwen05.target
     text = _text()
     t.rollback(0)
     cold = rewrite(qwen05, text, _opts("Rename rgb_to_yiq to rgb2yiq."), path="c.py")
     t.rollback(0)
     w = warm(qwen05, text, path="c.py")
-    assert w.status == "done" and w.cached_tokens == 0
-    assert w.evaluated_tokens == w.prefix_tokens > 3 * WARM_CHUNK
+    assert w.status == "done" and w.evaluated_tokens == w.prefix_tokens > 3 * PREFILL_CHUNK
     assert t.cache_tokens[: w.prefix_tokens] == _prompt(qwen05, text)[: w.prefix_tokens]
-    assert warm(qwen05, text, path="c.py").status == "cached"
-
     hot = rewrite(qwen05, text, _opts("Rename rgb_to_yiq to rgb2yiq."), path="c.py")
     assert hot.metrics.cached_tokens == w.prefix_tokens
     assert hot.metrics.prompt_tokens < 40  # the instruction and the chat tail
     assert hot.raw == cold.raw
 
-    # a region rewrite of the same file shares the prefix: the file comes first
-    region = rewrite(qwen05, text, _opts("Rename hsv_to_rgb to hsv2rgb.", (5, 12)), path="c.py")
-    assert region.metrics.cached_tokens >= w.prefix_tokens
-    # a warm-up given the region goes on through its lines: only the instruction is left
-    rw = warm(qwen05, text, path="c.py", region=(20, 30))
-    assert rw.status == "done" and rw.cached_tokens >= w.prefix_tokens
-    assert rw.prefix_tokens > w.prefix_tokens
-    r2 = rewrite(qwen05, text, _opts("Rename hsv_to_rgb to hsv2rgb.", (20, 30)), path="c.py")
-    assert r2.metrics.cached_tokens >= rw.prefix_tokens
-    assert r2.metrics.prompt_tokens < 40
-    # the path is part of the prompt: another file name is another prefix
-    t.rollback(0)
-    assert warm(qwen05, text, path="d.py").cached_tokens < 10
 
-
-def test_an_interrupted_warm_keeps_what_it_did(qwen05):
-    t = qwen05.target
+def test_an_interrupted_warm_keeps_what_it_did():
+    session = toy_session(CachingToy())
+    t = session.target
     text = _text(120)
-    t.rollback(0)
     stop = threading.Event()
     stop.set()
-    w = warm(qwen05, text, path="c.py", interrupt=stop)
-    assert w.status == "interrupted" and w.evaluated_tokens == 0
-    t.eval(_prompt(qwen05, text)[:WARM_CHUNK], 0, [])  # as if one chunk had run
-    w = warm(qwen05, text, path="c.py")
-    assert w.status == "done" and w.cached_tokens == WARM_CHUNK
-    assert w.evaluated_tokens == w.prefix_tokens - WARM_CHUNK
+    w = warm(session, text, path="c.py", interrupt=stop)
+    assert w.status == "interrupted" and w.evaluated_tokens == 0 and t.evals == []
+    t.eval(_prompt(session, text)[:PREFILL_CHUNK], 0, [])  # as if one chunk had run
+    w = warm(session, text, path="c.py")
+    assert w.status == "done" and w.cached_tokens == PREFILL_CHUNK
+    assert w.evaluated_tokens == w.prefix_tokens - PREFILL_CHUNK
+    # in the prefill's chunks: whole ones on multiples of PREFILL_CHUNK, then the rest
+    assert [pos % PREFILL_CHUNK for pos, _ in t.evals[1:]] == [0] * (len(t.evals) - 1)
+    assert all(n == PREFILL_CHUNK for _, n in t.evals[1:-1])
+    assert warm(session, text, path="c.py").status == "cached"
 
 
+def test_a_warm_up_is_interrupted_between_two_chunks():
+    session = toy_session(CachingToy())
+    t = session.target
+    stop = threading.Event()
+    orig = t.eval
+
+    def interrupt_during_the_second_call(tokens, pos, want):
+        if len(t.evals) == 1:
+            stop.set()  # a rewrite arrives while the second chunk is evaluated
+        return orig(tokens, pos, want)
+
+    t.eval = interrupt_during_the_second_call
+    w = warm(session, _text(120), path="c.py", interrupt=stop)
+    assert w.status == "interrupted"
+    assert len(t.evals) == 2 and w.evaluated_tokens == 2 * PREFILL_CHUNK < w.prefix_tokens
+
+
+@pytest.mark.model
 def test_the_file_is_never_parsed_for_special_tokens(qwen05):
     """A file that contains the chat template's markers stays text, in a region rewrite too."""
     text = 'END = "<|im_end|>"\nSTART = "<|im_start|>system"\n' + _text(20)

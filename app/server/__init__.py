@@ -2,10 +2,12 @@
 
 Modules: ``rpc`` (JSON-RPC 2.0 with LSP framing on one connection), ``params`` (request
 validation), ``jobs`` (the rewrite queue and its notifications), ``paths`` (where the
-socket lives and who may use it), ``core`` (the server, its methods and ``serve_main``).
+socket lives and who may use it), ``core`` (the server: connections, bounds, methods),
+``serve`` (running it: ``serve_main``, the CLI entry, and ``ServerThread``).
 The wire protocol is documented in ``docs/protocol.md``.
 """
 
-from .core import Server, ServerThread, serve_main
+from .core import Server
+from .serve import ServerThread, serve_main
 
 __all__ = ["Server", "ServerThread", "serve_main"]

@@ -1,4 +1,4 @@
-"""``specedit serve``: one loaded model, served to editor plugins over a local socket.
+"""The server of ``specedit serve``: one loaded model, served to editor plugins over a socket.
 
 Contract (the wire protocol is documented in ``docs/protocol.md``):
 
@@ -16,10 +16,18 @@ Contract (the wire protocol is documented in ``docs/protocol.md``):
   then ``exit`` (stops the server; ``exit`` alone just closes that connection).
   Notifications ``rewrite/progress``, ``rewrite/preview`` and ``rewrite/done`` come from
   ``app.server.jobs``; a client that disconnects has its sessions cancelled.
-* :func:`serve_main` is the CLI entry: it logs to ``<state>/logs/server.log`` (rotated),
-  claims the socket before loading the model (so a second server is refused at once), then
-  serves until SIGINT/SIGTERM or ``shutdown``+``exit``. :class:`ServerThread` runs a server
-  over a preloaded session in a background thread (tests, embedding).
+* Bounds: at most :func:`connection_cap` connections at once (:data:`MAX_CONNECTIONS`, fewer
+  where the file-descriptor limit is low): one more gets a -32803 error and is closed, so the
+  server never runs out of descriptors and no client hangs. Each connection has the time
+  limits of :class:`~specedit.app.server.rpc.Limits` (a TCP one must authenticate within
+  ``preauth_s`` and sends at most ``rpc.PREAUTH_MAX_CONTENT`` bytes a frame until then).
+  Request params are validated, and their text parsed (tree-sitter for ``expand: node``), in
+  a worker thread: the event loop never waits on a large text.
+* Stopping (``shutdown``+``exit``, SIGTERM, SIGINT, :meth:`Server.close`) cancels every job;
+  the running one ends within one prefill chunk or decode step, and its owner still gets its
+  ``rewrite/done`` (``cancelled``) before the connections close.
+
+Running one (the CLI entry, a background thread) is ``app.server.serve``'s business.
 """
 
 from __future__ import annotations
@@ -29,22 +37,18 @@ import contextlib
 import hmac
 import logging
 import os
+import resource
 import secrets
-import signal
-import sys
-import threading
+import time
 from pathlib import Path
 from typing import Any
 
 from ..files import ConflictError, FileError, read_source, write_atomic
-from ..options import LoadConfig
 from ..session import ModelSession
-from ..state import PrivateRotatingFileHandler, private_dir, state_subdir
 from .jobs import Job, Scheduler, Warm
 from .params import parse_apply, parse_start, parse_warm, session_id
 from .paths import (
     AlreadyRunning,
-    ServerSetupError,
     claim,
     default_socket_path,
     discovery_path,
@@ -61,6 +65,7 @@ from .rpc import (
     SERVER_NOT_INITIALIZED,
     SUSPECT_RESULT,
     Connection,
+    Limits,
     RpcError,
 )
 
@@ -70,8 +75,25 @@ PROTOCOL_VERSION = 1
 SERVER_VERSION = "0.1.0"
 MAX_QUEUE = 64
 """Queued (not yet running) rewrites from all clients; more get -32803."""
+MAX_CONNECTIONS = 128
+"""Open connections at most (fewer where the file-descriptor limit is low: connection_cap)."""
+FD_RESERVE = 32
+"""File descriptors kept free of connections: for refusing one more, the log, the model."""
 
-__all__ = ["PROTOCOL_VERSION", "AlreadyRunning", "Server", "ServerThread", "serve_main"]
+__all__ = ["MAX_CONNECTIONS", "PROTOCOL_VERSION", "AlreadyRunning", "Server", "connection_cap"]
+
+
+def connection_cap(wanted: int = MAX_CONNECTIONS) -> int:
+    """``wanted``, or as many connections as the free file descriptors allow less
+    :data:`FD_RESERVE` (at least 1), from the soft ``RLIMIT_NOFILE`` and the descriptors open now."""
+    try:
+        soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
+        in_use = len(os.listdir("/proc/self/fd" if os.path.isdir("/proc/self/fd") else "/dev/fd"))
+    except (OSError, ValueError):
+        return wanted
+    if soft == resource.RLIM_INFINITY:
+        return wanted
+    return max(1, min(wanted, soft - in_use - FD_RESERVE))
 
 
 class Server:
@@ -84,6 +106,8 @@ class Server:
         *,
         tcp: bool = False,
         lock_fd: int | None = None,
+        limits: Limits | None = None,
+        max_connections: int = MAX_CONNECTIONS,
     ) -> None:
         self.session = session
         self.socket_path = Path(socket_path) if socket_path else default_socket_path()
@@ -93,6 +117,14 @@ class Server:
         self.tcp_port: int | None = None
         self.scheduler = Scheduler(session)
         self.connections: set[Connection] = set()
+        self.limits = limits or Limits()
+        self.max_connections = max_connections
+        """Set from :func:`connection_cap` when the server starts."""
+        self.refused = 0
+        """Connections refused because ``max_connections`` were open."""
+        self._refusing = 0
+        self._refused_logged = 0.0
+        self._closing = False
         self.stopped = asyncio.Event()
         self._servers: list[asyncio.base_events.Server] = []
         self._lock_fd = lock_fd
@@ -136,17 +168,27 @@ class Server:
         except BaseException:
             await self._release()
             raise
+        self.max_connections = connection_cap(self.max_connections)
         self.scheduler.start()
-        log.info("listening on %s (tcp port %s)", self.socket_path, self.tcp_port)
+        log.info(
+            "listening on %s (tcp port %s, at most %d connections)",
+            self.socket_path,
+            self.tcp_port,
+            self.max_connections,
+        )
 
     async def close(self) -> None:
-        if self.stopped.is_set():
+        """Stop: no new connections, every job cancelled (the running one within a chunk,
+        its owner told), then the connections closed and the socket removed."""
+        if self._closing:
+            await self.stopped.wait()
             return
+        self._closing = True
         for srv in self._servers:
             srv.close()
-        for conn in list(self.connections):
-            conn.close()
         await self.scheduler.close()
+        # the last notifications (a cancelled rewrite's done) reach their clients first
+        await asyncio.gather(*(c.flush_and_close() for c in list(self.connections)))
         await self._release()
         self.stopped.set()
         log.info("server stopped")
@@ -166,14 +208,26 @@ class Server:
             log.warning("refused a connection from uid %s", uid)
             writer.close()
             return
-        await self._serve(Connection(reader, writer, self.handlers, "unix"), authorized=True)
+        await self._serve(reader, writer, "unix", authorized=True)
 
     async def _on_tcp(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         peer = writer.get_extra_info("peername")
-        await self._serve(Connection(reader, writer, self.handlers, f"tcp {peer}"), False)
+        await self._serve(reader, writer, f"tcp {peer}", authorized=False)
 
-    async def _serve(self, conn: Connection, authorized: bool) -> None:
-        conn.authorized = authorized
+    async def _serve(
+        self,
+        reader: asyncio.StreamReader,
+        writer: asyncio.StreamWriter,
+        name: str,
+        authorized: bool,
+    ) -> None:
+        conn = Connection(
+            reader, writer, self.handlers, name, authorized=authorized, limits=self.limits
+        )
+        conn.busy = lambda: self.scheduler.active(conn)
+        if len(self.connections) >= self.max_connections or self._closing:
+            await self._refuse(conn)
+            return
         self.connections.add(conn)
         log.debug("%s: connected (%d open)", conn.name, len(self.connections))
         try:
@@ -182,6 +236,27 @@ class Server:
             self.connections.discard(conn)
             n = self.scheduler.cancel_owner(conn)
             log.debug("%s: gone; cancelled %d sessions", conn.name, n)
+
+    async def _refuse(self, conn: Connection) -> None:
+        self.refused += 1
+        now = time.monotonic()
+        if now - self._refused_logged > 10:  # a flood of clients is one line, not thousands
+            self._refused_logged = now
+            log.warning(
+                "%d connections open: refusing more (%d refused so far)",
+                len(self.connections),
+                self.refused,
+            )
+        what = (
+            "stopping" if self._closing else f"at its limit of {self.max_connections} connections"
+        )
+        err = RpcError(REQUEST_FAILED, f"the server is {what}; retry later")
+        # lingering (so that the reply is read, not reset) holds a descriptor: only a few may
+        self._refusing += 1
+        try:
+            await conn.refuse(err, linger_s=0.2 if self._refusing <= FD_RESERVE // 4 else 0.0)
+        finally:
+            self._refusing -= 1
 
     def _check_auth(self, conn: Connection) -> None:
         if not conn.authorized:
@@ -192,7 +267,9 @@ class Server:
         params = params if isinstance(params, dict) else {}
         if not conn.authorized:
             token = params.get("token")
-            if not isinstance(token, str) or not hmac.compare_digest(token, self.token or ""):
+            expected = (self.token or "").encode()
+            # bytes: compare_digest raises TypeError for a str that is not ASCII
+            if not isinstance(token, str) or not hmac.compare_digest(token.encode(), expected):
                 conn.state["close_after_reply"] = True
                 raise RpcError(INVALID_PARAMS, "wrong or missing token")
             conn.authorized = True
@@ -217,9 +294,10 @@ class Server:
 
     async def _start(self, conn: Connection, params: Any) -> dict[str, Any]:
         self._check_auth(conn)
-        if self._shutdown_requested:
+        if self._shutdown_requested or self._closing:
             raise RpcError(INVALID_REQUEST, "the server is shutting down")
-        p = parse_start(params)
+        request_id = conn.state.get("request_id")  # before the await: the next request's
+        p = await asyncio.to_thread(parse_start, params)  # a large text: not on the loop
         if len(self.scheduler.queue) >= MAX_QUEUE:
             raise RpcError(REQUEST_FAILED, f"{MAX_QUEUE} rewrites are waiting already; retry later")
         job = Job(
@@ -228,20 +306,21 @@ class Server:
             opts=p.opts,
             path=p.path,
             base_sha256=p.base_sha256,
-            request_id=conn.state.get("request_id"),
+            request_id=request_id,
         )
-        by_request = conn.state.setdefault("by_request", {})  # for $/cancelRequest
-        by_request[job.request_id] = job.id
-        if len(by_request) > 256:
-            del by_request[next(iter(by_request))]
+        if request_id is not None:  # a start sent as a notification has no id to cancel by
+            by_request = conn.state.setdefault("by_request", {})  # for $/cancelRequest
+            by_request[request_id] = job.id
+            if len(by_request) > 256:
+                del by_request[next(iter(by_request))]
         position = self.scheduler.submit(job)
         return {"sessionId": job.id, "queuePosition": position, "range": p.range_json}
 
     async def _warm(self, conn: Connection, params: Any) -> dict[str, Any]:
         self._check_auth(conn)
-        if self._shutdown_requested:
+        if self._shutdown_requested or self._closing:
             raise RpcError(INVALID_REQUEST, "the server is shutting down")
-        text, path, region = parse_warm(params)
+        text, path, region = await asyncio.to_thread(parse_warm, params)
         w = Warm(owner=conn, text=text, path=path, region=region)
         self.scheduler.warm(w)
         return {"warmId": w.id}
@@ -275,6 +354,7 @@ class Server:
             raise RpcError(
                 SUSPECT_RESULT, f"{res.suspect.message}; send force: true to apply it anyway"
             )
+        log.info("%s: apply session %s to %s", conn.name, job.id, p.path)
         return await asyncio.to_thread(_apply_job, job, p.path, p.hunk_ids)
 
     async def _shutdown(self, conn: Connection, params: Any) -> None:
@@ -332,115 +412,3 @@ def _sha_of_text(text: str) -> str:
     import hashlib
 
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
-
-
-class ServerThread:
-    """Run a :class:`Server` over a preloaded session in a daemon thread."""
-
-    def __init__(self, session: ModelSession, socket_path: Path, *, tcp: bool = False) -> None:
-        self.session = session
-        self.socket_path = Path(socket_path)
-        self.tcp = tcp
-        self.server: Server | None = None
-        self.loop: asyncio.AbstractEventLoop | None = None
-        self._ready = threading.Event()
-        self._error: BaseException | None = None
-        self._thread = threading.Thread(target=self._main, name="specedit-server", daemon=True)
-
-    def start(self, timeout: float = 30.0) -> ServerThread:
-        self._thread.start()
-        if not self._ready.wait(timeout):
-            raise TimeoutError("the server did not start")
-        if self._error is not None:
-            raise self._error
-        return self
-
-    def _main(self) -> None:
-        async def run() -> None:
-            self.loop = asyncio.get_running_loop()
-            self.server = Server(self.session, self.socket_path, tcp=self.tcp)
-            try:
-                await self.server.start()
-            except BaseException as e:
-                self._error = e
-                self._ready.set()
-                return
-            self._ready.set()
-            await self.server.stopped.wait()
-
-        asyncio.run(run())
-
-    def stop(self, timeout: float = 30.0) -> None:
-        if self.loop is not None and self.server is not None and self._thread.is_alive():
-            fut = asyncio.run_coroutine_threadsafe(self.server.close(), self.loop)
-            with contextlib.suppress(Exception):
-                fut.result(timeout)
-        self._thread.join(timeout)
-
-    def __enter__(self) -> ServerThread:
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
-
-
-def _setup_logging(level: str, log_file: str | None) -> Path:
-    try:  # private: the log names the files edited (folder 0700, files 0600, rotated too)
-        if log_file:
-            path = Path(log_file)
-            private_dir(path.parent, tighten=False)  # a folder the user chose stays as it is
-        else:
-            path = state_subdir("logs") / "server.log"
-        handler = PrivateRotatingFileHandler(
-            path, maxBytes=5_000_000, backupCount=3, encoding="utf-8"
-        )
-    except OSError as e:
-        raise ServerSetupError(f"cannot open the log file: {e}") from None
-    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
-    lvl = getattr(logging, level.upper(), None)
-    if not isinstance(lvl, int):
-        raise ServerSetupError(f"unknown log level {level!r}")
-    handler.setLevel(lvl)
-    root = logging.getLogger("specedit")
-    root.addHandler(handler)
-    root.setLevel(min(lvl, root.getEffectiveLevel()))
-    return path
-
-
-def serve_main(args: Any, config: LoadConfig) -> int:
-    """The ``specedit serve`` command (see module docstring): ``config`` is the model to
-    serve, ``args`` the socket and logging flags."""
-    from ..session import load_session
-
-    level = getattr(args, "serve_log_level", None) or "INFO"
-    try:
-        log_path = _setup_logging(level, getattr(args, "log_file", None))
-        sock = Path(args.socket).expanduser().absolute() if args.socket else default_socket_path()
-        lock_fd = claim(sock)  # refuse early, before the model load
-    except ServerSetupError as e:
-        raise FileError(str(e)) from None
-    log.info("loading %s (log: %s)", config.model, log_path)
-    try:
-        session = load_session(config)
-    except BaseException:
-        release(sock, lock_fd)  # no rpc.lock left behind
-        raise
-
-    async def main() -> None:
-        server = Server(session, sock, tcp=bool(args.tcp), lock_fd=lock_fd)
-        try:
-            await server.start()
-        except ServerSetupError as e:
-            raise FileError(str(e)) from None
-        loop = asyncio.get_running_loop()
-        for sig in (signal.SIGINT, signal.SIGTERM):
-            loop.add_signal_handler(sig, lambda: loop.create_task(server.close()))
-        sys.stderr.write(f"specedit serve: {session.model_name} on {sock} (pid {os.getpid()})\n")
-        sys.stderr.flush()
-        await server.stopped.wait()
-
-    try:
-        asyncio.run(main())
-    finally:
-        session.target.close()
-    return 0

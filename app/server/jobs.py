@@ -11,10 +11,13 @@ Contract:
   (``state: "running"``) at most every :data:`TICK_S` seconds, read from the job's own
   ``Metrics`` (the single source of figures), and ``rewrite/preview`` whenever a new complete
   line of output arrived (``app.diff.preview_hunks``, in full-text line numbers).
-* Every job ends with exactly one ``rewrite/done`` (``ok`` | ``cancelled`` | ``error``).
-  :meth:`Scheduler.cancel` works on queued and running jobs (a running one stops at its next
-  decode step); :meth:`Scheduler.cancel_owner` cancels all jobs (and the warm-up) of a
-  vanished client.
+* Every job ends with exactly one ``rewrite/done`` (``ok`` | ``truncated`` | ``cancelled`` |
+  ``error``). :meth:`Scheduler.cancel` works on queued and running jobs (a running one stops
+  after its current target call: one prefill chunk, ``engine.prefill.CHUNK`` tokens,
+  or one decode step); :meth:`Scheduler.cancel_owner` cancels all jobs (and the warm-up) of a
+  vanished client; :meth:`Scheduler.close` cancels everything and returns once the running
+  job has sent its ``rewrite/done``.
+* Previews are computed in a worker thread (a diff of a large text is not the event loop's).
 * Finished jobs are kept (the newest :data:`KEEP_FINISHED`) for ``rewrite/apply``.
 * :meth:`Scheduler.warm` queues a warm-up of a file (``app.rewrite.warm``): at most one
   waits, the newest; it runs only while no rewrite waits, a submitted rewrite or a newer
@@ -117,26 +120,37 @@ class Scheduler:
         self.completed = 0
         self._warm: Warm | None = None  # the pending warm-up
         self.warming: Warm | None = None  # the running one
+        self._closing = False
 
     def start(self) -> None:
         self._task = asyncio.get_running_loop().create_task(self._loop(), name="scheduler")
 
     async def close(self) -> None:
+        """Cancel every job and warm-up; return once the running one has finished (within
+        one target call) and sent its ``rewrite/done``."""
+        self._closing = True
+        self._warm = None
         for job in list(self.queue):
             self.cancel(job.id)
         if self.running is not None:
-            self.running.cancel.set()
+            self.cancel(self.running.id)
         if self.warming is not None:
             self.warming.interrupt.set()
+        self._wake.set()
         if self._task is not None:
-            self._task.cancel()
             try:
                 await self._task
             except asyncio.CancelledError:
                 pass
-        self._pool.shutdown(wait=True)
+        await asyncio.to_thread(self._pool.shutdown, wait=True)  # idle by now
 
     # ------------------------------------------------------------------ public
+    def active(self, owner: Connection) -> bool:
+        """True while ``owner`` has a job queued or running, or a warm-up pending or running."""
+        if any(w is not None and w.owner is owner for w in (self._warm, self.warming)):
+            return True
+        return any(j.owner is owner for j in (self.running, *self.queue) if j is not None)
+
     def submit(self, job: Job) -> int:
         self.jobs[job.id] = job
         self.queue.append(job)
@@ -166,6 +180,16 @@ class Scheduler:
         if job is None or job.state == "done":
             return False
         job.cancel.set()
+        if job.state == "running":  # it stops after the target call in flight
+            m = job.metrics
+            log.info(
+                "session %s: cancelling (%s, %d of %d prompt tokens read, %d generated)",
+                job.id,
+                m.phase,
+                m.read_tokens,
+                m.read_total,
+                m.generated_tokens,
+            )
         if job.state == "queued":
             try:
                 self.queue.remove(job)
@@ -211,16 +235,23 @@ class Scheduler:
         for i, job in enumerate(self.queue, start=1):
             self._progress(job, i)
 
-    def _preview(self, job: Job, fenced: FencedText) -> None:
+    @staticmethod
+    def _preview_hunks(job: Job, fenced: FencedText) -> list[dict[str, Any]] | None:
+        """The preview's hunks when new output arrived (None if none did); a worker thread's."""
         pieces = job.pieces[job._fed :]
         job._fed += len(pieces)
         for piece in pieces:
             fenced.feed(piece)
         body = fenced.partial_body()
         if len(body) == job._preview_len:
-            return
+            return None
         job._preview_len = len(body)
-        hunks = [h.to_json() for h in preview_in_file(job.text, body, job.opts.region)]
+        return [h.to_json() for h in preview_in_file(job.text, body, job.opts.region)]
+
+    async def _preview(self, job: Job, fenced: FencedText) -> None:
+        hunks = await asyncio.to_thread(self._preview_hunks, job, fenced)
+        if hunks is None or job.state == "done":
+            return
         job.preview_seq += 1
         job.owner.notify(
             "rewrite/preview",
@@ -249,7 +280,16 @@ class Scheduler:
             if self.jobs[oldest].state != "done":
                 break
             del self.jobs[oldest]
-        log.info("session %s: %s %s", job.id, status, message)
+        m = job.metrics
+        log.info(
+            "session %s: %s %s (%d of %d prompt tokens read, %d generated)",
+            job.id,
+            status,
+            message,
+            m.read_tokens,
+            m.read_total,
+            m.generated_tokens,
+        )
 
     def _warmed(self, w: Warm, result: dict[str, Any]) -> None:
         if not w.owner.closed:
@@ -277,10 +317,12 @@ class Scheduler:
         self._warmed(w, result)
 
     async def _loop(self) -> None:
-        while True:
-            while not self.queue and self._warm is None:
+        while not self._closing:
+            while not self.queue and self._warm is None and not self._closing:
                 self._wake.clear()
                 await self._wake.wait()
+            if self._closing:
+                return
             if not self.queue:
                 w, self._warm = self._warm, None
                 if w is not None:
@@ -322,7 +364,7 @@ class Scheduler:
         log.info(
             "session %s: running (%d chars, region %s)", job.id, len(job.text), job.opts.region
         )
-        fenced = FencedText(rewrite_fence(job.text))
+        fenced = FencedText(await asyncio.to_thread(rewrite_fence, job.text))  # scans the text
         fut = asyncio.get_running_loop().run_in_executor(self._pool, self._work, job)
         self._progress(job)
         while True:
@@ -331,7 +373,7 @@ class Scheduler:
                 break
             self._progress(job)
             try:
-                self._preview(job, fenced)
+                await self._preview(job, fenced)
             except Exception:  # a preview is a nicety; the final diff is what counts
                 log.exception("preview failed")
         try:

@@ -4,6 +4,9 @@ Contract: :func:`parse_start`, :func:`parse_warm` and :func:`parse_apply` take t
 ``params`` of ``rewrite/start`` / ``rewrite/warm`` / ``rewrite/apply`` and return typed
 values, or raise :class:`~specedit.app.server.rpc.RpcError` with code -32602 and a message naming
 the field.
+A ``text`` is at most :data:`~specedit.app.files.MAX_SOURCE_BYTES` of UTF-8, as a file the
+CLI reads is. These functions may take a while on a large text (tree-sitter): the server
+calls them in a worker thread.
 Ranges are 0-based ``[startLine, endLine)`` over lines split on ``"\\n"`` (as hunks are).
 With ``options.expand == "node"`` the range grows to the enclosing tree-sitter node
 (``app.syntax``) when the language is known from ``options.language`` or ``path``.
@@ -19,7 +22,8 @@ from typing import Any
 
 from ...engine.sampling import SamplingParams
 from ..diff import split_lines
-from ..options import RewriteOptions
+from ..files import MAX_SOURCE_BYTES
+from ..options import EDIT_MODES, RewriteOptions
 from .rpc import INVALID_PARAMS, RpcError
 
 MAX_INSTRUCTION = 20_000
@@ -55,6 +59,19 @@ def _opt_str(p: dict[str, Any], key: str) -> str | None:
     if v is not None and not isinstance(v, str):
         raise _bad(f"{key} must be a string")
     return v
+
+
+def _text(p: dict[str, Any], what: str) -> str:
+    text = p.get("text")
+    if not isinstance(text, str):
+        raise _bad(f"text (the buffer's content) must be a {what}string")
+    # a character is at most 4 bytes: only a long text needs encoding to be measured
+    if (
+        len(text) > MAX_SOURCE_BYTES // 4
+        and len(text.encode("utf-8", "replace")) > MAX_SOURCE_BYTES
+    ):
+        raise _bad(f"text is over {MAX_SOURCE_BYTES:,} bytes, the largest file specedit takes")
+    return text
 
 
 def session_id(params: Any) -> str:
@@ -93,6 +110,10 @@ def _options(raw: Any) -> tuple[dict[str, Any], str | None, str | None]:
     if not isinstance(exact, bool):
         raise _bad("options.exact must be a boolean")
     kw["exact"] = exact
+    edit = raw.get("edit", RewriteOptions().edit)
+    if edit not in EDIT_MODES:
+        raise _bad("options.edit must be " + ", ".join(f'"{m}"' for m in EDIT_MODES))
+    kw["edit"] = edit
     d = SamplingParams()  # the one set of sampling defaults
     temperature = _num(raw.get("temperature", d.temperature), "options.temperature", 0.0, 10.0)
     top_p = _num(raw.get("topP", d.top_p), "options.topP", 1e-6, 1.0)
@@ -108,9 +129,7 @@ def _options(raw: Any) -> tuple[dict[str, Any], str | None, str | None]:
 
 def parse_start(params: Any) -> StartParams:
     p = _obj(params, "rewrite/start")
-    text = p.get("text")
-    if not isinstance(text, str):
-        raise _bad("text (the buffer's content) must be a string")
+    text = _text(p, "")
     instruction = p.get("instruction")
     if not isinstance(instruction, str) or not instruction.strip():
         raise _bad("instruction must be a non-empty string")
@@ -148,8 +167,8 @@ def parse_warm(params: Any) -> tuple[str, str | None, tuple[int, int] | None]:
     """``rewrite/warm``: the buffer's text, path and range (after ``options.expand``), as
     ``rewrite/start`` would send them; its other options are checked, then not used."""
     p = _obj(params, "rewrite/warm")
-    text = p.get("text")
-    if not isinstance(text, str) or not text.strip():
+    text = _text(p, "non-empty ")
+    if not text.strip():
         raise _bad("text (the buffer's content) must be a non-empty string")
     path = _opt_str(p, "path")
     if path is not None and ("\x00" in path or not path):

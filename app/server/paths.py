@@ -238,8 +238,8 @@ def read_discovery(path: Path) -> dict[str, Any] | None:
 def peer_uid(sock: socket.socket) -> int | None:
     """The uid of the process at the other end of a Unix socket (None if unknown)."""
     try:
-        creds = sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
+        creds = sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("iII"))
     except (OSError, AttributeError):
         return None
-    _pid, uid, _gid = struct.unpack("3i", creds)
+    _pid, uid, _gid = struct.unpack("iII", creds)  # struct ucred: pid_t, uid_t, gid_t
     return uid

@@ -3,8 +3,14 @@
 Contract:
 
 * A frame is ``Content-Length: N\\r\\n`` (other headers such as ``Content-Type`` allowed and
-  ignored, names case-insensitive) ``\\r\\n`` and N bytes of UTF-8 JSON. The header block is
-  at most :data:`MAX_HEADER_BYTES`; N at most :data:`MAX_CONTENT_LENGTH` (16 MiB).
+  ignored, names case-insensitive; a repeated ``Content-Length`` must repeat the same value)
+  ``\\r\\n`` and N bytes of UTF-8 JSON. The header block is at most
+  :data:`MAX_HEADER_BYTES`; N at most :data:`MAX_CONTENT_LENGTH` (16 MiB), and at most
+  :data:`PREAUTH_MAX_CONTENT` on a connection that has not authenticated yet.
+* Time limits (:class:`Limits`): a frame, once its first byte arrived, must be whole within
+  ``frame_s`` (the header timeout); a connection that sends nothing for ``idle_s`` while it has
+  no work in progress (its ``busy()`` is false) is closed; one that has not authenticated
+  within ``preauth_s`` of connecting is closed. Large bodies are decoded off the event loop.
 * :class:`Connection` reads frames until EOF and answers every request it is given:
   bad input never raises out of :meth:`Connection.run` and never affects other connections.
 
@@ -13,9 +19,10 @@ Contract:
   - invalid UTF-8 or JSON -> -32700; JSON that is not a request, notification or batch ->
     -32600; an unknown method -> -32601; handlers raise :class:`RpcError` (e.g. -32602);
     any other exception in a handler -> -32603, logged with its traceback;
-  - a ``Content-Length`` over the limit, a header block over its limit, or a stream that ends
-    mid-frame -> an error reply where one can still be sent, then the connection is closed,
-    because re-synchronising would mean reading an attacker-chosen number of bytes.
+  - a ``Content-Length`` over the limit, malformed or given twice with different values, a
+    header block over its limit, a frame not whole in time, or a stream that ends mid-frame ->
+    an error reply where one can still be sent, then the connection is closed, because
+    re-synchronising would mean reading an attacker-chosen number of bytes.
 * Requests of one connection are handled in order (handlers are quick: long work is queued
   elsewhere and reported with notifications). Batches (JSON arrays) are supported.
 * :meth:`Connection.notify` never blocks: when a client stops reading, *droppable*
@@ -34,6 +41,7 @@ import asyncio
 import json
 import logging
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from typing import Any
 
 from lsprotocol.types import ErrorCodes, LSPErrorCodes
@@ -44,12 +52,14 @@ __all__ = [
     "INVALID_PARAMS",
     "INVALID_REQUEST",
     "MAX_CONTENT_LENGTH",
+    "PREAUTH_MAX_CONTENT",
     "METHOD_NOT_FOUND",
     "PARSE_ERROR",
     "REQUEST_CANCELLED",
     "REQUEST_FAILED",
     "SERVER_NOT_INITIALIZED",
     "Connection",
+    "Limits",
     "RpcError",
     "encode_frame",
 ]
@@ -58,6 +68,11 @@ log = logging.getLogger(__name__)
 
 MAX_CONTENT_LENGTH = 16 * 1024 * 1024
 MAX_HEADER_BYTES = 8192
+PREAUTH_MAX_CONTENT = 4096
+"""Largest body a connection may send before it authenticates (an ``initialize`` with a
+token is a few hundred bytes)."""
+THREAD_DECODE_BYTES = 256 * 1024
+"""Bodies at least this long are decoded in a worker thread, not on the event loop."""
 SOFT_BUFFER = 1 << 20
 HARD_BUFFER = 64 << 20
 
@@ -100,13 +115,26 @@ class _FrameError(Exception):
         self.fatal = fatal
 
 
+@dataclass(frozen=True)
+class Limits:
+    """The time limits of one connection (module docstring), in seconds."""
+
+    frame_s: float = 30.0
+    """A frame, once its first byte arrived, must be whole within this (the header timeout)."""
+    idle_s: float = 3600.0
+    """A connection silent this long, with nothing of its own queued or running, is closed
+    (clients reconnect when they next need the server)."""
+    preauth_s: float = 10.0
+    """A connection that must authenticate (TCP) and has not done so by then is closed."""
+
+
 def encode_frame(obj: Any) -> bytes:
     """One LSP-framed JSON message."""
     body = json.dumps(obj, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
     return b"Content-Length: %d\r\n\r\n" % len(body) + body
 
 
-def _content_length(block: bytes) -> int:
+def _content_length(block: bytes, limit: int = MAX_CONTENT_LENGTH) -> int:
     length: int | None = None
     for raw in block.split(b"\r\n"):
         if not raw:
@@ -116,35 +144,48 @@ def _content_length(block: bytes) -> int:
             raise _FrameError(RpcError(PARSE_ERROR, "malformed header line"), fatal=False)
         if name.strip().lower() == b"content-length":
             value = value.strip()
-            if length is not None or not value.isdigit() or len(value) > 12:
-                raise _FrameError(RpcError(PARSE_ERROR, "bad Content-Length header"), fatal=False)
+            if not value.isdigit() or len(value) > 12 or length not in (None, int(value)):
+                # where the body ends is unknown: the stream cannot be re-synchronised
+                raise _FrameError(RpcError(PARSE_ERROR, "bad Content-Length header"), fatal=True)
             length = int(value)
     if length is None:
         raise _FrameError(RpcError(PARSE_ERROR, "missing Content-Length header"), fatal=False)
-    if length > MAX_CONTENT_LENGTH:
-        msg = f"Content-Length {length} is over the {MAX_CONTENT_LENGTH}-byte limit"
+    if length > limit:
+        msg = f"Content-Length {length} is over the {limit}-byte limit"
         raise _FrameError(RpcError(INVALID_REQUEST, msg), fatal=True)
     return length
 
 
-async def _read_frame(reader: asyncio.StreamReader) -> bytes:
+async def _read_frame(
+    reader: asyncio.StreamReader, first: bytes, limit: int, timeout: float
+) -> bytes:
+    """The body of the frame that begins with ``first`` (its first byte, already read),
+    all of it within ``timeout`` seconds."""
+    block = first
     try:
-        block = await reader.readuntil(b"\r\n\r\n")
-    except asyncio.IncompleteReadError as e:
-        if not e.partial.strip():
-            raise _FrameError(None, fatal=True) from None
-        raise _FrameError(RpcError(PARSE_ERROR, "stream ended inside a header"), True) from None
-    except asyncio.LimitOverrunError:
-        msg = f"header block over {MAX_HEADER_BYTES} bytes"
+        async with asyncio.timeout(max(timeout, 0.0)):
+            try:
+                while not block.endswith(b"\r\n\r\n"):  # line by line: lines end with \r\n
+                    block += await reader.readuntil(b"\n")
+                    if len(block) > MAX_HEADER_BYTES:
+                        msg = f"header block over {MAX_HEADER_BYTES} bytes"
+                        raise _FrameError(RpcError(PARSE_ERROR, msg), fatal=True)
+            except asyncio.IncompleteReadError as e:
+                if not (block + e.partial).strip():
+                    raise _FrameError(None, fatal=True) from None
+                msg = "stream ended inside a header"
+                raise _FrameError(RpcError(PARSE_ERROR, msg), True) from None
+            except asyncio.LimitOverrunError:
+                msg = f"header block over {MAX_HEADER_BYTES} bytes"
+                raise _FrameError(RpcError(PARSE_ERROR, msg), fatal=True) from None
+            n = _content_length(block[:-4], limit)
+            try:
+                return await reader.readexactly(n)
+            except asyncio.IncompleteReadError:
+                raise _FrameError(None, fatal=True) from None
+    except TimeoutError:
+        msg = f"a frame was not whole within {timeout:g} s"
         raise _FrameError(RpcError(PARSE_ERROR, msg), fatal=True) from None
-    if len(block) > MAX_HEADER_BYTES:
-        msg = f"header block over {MAX_HEADER_BYTES} bytes"
-        raise _FrameError(RpcError(PARSE_ERROR, msg), fatal=True)
-    n = _content_length(block[:-4])
-    try:
-        return await reader.readexactly(n)
-    except asyncio.IncompleteReadError:
-        raise _FrameError(None, fatal=True) from None
 
 
 class Connection:
@@ -156,20 +197,30 @@ class Connection:
         writer: asyncio.StreamWriter,
         handlers: dict[str, Handler],
         name: str,
+        *,
+        authorized: bool = True,
+        limits: Limits | None = None,
+        busy: Callable[[], bool] = lambda: False,
     ) -> None:
         self.reader = reader
         self.writer = writer
         self.handlers = handlers
         self.name = name
         self.closed = False
-        self.authorized = True
+        self.authorized = authorized
+        """False until a handler authenticates the client (TCP); tight limits apply until then."""
+        self.limits = limits or Limits()
+        self.busy = busy
+        """True while the client has work in progress: its silence is then not idleness."""
         self.state: dict[str, Any] = {}
         self.dropped = 0
         """Notifications skipped because the client was not reading."""
+        self._auth_deadline = asyncio.get_running_loop().time() + self.limits.preauth_s
+        self._eof_sent = False
 
     # ------------------------------------------------------------------ writing
     def _write(self, obj: Any, droppable: bool = False) -> None:
-        if self.closed or self.writer.is_closing():
+        if self.closed or self.writer.is_closing() or self._eof_sent:
             return
         waiting = self.writer.transport.get_write_buffer_size()
         if waiting > HARD_BUFFER:
@@ -197,13 +248,32 @@ class Connection:
             except (OSError, RuntimeError):  # pragma: no cover - already gone
                 pass
 
+    async def flush_and_close(self, timeout: float = 2.0) -> None:
+        """Close once what was written has gone out (or ``timeout`` seconds have passed)."""
+        try:
+            await asyncio.wait_for(self._drain(), timeout)
+        except (TimeoutError, ConnectionError, OSError):
+            pass
+        self.close()
+
+    async def refuse(self, err: RpcError, linger_s: float = 0.2) -> None:
+        """Send ``err`` (id null) and close, without reading a request."""
+        self._write(_error_reply(None, err))
+        try:
+            await asyncio.wait_for(self._drain(), 1.0)
+        except (TimeoutError, ConnectionError, OSError):
+            pass
+        if linger_s > 0:
+            await self._linger(linger_s, cap=1 << 16)
+        self.close()
+
     # ------------------------------------------------------------------ reading
     async def run(self) -> None:
         """Serve until the client closes the stream or sends something unrecoverable."""
         try:
             while not self.closed:
                 try:
-                    body = await _read_frame(self.reader)
+                    body = await self._next_frame()
                 except _FrameError as e:
                     if e.error is not None:
                         log.info("%s: %s", self.name, e.error.message)
@@ -228,6 +298,35 @@ class Connection:
                 await self._linger()
             self.close()
 
+    def _left(self, seconds: float) -> float:
+        """``seconds``, or less: what is left of the time to authenticate."""
+        if self.authorized:
+            return seconds
+        return min(seconds, self._auth_deadline - asyncio.get_running_loop().time())
+
+    async def _next_frame(self) -> bytes:
+        """The next frame's body, within the connection's limits (module docstring)."""
+        while True:
+            wait = self._left(self.limits.idle_s)
+            try:
+                if wait <= 0:
+                    raise TimeoutError
+                async with asyncio.timeout(wait):
+                    first = await self.reader.readexactly(1)
+                break
+            except asyncio.IncompleteReadError:
+                raise _FrameError(None, fatal=True) from None
+            except TimeoutError:
+                if not self.authorized:
+                    s = self.limits.preauth_s
+                    msg = f"no initialize with the token within {s:g} s"
+                    raise _FrameError(RpcError(SERVER_NOT_INITIALIZED, msg), fatal=True) from None
+                if not self.busy():
+                    log.info("%s: idle for %g s; closing", self.name, self.limits.idle_s)
+                    raise _FrameError(None, fatal=True) from None
+        limit = MAX_CONTENT_LENGTH if self.authorized else PREAUTH_MAX_CONTENT
+        return await _read_frame(self.reader, first, limit, self._left(self.limits.frame_s))
+
     async def _linger(self, seconds: float = 0.5, cap: int = 1 << 20) -> None:
         """Half-close, then discard what the client still sends, briefly.
 
@@ -238,6 +337,7 @@ class Connection:
         end, seen = loop.time() + seconds, 0
         try:
             if self.writer.can_write_eof():
+                self._eof_sent = True  # nothing more can be sent (a late notification)
                 self.writer.write_eof()
             while seen < cap and (left := end - loop.time()) > 0:
                 chunk = await asyncio.wait_for(self.reader.read(65536), left)
@@ -257,7 +357,10 @@ class Connection:
 
     async def _handle_body(self, body: bytes) -> Any:
         try:
-            msg = json.loads(body.decode("utf-8"))
+            if len(body) >= THREAD_DECODE_BYTES:  # megabytes of JSON: not on the event loop
+                msg = await asyncio.to_thread(_decode, body)
+            else:
+                msg = _decode(body)
         except (UnicodeDecodeError, ValueError, RecursionError) as e:
             return _error_reply(None, RpcError(PARSE_ERROR, f"invalid JSON: {e}"))
         if isinstance(msg, list):
@@ -290,8 +393,9 @@ class Connection:
                 if not has_id:  # unknown notifications ($/setTrace, ...) are ignored
                     return None
                 raise RpcError(METHOD_NOT_FOUND, f"unknown method {method!r}")
-            if has_id:
-                self.state["request_id"] = mid
+            # the id of the request being handled; None for a notification, so a handler
+            # never takes an earlier request's id for its own
+            self.state["request_id"] = mid if has_id else None
             result = await handler(self, params)
         except RpcError as e:
             if has_id:
@@ -306,6 +410,10 @@ class Connection:
         if not has_id:
             return None
         return {"jsonrpc": "2.0", "id": mid, "result": result}
+
+
+def _decode(body: bytes) -> Any:
+    return json.loads(body.decode("utf-8"))
 
 
 def _error_reply(mid: Any, err: RpcError) -> dict[str, Any]:

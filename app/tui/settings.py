@@ -16,6 +16,7 @@ from dataclasses import dataclass, fields, replace
 from typing import Any
 
 from ...engine.sampling import SamplingParams
+from ...models.llama_build import parse_gpu_layers
 from ..options import BACKENDS, LoadConfig, RewriteOptions
 
 EDIT_MODES = ("auto", "whole")
@@ -25,17 +26,6 @@ HAS_EDIT_MODE = "edit" in {f.name for f in fields(RewriteOptions)}
 """True once ``RewriteOptions`` has the edit mode (the settings screen shows it then)."""
 
 DEFAULT_THEME = "textual-dark"
-
-
-def parse_gpu_layers(value: str | int) -> int | str:
-    """``N``, ``all`` or ``auto`` (what ``--gpu-layers`` takes); ValueError otherwise."""
-    text = str(value).strip()
-    if text in ("auto", "all"):
-        return text
-    n = int(text)  # ValueError for anything else
-    if n < 0:
-        raise ValueError(f"{n} layers")
-    return n
 
 
 @dataclass(frozen=True)

@@ -20,8 +20,9 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, ProgressBar, Select, Switch
 
 from ....models.catalog import CATALOG, is_installed
+from ....models.llama_build import parse_gpu_layers
 from ...options import BACKENDS
-from ..settings import EDIT_MODES, HAS_EDIT_MODE, TuiSettings, parse_gpu_layers
+from ..settings import EDIT_MODES, HAS_EDIT_MODE, TuiSettings
 
 
 def _model_options(current: str | None) -> list[tuple[str, str]]:

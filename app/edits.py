@@ -1,0 +1,409 @@
+"""The edit format: search/replace blocks, read from the model's output and placed in the file.
+
+The model writes only what changes, as blocks in one fenced code block::
+
+    <<<<<<< SEARCH
+    lines copied from the file
+    =======
+    the new lines
+    >>>>>>> REPLACE
+
+The search side is a copy from the file, which prompt lookup drafts nearly for free; the
+replace side is mostly a copy of the search side. Text that is not generated cannot be
+corrupted: only the lines that differ between the two sides change in the file.
+
+Contract:
+  * ``FORMAT`` is the one text that asks for the format; ``app.prompt`` puts it after the
+    instruction (``rewrite_prompt(edit="blocks")``, ``outline_prompt(ask="blocks")``).
+    ``PREFILL`` opens the assistant turn (after the fence), so the output starts inside
+    the first block's search side.
+  * ``parse_blocks(body) -> Parsed``: the complete ``Block``\\ s of a stream body (the
+    prefill included), whether the text after the last one is only white space
+    (``complete``), and what went wrong, if anything (``problem``). Marker lines may
+    carry white space around them; a new line written right after ``=======`` on the
+    same line (small models do) is read as the first line of the replace side, and a
+    blank line right after ``=======`` is dropped when the search side does not start
+    with one (Qwen2.5-Coder 0.5B and 1.5B write ``=======`` and a blank line, as under a
+    heading).
+  * ``place_blocks(text, blocks) -> list[Hunk]``: each block found in ``text``, tolerantly:
+    exact lines, then trailing white space ignored, then indentation shifted consistently
+    and blank lines skipped, then (the fuzzy level) lines that are only similar
+    (``FUZZY_LINE``, ``FUZZY_MEAN``; small models paraphrase a line they copy), where the
+    best match must stand out. A search side that occurs more than once goes to the first
+    match at or after the previous block. The hunks change only the lines that differ
+    between a block's search and replace sides, in ``text``'s line numbers: a line
+    changed line for line keeps the file's own text and takes just the model's character
+    edits (at the file's indentation; at the fuzzy level only where the model's line and
+    the file's share a run of at least 3 characters), so lines the model mis-copied stay
+    as they are. A search line that is several file lines joined on one (a signature as
+    a big file's outline shows it) stands for those lines, and its change is made across
+    them. Raises ``EditError`` (one line naming the block and why) when a block
+    cannot be placed or two blocks overlap; nothing is ever half-applied. ``within``
+    restricts the matches to given line ranges (the windows a big file's prompt shows).
+  * ``apply_blocks(text, blocks) -> str``: the new text, all blocks or none.
+  * ``has_markers(text)``: True when a file has marker lines of its own (then the format
+    would be ambiguous and the caller rewrites the whole file).
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from .diff import Hunk, apply_hunks, split_lines
+
+SEARCH, DIVIDER, REPLACE = "<<<<<<< SEARCH", "=======", ">>>>>>> REPLACE"
+PREFILL = SEARCH + "\n"
+FORMAT = (
+    "Do not write the whole file. Write only the lines that change, as search/replace "
+    f"blocks in one code block. A block is: a line {SEARCH}; the lines to change, copied "
+    "exactly as they are in the file now, with their indentation; a line "
+    f"{DIVIDER}; the same lines as they must become; a line {REPLACE}. Write one block "
+    "for each place that changes, in the order of the file, then close the code block."
+)
+
+_MARKER = re.compile(r"^[ \t]*(<{7} SEARCH|={7}|>{7} REPLACE)[ \t]*$", re.MULTILINE)
+
+
+class EditError(ValueError):
+    """A block that cannot be placed in the file; the message is one line."""
+
+
+@dataclass(frozen=True)
+class Block:
+    """One search/replace block: ``search`` lines of the file become ``replace``."""
+
+    search: str
+    replace: str
+
+
+@dataclass(frozen=True)
+class Parsed:
+    blocks: tuple[Block, ...]
+    complete: bool
+    """True when the stream ended between blocks (nothing but white space after the last)."""
+    problem: str = ""
+    """Why the stream is not a sequence of complete blocks ("" when it is)."""
+
+
+def has_markers(text: str) -> bool:
+    """True when ``text`` holds a line that reads as a block marker."""
+    return _MARKER.search(text) is not None
+
+
+def _is(line: str, marker: str) -> bool:
+    return line.strip() == marker
+
+
+def parse_blocks(body: str) -> Parsed:
+    """The blocks of ``body`` (module docstring); ``body`` starts with ``PREFILL``'s marker."""
+    blocks: list[Block] = []
+    state, search, replace = "between", [], []
+    for line in split_lines(body):
+        if state == "between":
+            if _is(line, SEARCH):
+                state, search, replace = "search", [], []
+            elif line.strip():
+                return Parsed(tuple(blocks), False, f"text outside a block: {line.strip()[:60]!r}")
+        elif state == "search":
+            if _is(line, DIVIDER):
+                state = "replace"
+            elif line.startswith(DIVIDER) and not line.startswith(DIVIDER + "="):
+                # the first new line written on the divider's line: indented like the
+                # first line of the search side
+                state = "replace"
+                first = next((x for x in search if x.strip()), "")
+                replace.append(first[: _indent(first)] + line[len(DIVIDER) :].lstrip(" \t"))
+            elif _is(line, SEARCH) or _is(line, REPLACE):
+                return Parsed(tuple(blocks), False, "a block without its ======= line")
+            else:
+                search.append(line)
+        elif _is(line, REPLACE):
+            if replace and not replace[0].strip() and search and search[0].strip():
+                replace = replace[1:]  # a blank line after ======= (both models write one)
+            blocks.append(Block("".join(search), "".join(replace)))
+            state = "between"
+        elif _is(line, SEARCH) or _is(line, DIVIDER):
+            return Parsed(tuple(blocks), False, "a block without its >>>>>>> REPLACE line")
+        else:
+            replace.append(line)
+    if state != "between":
+        return Parsed(tuple(blocks), False, "the last block is incomplete")
+    if not blocks:
+        return Parsed((), False, "no block")
+    return Parsed(tuple(blocks), True)
+
+
+# ---- placement -------------------------------------------------------------------------
+
+
+def _indent(line: str) -> int:
+    return len(line) - len(line.lstrip(" \t"))
+
+
+def _body(line: str) -> str:
+    return line.rstrip("\r\n")
+
+
+FUZZY_LINE = 0.6
+"""At the fuzzy level, every non-blank search line is at least this similar to its file
+line (``difflib`` ratio of the stripped lines) ..."""
+FUZZY_MEAN = 0.8
+"""... and on average this similar."""
+
+
+def _similar(a: str, b: str) -> float:
+    a, b = a.strip(), b.strip()
+    if a == b:
+        return 1.0
+    m = difflib.SequenceMatcher(None, a, b, autojunk=False)
+    return m.ratio() if m.real_quick_ratio() >= FUZZY_LINE else 0.0
+
+
+def _match_at(
+    file: list[str], search: list[str], i: int, level: int
+) -> tuple[list[int], float] | None:
+    """File line of each search line when ``search`` matches ``file`` from line ``i`` at
+    ``level`` (0 exact, 1 trailing white space ignored, 2 shifted indentation and blank
+    lines skipped: blank search lines map to -1, 3 as 2 with similar lines), and the mean
+    similarity, else None."""
+    if level < 2:
+        if i + len(search) > len(file):
+            return None
+        norm = _body if level == 0 else str.rstrip
+        for j, s in enumerate(search):
+            if norm(file[i + j]) != norm(s):
+                return None
+        return list(range(i, i + len(search))), 1.0
+    out, k, shift, score, n = [], i, None, 0.0, 0
+    for s in search:
+        if not s.strip():
+            out.append(-1)
+            continue
+        while k < len(file) and not file[k].strip():
+            k += 1
+        if k >= len(file):
+            return None
+        if level == 2:
+            if file[k].strip() != s.strip():
+                return None
+            d = _indent(file[k]) - _indent(s)
+            if shift is None:
+                shift = d
+            elif d != shift:
+                return None
+            sim = 1.0
+        else:
+            sim = _similar(file[k], s)
+            if sim < FUZZY_LINE:
+                return None
+        out.append(k)
+        score, n = score + sim, n + 1
+        k += 1
+    return out, score / max(n, 1)
+
+
+def _find(
+    file: list[str], search: list[str], after: int, within: Sequence[tuple[int, int]] | None
+) -> tuple[list[int], bool]:
+    """The alignment of ``search`` in ``file`` (module docstring), and whether it is only
+    similar (the fuzzy level)."""
+    if not any(s.strip() for s in search):
+        raise EditError("its SEARCH side is empty")
+    first = next(j for j, s in enumerate(search) if s.strip())
+    for level in (0, 1, 2, 3):
+        hits: list[tuple[list[int], float]] = []
+        for i in range(len(file)):
+            got = _match_at(file, search, i, level)
+            if got is None or (level >= 2 and got[0][first] != i):
+                continue
+            used = [x for x in got[0] if x >= 0]
+            if within is None or any(a <= used[0] and used[-1] < b for a, b in within):
+                hits.append(got)
+        if level == 3:  # only a best match counts, and only when no other comes close
+            best = max((sc for _, sc in hits), default=0.0)
+            hits = [h for h in hits if h[1] >= best - 0.02]
+            if best < FUZZY_MEAN:
+                hits = []
+            elif len(hits) > 1:
+                raise EditError(f"its SEARCH lines are about as like {len(hits)} places")
+        if not hits:
+            continue
+        later = [h for h in hits if min(x for x in h[0] if x >= 0) >= after]
+        if len(hits) > 1 and not later:
+            raise EditError(f"its SEARCH side occurs {len(hits)} times, none after the last")
+        return (later or hits)[0][0], level == 3
+    raise EditError("its SEARCH lines are not in the file")
+
+
+def _reindent(line: str, shift: int) -> str:
+    if shift > 0 and line.strip():
+        return line[: _indent(line)] + " " * shift + line[_indent(line) :]
+    if shift < 0 and line.strip():
+        cut = min(-shift, _indent(line))
+        return line[cut:]
+    return line
+
+
+def _patch(f: str, s: str, r: str) -> str | None:
+    """File line ``f`` with the character edits that turn search line ``s`` into ``r``,
+    made where ``s``'s text sits in ``f``; None when an edit falls where ``s`` and ``f``
+    differ (it cannot be placed)."""
+    nl = "\n" if f.endswith("\n") else ""
+    f0, s0, r0 = f.rstrip("\r\n"), s.rstrip("\r\n"), r.rstrip("\r\n")
+    # runs of at least 3 characters the search line and the file line share
+    runs = [
+        (a, b, n)
+        for a, b, n in difflib.SequenceMatcher(None, s0, f0, autojunk=False).get_matching_blocks()
+        if n >= 3
+    ]
+    edits = []
+    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, s0, r0, autojunk=False).get_opcodes():
+        if tag == "equal":
+            continue
+        # the text an edit replaces (or the point it inserts at) lies in one shared run
+        run = next(((a, b) for a, b, n in runs if a <= i1 and i2 <= a + n), None)
+        if run is None:
+            return None
+        a, b = run
+        edits.append((b + i1 - a, b + i2 - a, r0[j1:j2]))
+    for p1, p2, new in reversed(edits):
+        f0 = f0[:p1] + new + f0[p2:]
+    return f0 + nl
+
+
+def _line_pair(f: str, s: str, r: str) -> str | None:
+    """What file line ``f`` becomes when search line ``s`` (matched to it) becomes ``r``."""
+    if f.strip() == s.strip():  # the same line, maybe shifted: shift the new one alike
+        new = _reindent(r, _indent(f) - _indent(s))
+    else:
+        new = _patch(f, s, r)
+    if new is not None and not f.endswith("\n"):  # the file's last line, without newline
+        new = new.rstrip("\n")
+    return new
+
+
+def _collapse(text: str) -> str:
+    return re.sub(r"\s+", "", text)
+
+
+def _unjoin(file: list[str], search: list[str], replace: list[str]):
+    """``search`` and ``replace`` with each search line that is several file lines joined
+    on one (an outline shows a long signature so, and models copy it) replaced by those
+    lines, and its replace line by them with its character edits; None when there is no
+    such line, or one cannot be placed."""
+    if len(search) != len(replace):
+        return None
+    have = {_collapse(f) for f in file}
+    new_s, new_r, changed = [], [], False
+    for s, r in zip(search, replace, strict=True):
+        key = _collapse(s)
+        hits = []
+        if key and key not in have:
+            for k in range(len(file)):
+                joined = _collapse(file[k])
+                if not joined:  # a group starts at a line with text
+                    continue
+                for n in range(2, 9):
+                    if k + n > len(file) or len(joined) >= len(key):
+                        break
+                    joined += _collapse(file[k + n - 1])
+                    if joined == key:
+                        hits.append((k, n))
+                        break
+        if len(hits) != 1:
+            new_s.append(s)
+            new_r.append(r)
+            continue
+        k, n = hits[0]
+        patched = _patch("".join(file[k : k + n]), s, r)
+        if patched is None:
+            return None
+        new_s += file[k : k + n]
+        new_r += split_lines(patched)
+        changed = True
+    return (new_s, new_r) if changed else None
+
+
+def _block_hunks(
+    file: list[str], block: Block, after: int, within: Sequence[tuple[int, int]] | None
+) -> tuple[list[tuple[int, int, str]], int]:
+    """(start, end, new text) replacements in ``file`` for one block (module docstring), and
+    the line after the block's match."""
+    search, replace = split_lines(block.search), split_lines(block.replace)
+    try:
+        where, fuzzy = _find(file, search, after, within)
+    except EditError:
+        unjoined = _unjoin(file, search, replace)
+        if unjoined is None:
+            raise
+        search, replace = unjoined
+        where, fuzzy = _find(file, search, after, within)
+    first = next(i for i in where if i >= 0)
+    shift = _indent(file[first]) - _indent(search[where.index(first)])
+    out = []
+    ops = difflib.SequenceMatcher(None, search, replace, autojunk=False).get_opcodes()
+    for tag, i1, i2, j1, j2 in ops:
+        if tag == "equal":
+            continue
+        mapped = [where[i] for i in range(i1, i2) if where[i] >= 0]
+        if tag == "replace" and i2 - i1 == j2 - j1 and len(mapped) == i2 - i1:
+            # line for line: each file line takes its own line's change
+            for i, j in zip(range(i1, i2), range(j1, j2), strict=True):
+                new = _line_pair(file[where[i]], search[i], replace[j])
+                if new is None:
+                    raise EditError(f"its line {search[i].strip()[:50]!r} differs from the file's")
+                out.append((where[i], where[i] + 1, new))
+            continue
+        if fuzzy and any(
+            file[where[i]].strip() != search[i].strip() for i in range(i1, i2) if where[i] >= 0
+        ):
+            raise EditError("its SEARCH lines are only like the file's where lines change")
+        new = "".join(_reindent(x, shift) for x in replace[j1:j2])
+        if mapped:
+            start, end = mapped[0], mapped[-1] + 1
+        else:  # an insertion (or blank lines the file lacks): after the line before it
+            prev = [where[i] for i in range(i1) if where[i] >= 0]
+            start = end = prev[-1] + 1 if prev else first
+        if end == len(file) and not file[-1].endswith("\n"):
+            # the file's last line has no newline: neither has the text that replaces it
+            new = new[:-1] if start < end and new.endswith("\n") else new
+            if start == end and new:
+                new = "\n" + new.rstrip("\n")
+        out.append((start, end, new))
+    return out, max(where) + 1
+
+
+def place_blocks(
+    text: str,
+    blocks: Sequence[Block],
+    within: Sequence[tuple[int, int]] | None = None,
+) -> list[Hunk]:
+    """The hunks that apply ``blocks`` to ``text`` (module docstring); with ``within``, a
+    block is placed only inside one of those 0-based ``[start, end)`` line ranges."""
+    file = split_lines(text)
+    found: list[tuple[int, int, str]] = []
+    after = 0
+    for n, block in enumerate(blocks, start=1):
+        try:
+            parts, after = _block_hunks(file, block, after, within)
+        except EditError as e:
+            raise EditError(f"block {n} of {len(blocks)} cannot be placed: {e}") from None
+        found += parts
+    found.sort(key=lambda p: (p[0], p[1]))
+    hunks: list[Hunk] = []
+    for s, e, new in found:
+        prev = hunks[-1] if hunks else None
+        if prev and (s < prev.end_line or s == e == prev.start_line == prev.end_line):
+            raise EditError("two blocks change the same lines")
+        old = "".join(file[s:e])
+        if new != old:
+            hunks.append(Hunk(len(hunks), s, e, old, new))
+    return hunks
+
+
+def apply_blocks(text: str, blocks: Sequence[Block]) -> str:
+    """``text`` with every block applied (raises ``EditError``; never half-applied)."""
+    return apply_hunks(text, place_blocks(text, blocks))

@@ -1,0 +1,151 @@
+"""A file too long to show whole: its outline, where a change goes, and windows of lines.
+
+A prompt holds the whole file when it fits the context. When it does not, it holds the
+file's outline (what a reader skims: the imports, the top-level assignments and every
+definition's signature, each with its line numbers) and, for the rewrite itself, a window
+of lines around the region that changes.
+
+Contract:
+  * ``outline(text, path) -> Outline``: the entries (``Entry``: 0-based ``[start, end)``
+    lines and the one line shown) in file order, from ``app.syntax`` (tree-sitter): a
+    signature that spans several lines is shown joined on one. ``Outline.text`` renders
+    one entry a line as ``START-END: text`` (1-based, inclusive), the form a located
+    answer copies. Files without a grammar get an outline of every ``OUTLINE_STRIDE``-th
+    non-blank line.
+  * ``read_located(answer, outline) -> list[tuple[int, int]]``: the line ranges an answer
+    names: lines copied from the outline (their text decides, then their numbers: a
+    model copies text more surely than numbers; a line cut short counts when one entry
+    starts so), or bare ``START-END`` ranges; a range that holds another named one (a
+    class and its method) is dropped; sorted and merged. Unknown lines are skipped.
+  * ``widen(region, lines, count, budget)``: the region grown by whole lines on both sides
+    while the window's tokens (``count(text)``) stay within ``budget``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from .syntax import definitions, language_for_path, top_level_lines
+
+OUTLINE_STRIDE = 20
+"""Without a grammar, every this many non-blank lines one is shown."""
+SHOWN_CHARS = 160
+"""An outline line is cut to this many characters."""
+
+_NUMBERED = re.compile(r"^\s*(?:L|lines?\s*)?(\d+)\s*(?:-\s*(\d+))?\s*[:|]?\s?(.*)$", re.I)
+
+
+@dataclass(frozen=True)
+class Entry:
+    start: int
+    end: int
+    shown: str
+
+    def render(self) -> str:
+        return f"{self.start + 1}-{self.end}: {self.shown}"
+
+
+@dataclass(frozen=True)
+class Outline:
+    entries: tuple[Entry, ...]
+    n_lines: int
+
+    @property
+    def text(self) -> str:
+        return "".join(e.render() + "\n" for e in self.entries)
+
+
+def _joined(lines: Sequence[str], a: int, b: int) -> str:
+    """Lines ``[a, b)`` on one line: the first as it is, the rest stripped."""
+    head = lines[a].rstrip()
+    rest = " ".join(x.strip() for x in lines[a + 1 : b] if x.strip())
+    shown = f"{head} {rest}".rstrip() if rest else head
+    return shown if len(shown) <= SHOWN_CHARS else shown[: SHOWN_CHARS - 3] + "..."
+
+
+def outline(text: str, path: str | None) -> Outline:
+    """The outline of ``text`` (module docstring)."""
+    lines = text.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    lang = language_for_path(path)
+    entries: list[Entry] = []
+    defs = definitions(text, lang) if lang else []
+    for a, b, kind in top_level_lines(text, lang) if lang else []:
+        first = lines[a].strip()
+        if kind == "expression_statement" and (not first or first[0] in "\"'rbuRBU#"):
+            continue  # a docstring or a bare string
+        entries.append(Entry(a, b, _joined(lines, a, a + 1)))
+    for d in defs:
+        header = d.line + 1  # the signature: up to the line that ends it, or the body
+        while header < min(d.header_end, d.end) and not lines[header - 1].rstrip().endswith(
+            (":", "{")
+        ):
+            header += 1
+        entries.append(Entry(d.start, d.end, _joined(lines, d.line, header)))
+    if not entries:
+        nonblank = [i for i, x in enumerate(lines) if x.strip()]
+        for i in nonblank[::OUTLINE_STRIDE]:
+            entries.append(Entry(i, i + 1, _joined(lines, i, i + 1)))
+    entries.sort(key=lambda e: (e.start, -e.end))
+    return Outline(tuple(entries), len(lines))
+
+
+def read_located(answer: str, out: Outline) -> list[tuple[int, int]]:
+    """The line ranges ``answer`` names (module docstring)."""
+    by_start = {e.start: e for e in out.entries}
+    by_text = {e.shown.strip(): e for e in out.entries}
+    found: list[tuple[int, int]] = []
+    for line in answer.splitlines():
+        if not line.strip():
+            continue
+        m = _NUMBERED.match(line)
+        said = (m.group(3) if m else line).strip()
+        # the text names an entry more surely than the numbers a model writes beside it
+        entry = by_text.get(said)
+        if entry is None and len(said) >= 8:  # a line cut short: its unique completion
+            like = [e for e in out.entries if e.shown.strip().startswith(said)]
+            entry = like[0] if len(like) == 1 else None
+        if entry is None and m:
+            start = int(m.group(1)) - 1
+            entry = by_start.get(start)
+            if entry is None and m.group(2) and not said:  # a bare range
+                end = int(m.group(2))
+                if 0 <= start < end <= out.n_lines:
+                    found.append((start, end))
+                continue
+        if entry is not None:
+            found.append((entry.start, entry.end))
+    # a range that holds another named one (a class and its method): keep the inner one
+    inner = [r for r in found if not any(o != r and r[0] <= o[0] and o[1] <= r[1] for o in found)]
+    merged: list[tuple[int, int]] = []
+    for a, b in sorted(set(inner)):
+        if merged and a <= merged[-1][1]:
+            merged[-1] = (merged[-1][0], max(b, merged[-1][1]))
+        else:
+            merged.append((a, b))
+    return merged
+
+
+def widen(
+    region: tuple[int, int], lines: Sequence[str], count: Callable[[str], int], budget: int
+) -> tuple[int, int]:
+    """``region`` grown a line at a time on each side while the window fits ``budget``."""
+    a, b = region
+    used = count("".join(lines[a:b]))
+    grew = True
+    while grew:
+        grew = False
+        for side in (0, 1):
+            i = a - 1 if side == 0 else b
+            if not 0 <= i < len(lines):
+                continue
+            cost = count(lines[i])
+            if used + cost > budget:
+                continue
+            used += cost
+            a, b = (i, b) if side == 0 else (a, i + 1)
+            grew = True
+    return a, b

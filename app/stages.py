@@ -1,0 +1,241 @@
+"""One generation of a rewrite, read into a result: the stages ``app.rewrite`` chains.
+
+Contract:
+  * ``RewriteResult`` is what every front end gets back (``app.rewrite``'s docstring has
+    the statuses); ``edit_mode`` says which mode produced it.
+  * ``run_whole(ctx, prompt)``: the model writes the whole text, or the prompt's region,
+    out in full; the result is spliced into the file.
+  * ``run_blocks(ctx, prompt, within=...)``: the model writes search/replace blocks
+    (``app.edits``), placed in the file (inside the ``within`` line ranges when given).
+    Returns the result, or, when ``ctx.opts.edit`` is ``auto``, a one-line reason
+    instead of a failed result, so the caller can fall back; nothing is applied then.
+  * ``run_locate(ctx, prompt, outline)``: the line ranges of a big file a change goes to
+    (``app.outline.read_located``), from a short first answer.
+  * ``check_fits(session, prompt, what, fix)`` raises ``FileError`` naming the real sizes
+    and the fix that applies.
+Each stage runs through ``app.generation.run_prompt`` on ``ctx.metrics``; ``Stages``
+keeps the figures of the stages before the last (``Metrics.restart``/``add``), so the
+result's stats count every stage. ``on_text`` gets the stream of a whole (or region)
+rewrite: a blocks stage sends the new text at once when its blocks apply, so live views
+read every mode alike.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+from ..engine.metrics import Metrics
+from . import edits
+from .checks import Suspect, suspect_deletion
+from .diff import Hunk, apply_hunks, compute_hunks, preview_in_file, unified_diff
+from .files import FileError
+from .generation import run_prompt
+from .options import RewriteOptions
+from .outline import Outline, read_located
+from .prompt import Prompt, feedback_note
+from .session import ModelSession
+
+log = logging.getLogger(__name__)
+
+BLOCKS_MARGIN = 256
+"""Output tokens a blocks answer may take beyond the file's length (past that a whole
+rewrite would have been cheaper)."""
+LOCATE_TOKENS = 160
+"""Output cap of a locate answer (a few outline lines)."""
+
+
+@dataclass
+class RewriteResult:
+    original: str
+    new_text: str | None
+    raw: str
+    """The model's output as it wrote it (blocks in the blocks mode)."""
+    hunks: list[Hunk]
+    diff: str
+    metrics: Metrics
+    status: str  # ok | truncated | cancelled | no_output
+    message: str = ""
+    suspect: Suspect | None = None
+    """Set on an ``ok`` result that drops lines the instruction did not ask to remove."""
+    edit_mode: str = "whole"
+    """The edit mode that produced this result (``Metrics.edit_mode``, in the stats too)."""
+
+    def to_json(self) -> dict:
+        return {
+            "status": self.status,
+            "message": self.message,
+            "output": self.new_text,
+            "diff": self.diff,
+            "hunks": [h.to_json() for h in self.hunks],
+            "suspect": self.suspect.to_json() if self.suspect else None,
+            "stats": self.metrics.snapshot(),
+        }
+
+
+@dataclass
+class Context:
+    """What every stage of one rewrite shares."""
+
+    session: ModelSession
+    text: str
+    lines: list[str]
+    opts: RewriteOptions
+    path: str | None
+    on_text: Callable[[str], None] | None
+    cancel: threading.Event | None
+    metrics: Metrics
+    earlier: list[Metrics] = field(default_factory=list)
+    file_tokens: int = 0
+    """Tokens of the text a whole rewrite re-emits (the file, or the region asked for)."""
+
+    def next_stage(self) -> None:
+        """The stage so far is over: keep its figures, start the metrics afresh."""
+        self.earlier.append(self.metrics.restart())
+
+    def close(self, res: RewriteResult, mode: str, fallback: str = "") -> RewriteResult:
+        """``res``, with the earlier stages counted in its metrics and the mode that ran."""
+        for m in self.earlier:
+            self.metrics.add(m)
+        self.earlier = []
+        self.metrics.edit_mode = res.edit_mode = mode
+        self.metrics.edit_fallback = fallback
+        self.metrics.file_tokens = self.file_tokens or self.metrics.file_tokens
+        return res
+
+    def result(self, status: str, message: str, raw: str = "", hunks=()) -> RewriteResult:
+        """A result that changes nothing."""
+        m = self.metrics
+        return RewriteResult(self.text, None, raw, list(hunks), "", m, status, message)
+
+
+def check_fits(session: ModelSession, prompt: Prompt, what: str, fix: str) -> None:
+    """Raise ``FileError`` when ``prompt`` and a copy of its part do not fit the context."""
+    n_ctx, n_prompt, n_out = session.target.n_ctx, len(prompt), prompt.part_tokens
+    if n_prompt + n_out + 8 > n_ctx:
+        raise FileError(
+            f"{what} is {n_out:,} tokens; with the prompt ({n_prompt - n_out:,} tokens besides) "
+            f"and the rewritten copy that needs {n_prompt + n_out:,} of the {n_ctx:,}-token "
+            f"context: {fix}"
+        )
+
+
+def cut_message(stop_reason: str, max_tokens: int, region: bool) -> str:
+    what = "the region" if region else "the file"
+    if stop_reason == "max_tokens":
+        why = f"at the {max_tokens:,}-token output limit"
+        fix = "raise --max-tokens (options.maxTokens)"
+    elif stop_reason == "context_full":
+        why = "when the context was full"
+        fix = "raise --ctx or rewrite a region (--lines)"
+    else:
+        why = "before the model closed its block"
+        fix = "try again or rewrite a region (--lines)"
+    return f"the output stopped {why}, before the end of {what}; nothing was written: {fix}"
+
+
+def finished(ctx: Context, new_text: str, raw: str, part: str, body: str) -> RewriteResult:
+    """The ``ok`` result of a complete rewrite: hunks, diff and the suspect check of
+    ``body`` against ``part`` (what the model was shown to rewrite)."""
+    text, m = ctx.text, ctx.metrics
+    hunks = compute_hunks(text, new_text)
+    asked = " ".join(filter(None, (ctx.opts.instruction, feedback_note(ctx.opts.feedback))))
+    suspect = suspect_deletion(part, body, asked)
+    msg = suspect.message if suspect else ("" if hunks else "no changes")
+    diff = unified_diff(text, new_text, ctx.path or "text")
+    return RewriteResult(text, new_text, raw, hunks, diff, m, "ok", msg, suspect, m.edit_mode)
+
+
+def run_whole(ctx: Context, prompt: Prompt) -> RewriteResult:
+    """The model writes ``prompt.part`` out in full (module docstring)."""
+    session, opts, m, text = ctx.session, ctx.opts, ctx.metrics, ctx.text
+    room = session.target.n_ctx - len(prompt) - 1
+    max_tokens = min(opts.max_tokens or int(prompt.part_tokens * 1.3) + 128, room)
+    run = run_prompt(
+        session, prompt, opts, max_tokens, on_text=ctx.on_text, cancel=ctx.cancel, metrics=m
+    )
+    m.file_tokens = prompt.part_tokens
+    raw, fenced = run.text, run.fenced
+    assert fenced is not None
+    if m.stop_reason == "cancelled":
+        return ctx.result("cancelled", "cancelled; nothing changed", raw)
+    if not fenced.closed:
+        hunks = preview_in_file(text, fenced.partial_body(), prompt.region)
+        msg = cut_message(m.stop_reason, max_tokens, prompt.region is not None)
+        return ctx.result("truncated", msg, raw, hunks)
+    body = fenced.body()
+    if body is None:
+        return ctx.result("no_output", "the model returned no usable output; nothing changed", raw)
+    part = prompt.part
+    if part.endswith("\n") and not body.endswith("\n"):
+        body += "\n"
+    if prompt.region is not None:
+        a, b = prompt.region
+        new_text = "".join(ctx.lines[:a]) + body + "".join(ctx.lines[b:])
+    else:
+        new_text = body if text.endswith("\n") or not body.endswith("\n") else body[:-1]
+    return finished(ctx, new_text, raw, part, body)
+
+
+def run_blocks(
+    ctx: Context, prompt: Prompt, within: Sequence[tuple[int, int]] | None = None
+) -> RewriteResult | str:
+    """The model writes search/replace blocks, placed in the file (module docstring)."""
+    session, opts, m, text = ctx.session, ctx.opts, ctx.metrics, ctx.text
+    forced = opts.edit == "blocks"
+    room = session.target.n_ctx - len(prompt) - 1
+    if room < 64:
+        why = "no room left in the context for the blocks"
+        return ctx.result("no_output", f"{why}; nothing changed") if forced else why
+    # what the blocks can change: the file, or the windows of a big file's prompt
+    shown = prompt.part_tokens or sum(e - s for s, e, lab in prompt.spans if lab == "whole")
+    max_tokens = min(opts.max_tokens or shown + BLOCKS_MARGIN, room)
+    run = run_prompt(session, prompt, opts, max_tokens, cancel=ctx.cancel, metrics=m)
+    raw, fenced = run.text, run.fenced
+    assert fenced is not None
+    if m.stop_reason == "cancelled":
+        return ctx.result("cancelled", "cancelled; nothing changed", raw)
+    parsed = edits.parse_blocks(edits.PREFILL + (fenced.body() or ""))
+    cut = not fenced.closed and not (m.stop_reason == "eos" and parsed.complete)
+    why, hunks = "", []
+    try:
+        hunks = edits.place_blocks(text, parsed.blocks, within)
+    except edits.EditError as e:
+        why = str(e)
+    if cut:
+        why = cut_message(m.stop_reason, max_tokens, False).split(";")[0]
+    elif not parsed.complete:
+        why = f"the answer is not a list of blocks: {parsed.problem}"
+    elif not why and not hunks:
+        why = "the blocks change nothing"
+    if why:
+        log.info("blocks not applied: %s; the answer was %r", why, raw[:2000])
+        if not forced:
+            return why
+        if cut:
+            return ctx.result(
+                "truncated", cut_message(m.stop_reason, max_tokens, False), raw, hunks
+            )
+        if parsed.complete and not hunks and why == "the blocks change nothing":
+            return finished(ctx, text, raw, text, text)
+        msg = f"the edit blocks cannot be applied ({why}); nothing changed: try --edit whole"
+        return ctx.result("no_output", msg, raw)
+    new_text = apply_hunks(text, hunks)
+    if ctx.on_text is not None:  # the stream a whole rewrite would have sent, for live views
+        ctx.on_text(new_text + ("" if new_text.endswith("\n") else "\n") + prompt.fence + "\n")
+    return finished(ctx, new_text, raw, text, new_text)
+
+
+def run_locate(ctx: Context, prompt: Prompt, outline: Outline) -> list[tuple[int, int]]:
+    """The line ranges the change goes to, read from a short first answer ([] if none)."""
+    room = ctx.session.target.n_ctx - len(prompt) - 1
+    max_tokens = min(LOCATE_TOKENS, room)
+    run = run_prompt(
+        ctx.session, prompt, ctx.opts, max_tokens, cancel=ctx.cancel, metrics=ctx.metrics
+    )
+    answer = (run.fenced.body() if run.fenced is not None else run.text) or ""
+    ranges = read_located(answer, outline)
+    log.info("located %s from %r", ranges, answer[:300])
+    return ranges

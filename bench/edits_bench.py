@@ -1,0 +1,249 @@
+"""The edit suite: each edit mode's correctness, wait after Enter and tokens, side by side.
+
+Contract: ``specedit bench edits [--model M] [--modes auto whole] [--tasks ...]
+[--kinds ...] [-r R] [--threads N] [--ctx N]`` loads one model and runs every task of
+``bench/edit_tasks.py`` in every mode through the product's own ``app.rewrite.rewrite``,
+warm, as an editor runs it: the cache held another file, the file was read while the
+instruction was typed (``app.rewrite.warm``, to the end), then Enter; ``wait`` is the
+time from Enter to the result. Modes share that warm-up (the file's prefix is the same
+for every mode) and take turns going first, task by task, so the machine's noise hits
+them alike. Each run records whether the result is right (``EditTask.judge``: the exact
+change, every other byte as it was), the wait, tokens generated against the file's
+length, the mode that produced the result (``edit_mode``, and ``edit_fallback`` when
+blocks were given up), the machine's load average, the diff and, for a wrong result,
+what the model wrote.
+
+The record (``bench/results/edits-<time>.json``) has every run and, per mode, the
+number of right results and the medians of wait and generated tokens: over all tasks,
+over the few-line kinds (``FEW_LINES``), the broad edits and the big file. A mode that
+cannot run a task (a whole rewrite of a file longer than the context) records it as
+wrong, with the error. A plot (``.png``) shows right results and median waits by group
+and mode. ``--model`` may be given twice: both models run, one after the other.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import statistics
+import sys
+import time
+from pathlib import Path
+
+from .edit_tasks import EDIT_TASKS, FEW_LINES, KINDS, EditTask
+from .record import save_record
+
+log = logging.getLogger(__name__)
+
+MODELS = ("qwen2.5-coder-1.5b",)
+MODES = ("auto", "whole")
+GROUPS = {"few-line": FEW_LINES, "broad": ("broad",), "big": ("big",), "all": KINDS}
+
+
+def run_task(session, task: EditTask, modes: list[str], first: int) -> list[dict]:
+    """One task, warm, in each mode (starting with ``modes[first]``): one row per mode."""
+    from ..app.options import RewriteOptions
+    from ..app.rewrite import rewrite, warm
+    from ..engine.backend import UserError
+
+    text = task.source()
+    session.target.rollback(0)  # the cache held another file
+    w = warm(session, text, path=task.file)
+    rows = []
+    for mode in modes[first:] + modes[:first]:
+        opts = RewriteOptions(instruction=task.instruction, edit=mode)
+        load = os.getloadavg()[0]
+        t = time.perf_counter()
+        try:
+            res = rewrite(session, text, opts, path=task.file)
+        except UserError as e:
+            rows.append(_row(task, mode, w, load, error=str(e)))
+            continue
+        wait = time.perf_counter() - t
+        s = res.metrics.snapshot()
+        rows.append(
+            _row(
+                task,
+                mode,
+                w,
+                load,
+                right=task.judge(res.new_text),
+                status=res.status,
+                message=res.message,
+                wait_s=round(wait, 3),
+                generated_tokens=s["generated_tokens"],
+                file_tokens=s["file_tokens"],
+                prompt_tokens=s["prompt_tokens"],
+                cached_tokens=s["cached_tokens"],
+                prefill_s=s["prefill_s"],
+                decode_s=s["decode_s"],
+                edit_mode=s["edit_mode"],
+                edit_fallback=s["edit_fallback"],
+                diff=res.diff,
+            )
+        )
+        if not rows[-1]["right"]:
+            rows[-1]["raw"] = res.raw[:4000]  # what the model wrote, to see why
+        log.warning(
+            "%s %s: %s in %.1f s, %d tokens (%s%s)",
+            task.name,
+            mode,
+            "right" if rows[-1]["right"] else "WRONG",
+            wait,
+            s["generated_tokens"],
+            s["edit_mode"],
+            f", fell back: {s['edit_fallback']}" if s["edit_fallback"] else "",
+        )
+    return rows
+
+
+def _row(task: EditTask, mode: str, w, load: float, **kw) -> dict:
+    row = {
+        "task": task.name,
+        "kind": task.kind,
+        "mode": mode,
+        "right": False,
+        "warm_tokens": w.prefix_tokens,
+        "warm_s": round(w.seconds, 3),
+        "load": round(load, 2),
+    }
+    row.update(kw)
+    return row
+
+
+def _median(xs):
+    xs = [x for x in xs if x is not None]
+    return round(statistics.median(xs), 3) if xs else None
+
+
+def summarise(runs: list[dict], modes: list[str]) -> dict:
+    """Per mode and group: right results (of tasks) and medians of wait and tokens."""
+    out: dict = {}
+    for mode in modes:
+        out[mode] = {}
+        for group, kinds in GROUPS.items():
+            rs = [r for r in runs if r["mode"] == mode and r["kind"] in kinds]
+            if not rs:
+                continue
+            done = [r for r in rs if "wait_s" in r]
+            out[mode][group] = {
+                "runs": len(rs),
+                "right": sum(r["right"] for r in rs),
+                "median_wait_s": _median(r["wait_s"] for r in done),
+                "median_generated_tokens": _median(r["generated_tokens"] for r in done),
+                "median_file_tokens": _median(r["file_tokens"] for r in done),
+                "fell_back": sum(bool(r.get("edit_fallback")) for r in rs),
+                "errors": sum("error" in r for r in rs),
+            }
+    return out
+
+
+def run_model(model: str, a, tasks: list[EditTask]) -> dict:
+    from ..app.session import load_session
+
+    session = load_session(model, n_ctx=a.ctx, threads=a.threads)
+    runs: list[dict] = []
+    try:
+        for rep in range(a.repeats):
+            for i, task in enumerate(tasks):
+                first = (i + rep) % len(a.modes)
+                runs += run_task(session, task, list(a.modes), first)
+    finally:
+        session.target.close()
+    return {
+        "model": model,
+        "describe": session.describe(),
+        "summary": summarise(runs, list(a.modes)),
+        "runs": runs,
+    }
+
+
+def table(rec: dict) -> str:
+    lines = []
+    for m in rec["models"]:
+        lines.append(f"{m['model']}  (load average {m['load_range'][0]}-{m['load_range'][1]})")
+        lines.append(
+            f"  {'mode':<6} {'group':<9} {'right':>8} {'median wait s':>14} "
+            f"{'median tokens':>14} {'file tokens':>12} {'fell back':>9}"
+        )
+        for mode, groups in m["summary"].items():
+            for group, g in groups.items():
+                lines.append(
+                    f"  {mode:<6} {group:<9} {g['right']:>4}/{g['runs']:<3} "
+                    f"{_fmt(g['median_wait_s']):>14} {_fmt(g['median_generated_tokens']):>14} "
+                    f"{_fmt(g['median_file_tokens']):>12} {g['fell_back']:>9}"
+                )
+    return "\n".join(lines) + "\n"
+
+
+def _fmt(x) -> str:
+    return "-" if x is None else f"{x:.1f}"
+
+
+def plot(rec: dict, path: Path) -> bool:
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        log.warning("matplotlib not installed; no plot")
+        return False
+    models = rec["models"]
+    fig, axes = plt.subplots(len(models), 2, figsize=(11, 3.6 * len(models)), squeeze=False)
+    for row, m in zip(axes, models, strict=True):
+        modes = list(m["summary"])
+        groups = [g for g in GROUPS if any(g in m["summary"][md] for md in modes)]
+        w = 0.8 / max(len(modes), 1)
+        for i, mode in enumerate(modes):
+            xs = [x + i * w for x in range(len(groups))]
+            s = m["summary"][mode]
+            row[0].bar(xs, [s.get(g, {}).get("right", 0) for g in groups], w, label=mode)
+            waits = [s.get(g, {}).get("median_wait_s") or 0 for g in groups]
+            row[1].bar(xs, waits, w, label=mode)
+        for ax, title in zip(row, ("right results", "median wait after Enter (s)"), strict=True):
+            ax.set_xticks([x + w * (len(modes) - 1) / 2 for x in range(len(groups))], groups)
+            ax.set_title(f"{m['model']}: {title}")
+            ax.legend()
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return True
+
+
+def main(argv: list[str] | None = None) -> int:
+    from ..app.options import DEFAULT_CTX, EDIT_MODES
+
+    ap = argparse.ArgumentParser(prog="specedit bench edits", description=__doc__)
+    ap.add_argument("--model", action="append", help="repeatable (default: the 1.5B)")
+    ap.add_argument("--modes", nargs="+", default=list(MODES), choices=EDIT_MODES)
+    ap.add_argument("--tasks", nargs="+", default=None, help="task names (default: all)")
+    ap.add_argument("--kinds", nargs="+", default=list(KINDS), choices=KINDS)
+    ap.add_argument("-r", "--repeats", type=int, default=1)
+    ap.add_argument("--ctx", type=int, default=DEFAULT_CTX)
+    ap.add_argument("--threads", type=int, default=None)
+    ap.add_argument("--out", default="bench/results")
+    a = ap.parse_args(argv)
+    logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    # where a big file's change was located, and what blocks were given up, on stderr
+    logging.getLogger("specedit.app.stages").setLevel(logging.INFO)
+    tasks = [t for t in EDIT_TASKS if t.kind in a.kinds and (not a.tasks or t.name in a.tasks)]
+    if not tasks:
+        ap.error("no task matches --tasks/--kinds")
+    record: dict = {"tasks": [t.name for t in tasks], "modes": a.modes, "models": []}
+    for model in a.model or MODELS:
+        m = run_model(model, a, tasks)
+        loads = [r["load"] for r in m["runs"]]
+        m["load_range"] = [min(loads), max(loads)]
+        record["models"].append(m)
+    path = save_record(record, a.out, "edits")
+    sys.stdout.write(table(record))
+    sys.stdout.write(f"wrote {path}\n")
+    if plot(record, path.with_suffix(".png")):
+        sys.stdout.write(f"wrote {path.with_suffix('.png')}\n")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,245 @@
+"""The edit modes of ``app.rewrite`` with a scripted model: what the app does with answers.
+
+The model does not matter here: ``ScriptedModel`` writes a given answer for each kind
+of prompt, so each test pins down one path (blocks applied, fallback, no half-apply, a
+big file's outline and windows).
+"""
+
+from __future__ import annotations
+
+import pytest
+from scripted import scripted_session
+
+from specedit.app.edits import FORMAT
+from specedit.app.files import FileError
+from specedit.app.options import RewriteOptions
+from specedit.app.prompt import LOCATE
+from specedit.app.rewrite import first_prompt, rewrite, warm
+
+BLOCKS = FORMAT.splitlines()[0]  # a line only a blocks prompt has
+WHOLE = "Instruction:"  # every rewrite prompt has it: the rule after the others
+
+TEXT = "".join(f"def f{i}(x):\n    return x + {i}\n\n\n" for i in range(12))
+WANT = TEXT.replace("return x + 7\n", "return x * 7\n")
+
+
+def block(search: str, replace: str) -> str:
+    return f"<<<<<<< SEARCH\n{search}=======\n{replace}>>>>>>> REPLACE\n"
+
+
+def blocks_answer(*blocks: str) -> str:
+    body = "".join(blocks)
+    assert body.startswith("<<<<<<< SEARCH\n")
+    return "```python\n" + body + "```\n"
+
+
+def whole_answer(text: str) -> str:
+    return "```python\n" + text + "```\n"
+
+
+def run(rules, text=TEXT, n_ctx=1 << 16, on_text=None, **opts):
+    session = scripted_session(rules, n_ctx)
+    opts.setdefault("instruction", "Make f7 multiply.")
+    res = rewrite(session, text, RewriteOptions(**opts), path="m.py", on_text=on_text)
+    return res, session.target.prompts
+
+
+def test_blocks_change_only_the_lines_they_name():
+    streamed = []
+    res, prompts = run(
+        [(BLOCKS, blocks_answer(block("    return x + 7\n", "    return x * 7\n")))],
+        on_text=streamed.append,
+    )
+    assert res.status == "ok" and res.new_text == WANT and res.edit_mode == "blocks"
+    assert [(h.start_line, h.end_line) for h in res.hunks] == [(29, 30)]
+    s = res.metrics.snapshot()
+    assert s["edit_mode"] == "blocks" and not s["edit_fallback"]
+    assert s["file_tokens"] == len(TEXT) and s["generated_tokens"] < 80
+    assert len(prompts) == 1 and BLOCKS in prompts[0]
+    # live views get the stream a whole rewrite would have sent: the new text, then the fence
+    assert "".join(streamed) == WANT + "```\n"
+
+
+def test_the_blocks_prompt_shares_the_whole_prompts_prefix_through_the_file():
+    session = scripted_session([])
+    t = session.target
+    opts = RewriteOptions(instruction="x")
+    prompt, keep = first_prompt(session, TEXT, opts, "m.py")
+    text = bytes(prompt.ids[:keep]).decode()
+    assert text.endswith(TEXT) and FORMAT not in text
+    warm(session, TEXT, path="m.py")
+    assert t.cache_tokens == list(prompt.ids[:keep])
+    res = rewrite(session, TEXT, opts, path="m.py")  # no rule: EOS, then the fallback
+    assert res.metrics.cached_tokens >= 2 * keep  # both stages read the file from the cache
+
+
+def test_blocks_that_do_not_apply_fall_back_to_the_whole_file_and_count_both_stages():
+    res, prompts = run(
+        [
+            (BLOCKS, blocks_answer(block("    yield from nowhere\n", "    return x * 7\n"))),
+            (WHOLE, whole_answer(WANT)),
+        ]
+    )
+    assert res.status == "ok" and res.new_text == WANT and res.edit_mode == "whole"
+    s = res.metrics.snapshot()
+    assert "not in the file" in s["edit_fallback"]
+    assert len(prompts) == 2 and BLOCKS in prompts[0] and BLOCKS not in prompts[1]
+    # both answers count: the blocks and the whole file
+    assert s["generated_tokens"] > len(WANT) + 40 and s["target_calls"] >= 2
+
+
+@pytest.mark.parametrize(
+    "answer, why",
+    [
+        (block("    return x + 7\n", "    return x * 7\n")[:-20], "stopped"),  # no end
+        (block("    return x +\n", "x\n") + "Done.\n", "outside a block"),
+        (block("\n", "x\n"), "SEARCH side is empty"),
+        (block("    return x + 7\n", "    return x + 7\n"), "change nothing"),
+    ],
+)
+def test_forced_blocks_never_half_apply_and_say_why(answer, why):
+    if why == "stopped":
+        text = "```python\n" + answer  # the model stops (EOS) inside a block
+    else:
+        text = "```python\n" + answer + "```\n"
+    res, _ = run([(BLOCKS, text)], edit="blocks")
+    if why == "change nothing":
+        assert res.status == "ok" and res.new_text == TEXT and res.message == "no changes"
+        return
+    assert res.new_text is None and res.diff == "" and res.status in ("no_output", "truncated")
+    assert why in res.message or res.status == "truncated"
+
+
+def test_one_good_and_one_bad_block_apply_nothing():
+    answer = blocks_answer(
+        block("    return x + 7\n", "    return x * 7\n"), block("nowhere\n", "x\n")
+    )
+    res, _ = run([(BLOCKS, answer)], edit="blocks")
+    assert res.status == "no_output" and res.new_text is None and not res.hunks
+    assert "block 2 of 2" in res.message and "--edit whole" in res.message
+
+
+def test_edit_whole_and_a_region_write_the_text_out():
+    res, prompts = run([(BLOCKS, "x"), (WHOLE, whole_answer(WANT))], edit="whole")
+    assert res.new_text == WANT and res.edit_mode == "whole" and BLOCKS not in prompts[0]
+    region_answer = whole_answer("def f7(x):\n    return x * 7\n")
+    res, prompts = run([(WHOLE, region_answer)], region=(28, 30))
+    assert res.new_text == WANT and res.edit_mode == "whole" and len(prompts) == 1
+
+
+def test_a_file_with_marker_lines_is_rewritten_whole():
+    text = TEXT + "# =======\n=======\n"
+    res, prompts = run([(WHOLE, whole_answer(text.replace("x + 7", "x * 7")))], text=text)
+    assert res.edit_mode == "whole" and res.status == "ok" and BLOCKS not in prompts[0]
+
+
+# ---- a file too long for the context ----------------------------------------------------
+
+BIG = "".join(
+    f"def f{i}(x):\n    '''Add {i}.'''\n    y = x + {i}\n    return y\n\n\n" for i in range(200)
+)
+BIG_WANT = BIG.replace("    y = x + 77\n", "    y = x + 78\n")
+BIG_CTX = 12288  # the outline fits; the whole file does not, even for a region
+F77 = BIG.index("def f77(")
+F77_LINE = BIG[:F77].count("\n")  # 0-based
+
+
+def test_a_big_file_is_located_then_edited_inside_the_window():
+    n_ctx = BIG_CTX
+    assert 2 * len(BIG) > n_ctx  # the whole file and its copy do not fit
+    located = f"```\n{F77_LINE + 1}-{F77_LINE + 4}: def f77(x):\n```\n"
+    # "    y = x + 77" also reads as the prefix of nothing else, but "    return y" is
+    # everywhere: only the window around f77 may take it
+    b = block("    y = x + 77\n    return y\n", "    y = x + 78\n    return y\n")
+    res, prompts = run(
+        [(LOCATE, located), (BLOCKS, blocks_answer(b))],
+        text=BIG,
+        n_ctx=n_ctx,
+        instruction="In f77 add 78 instead of 77.",
+    )
+    assert res.status == "ok" and res.new_text == BIG_WANT, res.message
+    assert res.edit_mode == "locate+blocks"
+    assert len(prompts) == 2 and LOCATE in prompts[0]
+    # both prompts show the outline, not the file; the second one shows f77's lines
+    assert "def f199(x):" in prompts[0] and "'''Add 199.'''" not in prompts[0]
+    assert "'''Add 77.'''" in prompts[1] and "'''Add 76.'''" not in prompts[1]
+    s = res.metrics.snapshot()
+    assert s["file_tokens"] == len(BIG) and s["generated_tokens"] < 200
+
+
+def test_a_big_file_falls_back_to_rewriting_the_located_lines():
+    located = f"```\n{F77_LINE + 1}-{F77_LINE + 4}: def f77(x):\n```\n"
+    new_f77 = "def f77(x):\n    '''Add 77.'''\n    y = x + 78\n    return y\n"
+    res, prompts = run(
+        [
+            (LOCATE, located),
+            (BLOCKS, blocks_answer(block("    y = x + 1000\n", "    y = 0\n"))),
+            ("Rewrite only lines", whole_answer(new_f77)),
+        ],
+        text=BIG,
+        n_ctx=BIG_CTX,
+        instruction="In f77 add 78 instead of 77.",
+    )
+    assert res.status == "ok" and res.new_text == BIG_WANT and res.edit_mode == "locate+whole"
+    assert "not in the file" in res.metrics.snapshot()["edit_fallback"] and len(prompts) == 3
+    assert "Add 76." not in prompts[2]  # the located definition alone, no window
+    assert res.metrics.snapshot()["file_tokens"] == len(BIG)
+
+
+def test_a_big_file_never_rewrites_a_long_located_span_whole():
+    f150 = BIG[: BIG.index("def f150(")].count("\n")
+    located = f"```\n{F77_LINE + 1}-{F77_LINE + 4}: x\n{f150 + 1}-{f150 + 4}: y\n```\n"
+    res, prompts = run(
+        [
+            (LOCATE, located),
+            (BLOCKS, blocks_answer(block("    y = x + 1000\n", "    y = 0\n"))),
+            ("Rewrite only lines", whole_answer("never asked for\n")),
+        ],
+        text=BIG,
+        n_ctx=BIG_CTX,
+    )
+    assert res.status == "no_output" and res.new_text is None and len(prompts) == 2
+    assert f"lines {F77_LINE + 1}:{f150 + 4} of m.py" in res.message and "--lines" in res.message
+
+
+def test_a_region_of_a_big_file_fits_with_a_window_and_the_outline():
+    region = (F77_LINE, F77_LINE + 4)
+    new_f77 = "def f77(x):\n    '''Add 77.'''\n    y = x + 78\n    return y\n"
+    res, prompts = run(
+        [("Rewrite only lines", whole_answer(new_f77))],
+        text=BIG,
+        n_ctx=BIG_CTX,
+        region=region,
+    )
+    assert res.status == "ok" and res.new_text == BIG_WANT and res.edit_mode == "whole"
+    p = prompts[0]
+    assert "def f0(x):" in p and "def f199(x):" in p  # the outline
+    assert "'''Add 73.'''" in p and "'''Add 81.'''" in p  # the window around the region
+    assert "'''Add 10.'''" not in p and len(p) < BIG_CTX
+
+
+def test_a_big_file_names_the_real_numbers_and_the_fix():
+    with pytest.raises(FileError) as e:
+        run([], text=BIG, n_ctx=BIG_CTX, edit="whole")
+    msg = str(e.value)
+    assert f"m.py is {len(BIG):,} tokens" in msg and "12,288-token context" in msg
+    assert "--edit auto" in msg and "--lines" in msg
+    # a region too big for the context: the region's own numbers, and what to do
+    with pytest.raises(FileError) as e:
+        run([], text=BIG, n_ctx=BIG_CTX, region=(0, 1000))
+    msg = str(e.value)
+    assert "lines 1:1000 of m.py is" in msg and "smaller region" in msg
+
+
+def test_nothing_located_changes_nothing():
+    res, _ = run([(LOCATE, "```\nno idea\n```\n")], text=BIG, n_ctx=BIG_CTX)
+    assert res.status == "no_output" and res.new_text is None
+    assert "could not tell where" in res.message
+
+
+def test_a_warm_up_of_a_big_file_reads_its_outline():
+    session = scripted_session([], BIG_CTX)
+    w = warm(session, BIG, path="m.py")
+    assert w.status == "done" and w.prefix_tokens < BIG_CTX
+    held = bytes(t for t in session.target.cache_tokens if t < 256).decode()
+    assert "def f199(x):" in held and "Add 199." not in held

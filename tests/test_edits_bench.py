@@ -1,0 +1,82 @@
+"""The edit suite (bench/edit_tasks.py) and its runner (``specedit bench edits``).
+
+The tasks' answers are checked without a model; the runner's plumbing runs one task on
+the real 0.5B model with tiny settings (what it records, not how fast or right it is).
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from specedit.bench.edit_tasks import DATA, EDIT_TASKS, FEW_LINES, KINDS, type_hints_ok
+
+
+def test_the_suite_covers_every_kind_on_vendored_files():
+    assert len(EDIT_TASKS) >= 20 and len({t.name for t in EDIT_TASKS}) == len(EDIT_TASKS)
+    assert {t.kind for t in EDIT_TASKS} == set(KINDS)
+    assert sum(t.kind in FEW_LINES for t in EDIT_TASKS) >= 15
+    assert (DATA / "LICENSE-PSF.txt").exists() and (DATA / "README.md").exists()
+    for t in EDIT_TASKS:
+        assert (DATA / t.file).exists(), t.file
+    big = [t for t in EDIT_TASKS if t.kind == "big"]
+    assert big and all(2000 <= t.source().count("\n") <= 3000 for t in big)
+    # the other benchmarks' files are not used here
+    from specedit.bench.tasks import COPY_FILES
+
+    assert not {t.file for t in EDIT_TASKS} & set(COPY_FILES)
+
+
+@pytest.mark.parametrize("task", EDIT_TASKS, ids=lambda t: t.name)
+def test_each_answer_is_right_and_the_source_is_not(task):
+    src = task.source()
+    assert not task.judge(src) and not task.judge(None)
+    want = task.expected()
+    if want is None:
+        return
+    assert task.judge(want)
+    assert not task.judge(want + "\n")  # every other byte counts
+    if task.bug is not None:
+        assert task.bug[1] in src and want == (DATA / task.file).read_text()
+
+
+def test_type_hints_are_judged_by_what_changed():
+    old = "def f(a, b=1):\n    '''Doc.'''\n    return a\n\n\nclass C:\n    def m(self, x):\n        pass\n"
+    good = old.replace("f(a, b=1):", "f(a: int, b: int = 1) -> int:").replace(
+        "m(self, x):", "m(self, x: str) -> None:"
+    )
+    assert type_hints_ok(old, good)
+    assert not type_hints_ok(old, good.replace("-> None", ""))  # a return left bare
+    assert not type_hints_ok(old, good.replace("return a", "return b"))  # the code changed
+    assert not type_hints_ok(old, good.replace("'''Doc.'''", "'''Docs.'''"))  # not a signature
+    assert not type_hints_ok(old, good.replace("-> int:", "-> int"))  # does not parse
+
+
+@pytest.mark.model
+def test_the_runner_records_each_mode(qwen05_path, tmp_path, capsys, monkeypatch):
+    from specedit.bench.edits_bench import main
+
+    monkeypatch.setenv("SPECEDIT_STATE_DIR", str(tmp_path / "state"))
+    argv = ["--model", str(qwen05_path), "--tasks", "codeop-symbol", "--modes", "auto", "whole"]
+    argv += ["--threads", "1"]  # on a busy machine one thread is the fast setting (README)
+    assert main([*argv, "--ctx", "4096", "--out", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert "few-line" in out and "median wait s" in out
+    path = next(tmp_path.glob("edits-*.json"))
+    assert path.with_suffix(".png").exists()
+    rec = json.loads(path.read_text())
+    (m,) = rec["models"]
+    assert [r["mode"] for r in m["runs"]] == ["auto", "whole"]  # the first task: auto first
+    for r in m["runs"]:
+        assert r["task"] == "codeop-symbol" and r["kind"] == "line"
+        assert r["wait_s"] > 0 and r["generated_tokens"] > 0 and r["file_tokens"] > 1000
+        assert r["warm_tokens"] > r["file_tokens"] and r["edit_mode"] in ("blocks", "whole")
+        assert isinstance(r["right"], bool) and r["load"] >= 0
+    whole = m["runs"][1]
+    assert whole["edit_mode"] == "whole" and whole["generated_tokens"] > 800
+    # the second mode found the file in the cache too: only its instruction was read
+    assert all(r["cached_tokens"] >= r["file_tokens"] for r in m["runs"])
+    s = m["summary"]
+    assert s["auto"]["few-line"]["runs"] == 1 and "big" not in s["auto"]
+    assert s["whole"]["all"]["median_generated_tokens"] == whole["generated_tokens"]
