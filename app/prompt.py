@@ -24,7 +24,8 @@ Contract:
   * ``answer_prompt(target, question, context, style=)``: a question grounded in context
     files (free text, no fence): the ``quote`` style asks for a short answer and the
     passages it rests on, copied verbatim under ``[FILE]`` citations (``app.quotes``
-    checks them); ``free`` is the earlier prompt, kept to measure against. The files come
+    checks them), and shows one such exchange first (``QUOTE_EXAMPLE``); ``free`` is the
+    earlier prompt, kept to measure against. The files come
     before the question (``prefix_end``: a prompt cache keeps them).
   * ``splice(target, messages, prefix, pieces)``: the general form: render the chat
     template, then splice the pieces at their marks, each tokenized on its own (the
@@ -69,16 +70,18 @@ SYSTEM_QUOTE = (
     "you rely on, write its source in square brackets on a line of its own, [FILE], and under "
     "it the passage copied exactly, character for character, in a ``` block. Copy whole lines "
     "or the exact words you need; never reword a quote. If the documents do not answer the "
-    "question, say so and quote nothing.\n\n"
-    "Example (documents server.md and notes.md; the question: which port does the server "
-    "use?):\n"
-    "It listens on port 8080 unless PORT is set.\n\n"
-    "[server.md]\n"
-    "```\n"
-    "The server listens on port 8080; set PORT to change it.\n"
-    "```"
+    "question, say so and quote nothing."
 )
 """The ``quote`` style's system text: the answer format ``app.quotes`` reads."""
+QUOTE_EXAMPLE = (
+    "server.md",
+    "# server\n\nThe server listens on port 8080; set PORT to change it.\nLogs go to stderr.\n",
+    "Which port does the server use?",
+    "It listens on port 8080 unless PORT is set.\n\n"
+    "[server.md]\n```\nThe server listens on port 8080; set PORT to change it.\n```",
+)
+"""``(file, text, question, answer)``: one exchange in the format, shown as a first turn
+(small models follow a turn they see far better than a format they are told)."""
 QUOTE_ASK = "Answer briefly, then quote the lines that show it, each under its [file] citation."
 """Follows the question: the format again, next to where the answer starts."""
 SYSTEM_ANSWER = (
@@ -373,16 +376,29 @@ def answer_messages(
     share the prompt's prefix."""
     if style not in ANSWER_STYLES:
         raise ValueError(f"unknown answer style {style!r}; one of {', '.join(ANSWER_STYLES)}")
-    parts = []
-    for i, (cpath, ctext) in enumerate(context):
-        fence = fence_for(ctext)
-        parts.append(f"Document {cpath}:\n{fence}\n{CTX_MARK.format(i)}{_nl(ctext)}{fence}\n")
-    parts.append(question if style == "free" else f"Question: {question}\n{QUOTE_ASK}")
-    system = SYSTEM_ANSWER if style == "free" else SYSTEM_QUOTE
+    parts = [_document(path, CTX_MARK.format(i), text) for i, (path, text) in enumerate(context)]
+    if style == "free":
+        return [
+            {"role": "system", "content": SYSTEM_ANSWER},
+            {"role": "user", "content": "\n".join([*parts, question])},
+        ]
+    ex_file, ex_text, ex_question, ex_answer = QUOTE_EXAMPLE
     return [
-        {"role": "system", "content": system},
-        {"role": "user", "content": "\n".join(parts)},
+        {"role": "system", "content": SYSTEM_QUOTE},
+        {"role": "user", "content": f"{_document(ex_file, ex_text, ex_text)}\n{_ask(ex_question)}"},
+        {"role": "assistant", "content": ex_answer},
+        {"role": "user", "content": "\n".join([*parts, _ask(question)])},
     ]
+
+
+def _document(path: str, mark: str, text: str) -> str:
+    """A file shown to answer from: its name, then ``mark`` (its text) in a fence."""
+    fence = fence_for(text)
+    return f"Document {path}:\n{fence}\n{mark}{_nl(text)}{fence}\n"
+
+
+def _ask(question: str) -> str:
+    return f"Question: {question}\n{QUOTE_ASK}"
 
 
 def _nl(text: str) -> str:

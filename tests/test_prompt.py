@@ -7,6 +7,7 @@ from toy import ToyModel
 
 from specedit.app.prompt import (
     FILE_MARK,
+    QUOTE_EXAMPLE,
     SYSTEM_ANSWER,
     SYSTEM_QUOTE,
     answer_messages,
@@ -14,6 +15,7 @@ from specedit.app.prompt import (
     rewrite_messages,
     rewrite_prompt,
 )
+from specedit.app.quotes import all_found, check_citations
 from specedit.app.stream import FencedText, closing_fence_at, fence_for
 
 
@@ -105,13 +107,18 @@ def test_the_quote_prompt_asks_for_cited_verbatim_passages_after_the_documents()
     msgs = answer_messages("Where are models?", DOCS)
     assert msgs[0] == {"role": "system", "content": SYSTEM_QUOTE}
     assert "[FILE]" in SYSTEM_QUOTE and "exactly" in SYSTEM_QUOTE
-    user = msgs[1]["content"]
+    # one exchange in the format comes first, and its answer passes the checker
+    assert [m["role"] for m in msgs] == ["system", "user", "assistant", "user"]
+    ex_file, ex_text, ex_question, ex_answer = QUOTE_EXAMPLE
+    assert ex_question in msgs[1]["content"] and msgs[2]["content"] == ex_answer
+    assert all_found(check_citations(ex_answer, [(ex_file, ex_text)]))
+    user = msgs[3]["content"]
     # the files first, in order, then the question and the format again
     assert user.index("Document README.md") < user.index("Document docs/p.md")
     assert user.index("Document docs/p.md") < user.index("Question: Where are models?")
     assert user.rstrip().endswith("each under its [file] citation.")
-    # the example in the system text quotes none of a question's own words
-    assert "user cache" not in SYSTEM_QUOTE
+    # the example shares no words with the question's answer
+    assert "user cache" not in repr(QUOTE_EXAMPLE)
 
 
 def test_the_free_style_is_the_earlier_prompt_and_other_styles_are_refused():
