@@ -1,31 +1,33 @@
 """The RAG suite: answers that quote, checked, and how fast they come, side by side.
 
 Contract: ``specedit bench rag [--model M] [--styles quote free] [--drafts lookup none]
-[--questions ID ...] [--spec-bench N] [--max-tokens N] [--exact] [--threads N] [--ctx N]`` loads one
-model and asks every question of ``bench/rag_tasks.py`` (24 questions with known answers
-over this repository's vendored docs, plus the first ``N`` Spec-Bench rag prompts) through
-the product's own ``app.rewrite.answer``, in each answer style (``quote``: the product's
-prompt and format; ``free``: today's, kept to measure against) and with each drafting
-(``lookup``: specedit; ``none``: plain decoding). Runs over the same files come together
-and the styles take turns going first, so the files are read once per style (the target
-keeps their prefix; decode speed does not depend on it); the two draftings run back to
-back on each question, taking turns going first, so the machine's noise hits them alike.
+[--questions ID ...] [--spec-bench N] [--max-tokens N] [--exact] [--threads N] [--ctx N]``
+loads one model and asks every question of ``bench/rag_tasks.py`` (24 questions with
+known answers over this repository's vendored docs, plus the first ``N`` Spec-Bench rag
+prompts) through the product's own ``app.rewrite.answer``, in each answer style
+(``quote``: the product's prompt and format; ``free``: today's, kept to measure against)
+and with each drafting (``lookup``: specedit; ``none``: plain decoding). Runs over the
+same files come together (the smallest files first) and the styles take turns going
+first, so the files are read once per style (the target keeps their prefix; decode speed
+does not depend on it); the two draftings run back to back on each question, taking turns
+going first, so the machine's noise hits them alike.
 
 Each run records the answer, its citations as ``app.quotes`` checked them
 (``quotes_found``: it quotes, and every quote is where it says), whether it is right
 (``RagQuestion.judge``), decode tok/s, tokens, acceptance, and the load average;
 ``same_output``: the question's lookup and plain answers are the same text (greedy, they
 differ only where batched verification moves a near-tie: llama.cpp's CPU path without
-``--exact``). The record
-(``bench/results/rag-<time>.json``) has every run and, per style, drafting and set
-(``questions``, ``spec_bench``): the quote rate (share of answers whose quotes are all
-found), right answers, medians of decode tok/s and tokens, and the speed-up (the median of
-each question's lookup/none decode tok/s ratio).
+``--exact``). The record (``bench/results/rag-<time>.json``, rewritten after each
+question, so a run cut short keeps what it measured) has every run and, per style,
+drafting and set (``questions``, ``spec_bench``): the quote rate (share of answers whose
+quotes are all found), right answers, medians of decode tok/s and tokens, and the
+speed-up (the median of each question's lookup/none decode tok/s ratio).
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import logging
 import os
 import statistics
@@ -142,10 +144,12 @@ def _key(r: dict) -> tuple[str, str, str]:
     return r["set"], r["style"], r["draft"]
 
 
-def run(session, questions: list[RagQuestion], a) -> list[dict]:
-    """Every question in every style and drafting: files together, styles taking turns."""
+def run(session, questions: list[RagQuestion], a, on_runs=None) -> list[dict]:
+    """Every question in every style and drafting: files together, the smallest files
+    first, styles taking turns; ``on_runs(runs)`` after each question (a checkpoint)."""
     runs: list[dict] = []
     groups = [list(g) for _, g in groupby(questions, key=lambda q: (q.docs, q.texts))]
+    groups.sort(key=lambda g: sum(len(t) for _, t in g[0].context()))
     n = 0
     for gi, group in enumerate(groups):
         styles = list(a.styles)
@@ -154,6 +158,8 @@ def run(session, questions: list[RagQuestion], a) -> list[dict]:
             for q in group:
                 runs += run_question(session, q, style, list(a.drafts), n % len(a.drafts), a)
                 n += 1
+                if on_runs is not None:
+                    on_runs(runs)
     return runs
 
 
@@ -207,24 +213,37 @@ def main(argv: list[str] | None = None) -> int:
         questions = [q for q in questions if q.id in a.questions]
     questions += spec_bench_questions(a.spec_bench)
     session = load_session(a.model, n_ctx=a.ctx, threads=a.threads)
+    path = None
+
+    def record_of(runs: list[dict]) -> dict:
+        loads = [r["load"] for r in runs] or [0.0]
+        return {
+            "model": a.model,
+            "describe": session.describe(),
+            "styles": a.styles,
+            "drafts": a.drafts,
+            "max_tokens": a.max_tokens,
+            "exact": a.exact,
+            "questions": [q.id for q in questions],
+            "load_range": [min(loads), max(loads)],
+            "summary": summarise(runs),
+            "runs": runs,
+        }
+
+    def checkpoint(runs: list[dict]) -> None:
+        # the record so far, rewritten after each question: a run cut short keeps its figures
+        nonlocal path
+        if path is None:
+            path = save_record(record_of(runs), a.out, "rag")
+        else:
+            path.write_text(json.dumps(record_of(runs), indent=1))
+
     try:
-        runs = run(session, questions, a)
+        runs = run(session, questions, a, checkpoint)
     finally:
         session.target.close()
-    loads = [r["load"] for r in runs]
-    record = {
-        "model": a.model,
-        "describe": session.describe(),
-        "styles": a.styles,
-        "drafts": a.drafts,
-        "max_tokens": a.max_tokens,
-        "exact": a.exact,
-        "questions": [q.id for q in questions],
-        "load_range": [min(loads), max(loads)],
-        "summary": summarise(runs),
-        "runs": runs,
-    }
-    path = save_record(record, a.out, "rag")
+    record = record_of(runs)
+    checkpoint(runs)
     sys.stdout.write(table(record))
     sys.stdout.write(f"wrote {path}\n")
     return 0
