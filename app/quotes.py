@@ -7,7 +7,7 @@ and, when the citation gives lines, within those lines. ``located`` says where t
 actually is (1-based first and last line), so a citation without lines still shows them,
 and a quote cited at the wrong lines says where it is. ``problem`` is the one-line reason
 ``found`` is False. ``Citation.to_json()`` is the ``--json`` form:
-``{file, lines, quote, found, located, problem}``.
+``{file, lines, quote, found, located, source, problem}``.
 
 The answer format (``app.prompt.SYSTEM_QUOTE`` asks for it):
 
