@@ -6,7 +6,8 @@ in the order they appear. ``Citation.found`` is True when the quote is in the ci
 and, when the citation gives lines, within those lines. ``located`` says where the quote
 actually is (1-based first and last line), so a citation without lines still shows them,
 and a quote cited at the wrong lines says where it is. ``problem`` is the one-line reason
-``found`` is False. ``Citation.to_json()`` is the ``--json`` form:
+``found`` is False. ``prose(answer)`` is the answer without its passages and citations (its own words).
+``Citation.to_json()`` is the ``--json`` form:
 ``{file, lines, quote, found, located, source, problem}``.
 
 The answer format (``app.prompt.SYSTEM_QUOTE`` asks for it):
@@ -284,6 +285,16 @@ def check_citations(answer: str, files: Sequence[tuple[str, str]]) -> list[Citat
             found.append((p.first, _check(p.text, None, None, labels, sources)))
     found.sort(key=lambda t: t[0])
     return [c for _, c in found]
+
+
+def prose(answer: str) -> str:
+    """``answer`` without its quoted passages and citation tags: what it says in its own
+    words (a quote holds the source's words, right or not, so an answer is judged on
+    this)."""
+    lines = answer.splitlines()
+    inside = {n for p in _passages(lines) for n in range(p.first, p.last + 1)}
+    kept = [CITE_RE.sub("", line) for n, line in enumerate(lines) if n not in inside]
+    return "\n".join(line for line in kept if line.strip())
 
 
 def all_found(citations: Sequence[Citation]) -> bool:

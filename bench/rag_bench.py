@@ -21,7 +21,8 @@ differ only where batched verification moves a near-tie: llama.cpp's CPU path wi
 question, so a run cut short keeps what it measured) has every run and, per style,
 drafting and set (``questions``, ``spec_bench``): the quote rate (share of answers whose
 quotes are all found), right answers, medians of decode tok/s and tokens, and the
-speed-up (the median of each question's lookup/none decode tok/s ratio).
+speed-up (the median of each question's lookup/none decode tok/s ratio). ``--from RECORD`` re-checks a record's
+answers with today's checks (no model) and writes it again, with its table.
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ import os
 import statistics
 import sys
 from itertools import groupby
+from pathlib import Path
 
 from .rag_tasks import RagQuestion, load_questions, spec_bench_questions
 from .record import save_record
@@ -163,6 +165,30 @@ def run(session, questions: list[RagQuestion], a, on_runs=None) -> list[dict]:
     return runs
 
 
+def recheck(record: dict) -> dict:
+    """``record`` with every answer judged and its citations checked again by today's
+    checks (``RagQuestion.judge``, ``app.quotes``), and its summary redone: the answers
+    are what was measured, the checks may have moved on."""
+    from ..app.quotes import all_found, check_citations
+
+    n_spec = sum(r["set"] == "spec_bench" for r in record["runs"])
+    by_id = {q.id: q for q in load_questions() + spec_bench_questions(n_spec)}
+    runs = []
+    for r in record["runs"]:
+        q = by_id[r["id"]]
+        cs = check_citations(r["output"], q.context())
+        runs.append(
+            {
+                **r,
+                "right": q.judge(r["output"]),
+                "quotes": len(cs),
+                "quotes_found": all_found(cs),
+                "citations": [c.to_json() for c in cs],
+            }
+        )
+    return {**record, "runs": runs, "summary": summarise(runs)}
+
+
 def table(rec: dict) -> str:
     lines = [
         f"{rec['model']}  (load average {rec['load_range'][0]}-{rec['load_range'][1]})",
@@ -203,8 +229,18 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--threads", type=int, default=None)
     ap.add_argument("--exact", action="store_true", help="verify as 1-token decoding does")
     ap.add_argument("--out", default="bench/results")
+    ap.add_argument(
+        "--from", dest="from_record", help="re-check a record's answers (no model): its table"
+    )
     a = ap.parse_args(argv)
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    if a.from_record:
+        record = recheck(json.loads(Path(a.from_record).read_text()))
+        record["rechecked_from"] = a.from_record
+        path = save_record(record, a.out, "rag")
+        sys.stdout.write(table(record))
+        sys.stdout.write(f"wrote {path}\n")
+        return 0
     questions = load_questions()
     if a.questions:
         unknown = set(a.questions) - {q.id for q in questions}

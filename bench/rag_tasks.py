@@ -6,7 +6,8 @@ docs vendored under ``bench/data/rag/docs/`` (README.md, docs/protocol.md,
 bench/README.md, the plugins' READMEs), so the answers stay fixed as the docs move on.
 ``RagQuestion.context()`` is the ``(label, text)`` pairs the prompt shows (labels are the
 paths under ``docs/``, as a user passes them to ``--context``); ``judge(output)`` is the
-question's check: one of its ``expect`` regular expressions matches the answer.
+question's check: one of its ``expect`` regular expressions matches the answer's own
+words (its quotes left out).
 ``spec_bench_questions(n)`` turns the first ``n`` Spec-Bench rag rows (``bench.tasks``)
 into the same shape: their passages as one context file, their last line the question,
 no known answer (``expect`` empty: ``judge`` is None).
@@ -18,6 +19,8 @@ import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
+
+from ..app.quotes import prose
 
 DATA = Path(__file__).resolve().parent / "data" / "rag"
 QUESTIONS = DATA / "questions.jsonl"
@@ -40,10 +43,13 @@ class RagQuestion:
         return [(d, (DATA / "docs" / d).read_text(encoding="utf-8")) for d in self.docs]
 
     def judge(self, output: str) -> bool | None:
-        """True when the answer says what the docs say (None: no known answer)."""
+        """True when the answer says what the docs say, in its own words (``app.quotes.
+        prose``: a quote holds the docs' words whatever the answer says; an answer that
+        is only quotes is judged whole). None: no known answer."""
         if not self.expect:
             return None
-        return any(re.search(e, output) for e in self.expect)
+        said = prose(output) or output
+        return any(re.search(e, said) for e in self.expect)
 
 
 def load_questions(path: Path = QUESTIONS) -> list[RagQuestion]:

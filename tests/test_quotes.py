@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from specedit.app.quotes import all_found, check_citations
+from specedit.app.quotes import all_found, check_citations, prose
 
 README = (
     "# tool\n"  # 1
@@ -143,3 +143,12 @@ def test_two_occurrences_pick_the_one_at_the_cited_lines():
     assert c.found and c.located == (3, 4)
     [c] = check_citations("[a.txt:L2-L3]\n```\nalpha\nbeta gamma\n```", [("a.txt", text)])
     assert not c.found and c.located == (1, 2)
+
+
+def test_prose_is_the_answer_in_its_own_words():
+    answer = (
+        "They live in the user cache dir.\n\n[README.md:L3]\n```\nModels live in the user cache "
+        "dir (`$TOOL_MODELS_DIR` overrides it).\n```\n> quoted too\nSee [README.md] above."
+    )
+    assert prose(answer) == "They live in the user cache dir.\nSee  above."
+    assert prose("```\nonly a quote\n```") == ""

@@ -12,6 +12,7 @@ import json
 import pytest
 
 from specedit.app.quotes import all_found, check_citations
+from specedit.app.stream import fence_for
 from specedit.bench.rag_bench import summarise
 from specedit.bench.rag_tasks import DATA, load_questions, spec_bench_questions
 
@@ -26,6 +27,10 @@ def test_the_question_set_is_vendored_and_every_answer_is_in_its_docs():
         # refuses an answer that says nothing
         assert any(q.judge(text) for _, text in ctx), q.id
         assert q.judge("I do not know.") is False, q.id
+        # a quote of the right passage under a wrong answer is still wrong
+        right = next(text for _, text in ctx if q.judge(text))
+        f = fence_for(right)
+        assert q.judge(f"I do not know.\n\n[{q.docs[0]}]\n{f}\n{right}\n{f}") is False, q.id
 
 
 def test_spec_bench_rag_prompts_become_passages_and_a_question():
@@ -103,3 +108,9 @@ def test_the_runner_records_each_style_and_drafting(qwen05_path, tmp_path, capsy
     s = rec["summary"]["questions"]
     assert set(s) == {"quote", "free"} and s["quote"]["lookup"]["runs"] == 1
     assert s["quote"]["lookup"]["speedup_vs_none"] > 0
+    # re-checked without the model: the same verdicts, the same summary
+    path = next(tmp_path.glob("rag-*.json"))
+    assert main(["--from", str(path), "--out", str(tmp_path / "again")]) == 0
+    again = json.loads(next((tmp_path / "again").glob("rag-*.json")).read_text())
+    assert again["runs"] == runs and again["summary"] == rec["summary"]
+    assert again["rechecked_from"] == str(path)
