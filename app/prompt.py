@@ -67,21 +67,24 @@ SYSTEM_REWRITE = (
 SYSTEM_QUOTE = (
     "You answer questions from the documents you are given, by quoting them. Reply in this "
     "form: first a short answer of one or two sentences; then the evidence. For each passage "
-    "you rely on, write its source in square brackets on a line of its own, [FILE], and under "
-    "it the passage copied exactly, character for character, in a ``` block. Copy whole lines "
-    "or the exact words you need; never reword a quote. If the documents do not answer the "
-    "question, say so and quote nothing."
+    "you rely on, write the name of its document in square brackets on a line of its own, "
+    "[FILE], and under it the passage copied exactly, character for character, in a ``` "
+    "block. Copy whole lines or the exact words you need; never reword a quote. If the "
+    "documents do not answer the question, say so and quote nothing."
 )
 """The ``quote`` style's system text: the answer format ``app.quotes`` reads."""
 QUOTE_EXAMPLE = (
-    "server.md",
-    "# server\n\nThe server listens on port 8080; set PORT to change it.\nLogs go to stderr.\n",
-    "Which port does the server use?",
-    "It listens on port 8080 unless PORT is set.\n\n"
-    "[server.md]\n```\nThe server listens on port 8080; set PORT to change it.\n```",
+    "garden.md",
+    "# Garden\n\nWater the tomatoes every second evening; in a heat wave, every evening.\n"
+    "The shed key hangs by the back door.\n",
+    "How often are the tomatoes watered?",
+    "Every second evening, and every evening in a heat wave.\n\n"
+    "[garden.md]\n```\nWater the tomatoes every second evening; in a heat wave, every evening.\n```",
 )
 """``(file, text, question, answer)``: one exchange in the format, shown as a first turn
-(small models follow a turn they see far better than a format they are told)."""
+(small models follow a turn they see far better than a format they are told). Its
+subject is far from any the user's files may have: the 1.5B quoted an earlier example
+about a server's port and logs when asked where a plugin's server logs go."""
 QUOTE_ASK = "Answer briefly, then quote the lines that show it, each under its [file] citation."
 """Follows the question: the format again, next to where the answer starts."""
 SYSTEM_ANSWER = (
