@@ -7,7 +7,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 LLAMA := llama-cpp-python==0.3.36
 
-.PHONY: setup setup-test llama demo test lint format bench clean
+.PHONY: setup setup-test llama demo test lint format bench docs-images clean
 
 $(BIN)/python:
 	@command -v $(PY) >/dev/null || { echo "need $(PY)"; exit 1; }
@@ -55,6 +55,10 @@ format:
 
 bench: setup
 	$(BIN)/specedit bench
+
+# the README's Neovim and VS Code images, from real runs over the scripted toy model
+docs-images: setup-test
+	SPECEDIT_DOCS_IMAGES=1 $(BIN)/python -m pytest -q tests/test_docs_images.py
 
 clean:
 	rm -rf $(VENV) build *.egg-info

@@ -263,9 +263,9 @@ def _draft_mode(a) -> str:
 
 
 def _session(a):
-    from .session import load_session
+    from .loaded_model import load_model
 
-    return load_session(load_config(a))
+    return load_model(load_config(a))
 
 
 def _stream(a):
@@ -403,6 +403,7 @@ def _citations(citations) -> None:
 
 def cmd_models(a) -> int:
     from ..models import catalog
+    from .progress import rich_progress
 
     if a.action == "list":
         for name, e in CATALOG.items():
@@ -410,16 +411,16 @@ def cmd_models(a) -> int:
             default = " (default)" if name == DEFAULT_MODEL else ""
             out.print(f"{name:22} {e.size_bytes / 1e6:7.0f} MB  {mark:9}  {e.description}{default}")
         return 0
-    from .session import model_hash_record
+    from .loaded_model import model_hash_record
 
     if a.action == "pull":
-        with catalog.rich_progress() as progress:
+        with rich_progress() as progress:
             path = catalog.pull(a.name, progress, force=a.force, record=model_hash_record())
         out.out(str(path))
     elif a.action == "path":
         out.out(str(catalog.resolve_model(a.name)))
     else:
-        with catalog.rich_progress() as progress:
+        with rich_progress() as progress:
             path = catalog.verify(a.name, progress, record=model_hash_record())
         out.out(f"{path}: sha256 ok")
     return 0

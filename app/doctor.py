@@ -127,7 +127,7 @@ def plan(cfg: LoadConfig | None = None) -> dict[str, Any]:
     from ..models.catalog import resolve_model
     from ..models.llama_build import device_label, gguf_layer_count, llama_build, parse_gpu_layers
     from ..models.llama_build import resolve_gpu_layers as resolve
-    from .session import resolve_backend
+    from .loaded_model import resolve_backend
 
     cfg = cfg or LoadConfig()
     threads = cfg.threads or max(1, os.cpu_count() or 1)
@@ -180,7 +180,7 @@ def entry_configs() -> dict[str, LoadConfig]:
 
 def models_section(verify: bool) -> dict[str, Any]:
     from ..models import catalog
-    from .session import model_hash_record
+    from .loaded_model import model_hash_record
 
     out: dict[str, Any] = {"dir": str(catalog.models_dir()), "default": DEFAULT_MODEL}
     for name, entry in CATALOG.items():

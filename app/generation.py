@@ -1,7 +1,7 @@
 """Run one prompt on a loaded model: the proposers, the stop, the caches. The one door.
 
 Contract: ``run_prompt(session, prompt, opts, max_tokens, ...)`` generates from a
-``Prompt`` (``app.prompt``) on ``session`` (``app.session.ModelSession``) with the
+``Prompt`` (``app.prompt``) on ``session`` (``app.loaded_model.LoadedModel``) with the
 proposers ``opts.draft`` names (prompt lookup over the prompt's spans and the output,
 a draft model, both, or none), the sampling and exactness of ``opts``, and stops at
 the prompt's closing fence (``app.stream.FencedText``) when it has one. It streams
@@ -32,9 +32,9 @@ from ..engine.lookup import LookupDrafter
 from ..engine.metrics import Metrics
 from ..engine.policy import AdaptivePolicy, PolicyConfig
 from . import prompt_cache
+from .loaded_model import LoadedModel
 from .options import RewriteOptions
 from .prompt import Prompt, Span
-from .session import ModelSession
 from .stream import FencedText, StreamDecoder
 
 log = logging.getLogger(__name__)
@@ -81,7 +81,7 @@ def lookup_drafter(target: TargetModel, spans: tuple[Span, ...], prompt_len: int
 
 
 def proposers(
-    session: ModelSession, opts: RewriteOptions, prompt: Prompt, policy: AdaptivePolicy
+    session: LoadedModel, opts: RewriteOptions, prompt: Prompt, policy: AdaptivePolicy
 ) -> Drafter | None:
     """The proposer ``opts.draft`` asks for (None for plain decoding)."""
     if opts.draft == "none":
@@ -101,7 +101,7 @@ def proposers(
     return model if opts.draft == "model" else CombinedDrafter(lookup, model, policy)
 
 
-def gen_config(session: ModelSession, opts: RewriteOptions, max_tokens: int) -> GenConfig:
+def gen_config(session: LoadedModel, opts: RewriteOptions, max_tokens: int) -> GenConfig:
     """The engine's settings for ``opts`` on ``session`` (exact mode's block size is the
     session's measured one)."""
     return GenConfig(
@@ -114,7 +114,7 @@ def gen_config(session: ModelSession, opts: RewriteOptions, max_tokens: int) -> 
 
 
 def run_prompt(
-    session: ModelSession,
+    session: LoadedModel,
     prompt: Prompt,
     opts: RewriteOptions,
     max_tokens: int,

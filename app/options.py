@@ -4,7 +4,7 @@ Contract: two frozen dataclasses hold the one set of defaults the CLI, the termi
 app, the socket server and the benchmarks share (their flags and settings are built
 from these defaults, never written again):
   * ``LoadConfig``: the model, its backend, device and offload, the context length,
-    threads and an optional draft model; ``app.session.load_session`` takes it.
+    threads and an optional draft model; ``app.loaded_model.load_model`` takes it.
   * ``RewriteOptions``: the instruction, the proposers, k, sampling, exactness, the
     output cap, context files, a region, the edit mode and the disk prompt cache;
     ``app.rewrite.rewrite`` and ``app.generation.run_prompt`` take it.

@@ -54,11 +54,11 @@ from . import edits
 from .diff import split_lines
 from .files import FileError
 from .generation import run_prompt
+from .loaded_model import LoadedModel
 from .options import EDIT_MODES, RewriteOptions
 from .outline import Outline, outline, widen
 from .prompt import Prompt, answer_prompt, outline_prompt, rewrite_prompt
 from .quotes import Citation, all_found, check_citations
-from .session import ModelSession
 from .stages import (
     Context,
     RewriteResult,
@@ -110,7 +110,7 @@ def _fits(ctx: Context, prompt: Prompt) -> bool:
 
 
 def rewrite(
-    session: ModelSession,
+    session: LoadedModel,
     text: str,
     opts: RewriteOptions,
     *,
@@ -160,6 +160,22 @@ def _outline(ctx: Context) -> Outline:
     return out
 
 
+def _big_prompt(ctx: Context, out: Outline, **kw) -> Prompt:
+    """A big file's prompt (``app.prompt.outline_prompt``) for ``ctx``: its outline ``out``,
+    and ``kw``'s windows, region and what to ask."""
+    o = ctx.opts
+    return outline_prompt(
+        ctx.session.target,
+        ctx.text,
+        o.instruction,
+        out.text,
+        lines=ctx.lines,
+        path=ctx.path,
+        context=o.context,
+        **kw,
+    )
+
+
 def _region_name(ctx: Context, region: tuple[int, int]) -> str:
     return f"lines {region[0] + 1}:{region[1]} of {ctx.path or 'the text'}"
 
@@ -178,17 +194,7 @@ def _big(ctx: Context, whole: Prompt, mode: str) -> RewriteResult:
     out = _outline(ctx)
     if opts.region is not None:
         return _big_region(ctx, out, opts.region, fallback="")
-    target = ctx.session.target
-    locate = outline_prompt(
-        target,
-        ctx.text,
-        opts.instruction,
-        out.text,
-        lines=ctx.lines,
-        path=ctx.path,
-        context=opts.context,
-        ask="locate",
-    )
+    locate = _big_prompt(ctx, out, ask="locate")
     ranges = run_locate(ctx, locate, out)
     if ctx.metrics.stop_reason == "cancelled":
         return ctx.close(ctx.result("cancelled", "cancelled; nothing changed"), "locate")
@@ -200,17 +206,7 @@ def _big(ctx: Context, whole: Prompt, mode: str) -> RewriteResult:
         return ctx.close(ctx.result("no_output", msg), "locate")
     ctx.next_stage()
     shown = sum(_count(ctx)("".join(ctx.lines[a:b])) for a, b in ranges)
-    prompt = outline_prompt(
-        target,
-        ctx.text,
-        opts.instruction,
-        out.text,
-        lines=ctx.lines,
-        path=ctx.path,
-        context=opts.context,
-        windows=ranges,
-        ask="blocks",
-    )
+    prompt = _big_prompt(ctx, out, windows=ranges, ask="blocks")
     if len(prompt) + min(shown, 64) + 8 > n_ctx:
         raise FileError(
             f"the change goes to lines {', '.join(f'{a + 1}:{b}' for a, b in ranges)} of "
@@ -242,18 +238,7 @@ def _region_prompt(ctx: Context, out: Outline, region: tuple[int, int]) -> Promp
     count = _count(ctx)
     window = widen(region, ctx.lines, count, count(part) + WINDOW_TOKENS)
     for windows in ([window], []) if opts.region is not None else ([],):
-        prompt = outline_prompt(
-            ctx.session.target,
-            ctx.text,
-            opts.instruction,
-            out.text,
-            lines=ctx.lines,
-            path=ctx.path,
-            context=opts.context,
-            windows=windows,
-            region=region,
-            ask="whole",
-        )
+        prompt = _big_prompt(ctx, out, windows=windows, region=region, ask="whole")
         if _fits(ctx, prompt):
             break
     return prompt
@@ -273,7 +258,7 @@ def _big_region(ctx: Context, out: Outline, region: tuple[int, int], fallback: s
 
 
 def first_prompt(
-    session: ModelSession, text: str, opts: RewriteOptions, path: str | None
+    session: LoadedModel, text: str, opts: RewriteOptions, path: str | None
 ) -> tuple[Prompt, int]:
     """The prompt a rewrite of ``text`` starts with and how much of it every such rewrite
     shares (through the region when there is one): what a warm-up prefills."""
@@ -284,15 +269,7 @@ def first_prompt(
         if opts.region is not None:
             prompt = _region_prompt(ctx, out, opts.region)
         else:
-            prompt = outline_prompt(
-                session.target,
-                text,
-                opts.instruction,
-                out.text,
-                lines=ctx.lines,
-                path=path,
-                context=opts.context,
-            )
+            prompt = _big_prompt(ctx, out)
     return prompt, prompt.part_end if opts.region is not None else prompt.prefix_end
 
 
@@ -317,7 +294,7 @@ class WarmResult:
 
 
 def warm(
-    session: ModelSession,
+    session: LoadedModel,
     text: str,
     *,
     path: str | None = None,
@@ -361,7 +338,7 @@ class AnswerResult:
 
 
 def answer(
-    session: ModelSession,
+    session: LoadedModel,
     question: str,
     context: list[tuple[str, str]],
     opts: RewriteOptions,

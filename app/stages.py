@@ -33,10 +33,10 @@ from .checks import Suspect, suspect_deletion
 from .diff import Hunk, apply_hunks, compute_hunks, preview_in_file, unified_diff
 from .files import FileError
 from .generation import run_prompt
+from .loaded_model import LoadedModel
 from .options import RewriteOptions
 from .outline import Outline, read_located
 from .prompt import Prompt, feedback_note
-from .session import ModelSession
 
 log = logging.getLogger(__name__)
 
@@ -79,7 +79,7 @@ class RewriteResult:
 class Context:
     """What every stage of one rewrite shares."""
 
-    session: ModelSession
+    session: LoadedModel
     text: str
     lines: list[str]
     opts: RewriteOptions
@@ -111,7 +111,7 @@ class Context:
         return RewriteResult(self.text, None, raw, list(hunks), "", m, status, message)
 
 
-def check_fits(session: ModelSession, prompt: Prompt, what: str, fix: str) -> None:
+def check_fits(session: LoadedModel, prompt: Prompt, what: str, fix: str) -> None:
     """Raise ``FileError`` when ``prompt`` and a copy of its part do not fit the context."""
     n_ctx, n_prompt, n_out = session.target.n_ctx, len(prompt), prompt.part_tokens
     if n_prompt + n_out + 8 > n_ctx:

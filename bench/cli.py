@@ -180,13 +180,10 @@ def _r(x) -> str:
 
 
 def plot(record: dict, path: Path) -> bool:
-    try:
-        import matplotlib
+    from .record import pyplot
 
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
-        log.warning("matplotlib not installed; no plot")
+    plt = pyplot()
+    if plt is None:
         return False
     modes = record["config"]["modes"]
     kinds = list(record["summary"])

@@ -1,7 +1,7 @@
 """Draft-model pair benchmark: a 1.5B target with a 0.5B draft, on any backend.
 
 Contract: ``run_draft_bench(cfg)`` loads the target and the draft through
-``app.session.load_session(draft_model=...)`` (vocabulary check, exactness
+``app.loaded_model.load_model(draft_model=...)`` (vocabulary check, exactness
 check and cost calibration included) and runs, interleaved within each repeat:
 
   * free-form Spec-Bench kinds (``writing``, ``qa``): ``plain`` vs ``model``
@@ -24,8 +24,8 @@ import json
 import logging
 from dataclasses import asdict, dataclass
 
+from ..app.loaded_model import load_model
 from ..app.options import RewriteOptions
-from ..app.session import load_session
 from .record import add_common, config_from_args, save_record
 from .spec_runs import Run, engine_run, machine, rewrite_budget, summarise, task_record
 from .tasks import load_tasks
@@ -62,7 +62,7 @@ _PROPOSERS = {"plain": "none", "lookup": "lookup", "model": "model", "auto": "au
 
 
 def run_draft_bench(cfg: DraftBenchConfig, progress=None) -> dict:
-    sess = load_session(
+    sess = load_model(
         cfg.model,
         n_ctx=cfg.n_ctx,
         threads=cfg.threads,

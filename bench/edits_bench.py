@@ -32,7 +32,7 @@ import time
 from pathlib import Path
 
 from .edit_tasks import EDIT_TASKS, FEW_LINES, KINDS, EditTask
-from .record import save_record
+from .record import pyplot, save_record
 
 log = logging.getLogger(__name__)
 
@@ -140,9 +140,9 @@ def summarise(runs: list[dict], modes: list[str]) -> dict:
 
 
 def run_model(model: str, a, tasks: list[EditTask]) -> dict:
-    from ..app.session import load_session
+    from ..app.loaded_model import load_model
 
-    session = load_session(model, n_ctx=a.ctx, threads=a.threads)
+    session = load_model(model, n_ctx=a.ctx, threads=a.threads)
     runs: list[dict] = []
     try:
         for rep in range(a.repeats):
@@ -182,13 +182,8 @@ def _fmt(x) -> str:
 
 
 def plot(rec: dict, path: Path) -> bool:
-    try:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
-        log.warning("matplotlib not installed; no plot")
+    plt = pyplot()
+    if plt is None:
         return False
     models = rec["models"]
     fig, axes = plt.subplots(len(models), 2, figsize=(11, 3.6 * len(models)), squeeze=False)

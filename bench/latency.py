@@ -148,7 +148,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", default="bench/results")
     a = ap.parse_args(argv)
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
-    from ..app.session import load_session
+    from ..app.loaded_model import load_model
 
     cases: dict[str, list[dict]] = {"cold": [], "warm": [], "editor": [], "region": []}
     imports = []
@@ -166,7 +166,7 @@ def main(argv: list[str] | None = None) -> int:
             imports.append(_import_s())
             cases["cold"].append(_cli(path, a.model, a.edit, ["--no-prompt-cache"], env))
             cases["warm"].append(_cli(path, a.model, a.edit, [], env))
-        session = load_session(a.model)
+        session = load_model(a.model)
         try:
             text = path.read_text(encoding="utf-8")
             region = _target_region(text)

@@ -214,8 +214,8 @@ def _fmt(x, digits: int = 1) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
+    from ..app.loaded_model import load_model
     from ..app.options import DEFAULT_CTX
-    from ..app.session import load_session
     from ..models.catalog import DEFAULT_MODEL
 
     ap = argparse.ArgumentParser(prog="specedit bench rag", description=__doc__)
@@ -248,7 +248,7 @@ def main(argv: list[str] | None = None) -> int:
             ap.error(f"unknown question ids: {', '.join(sorted(unknown))}")
         questions = [q for q in questions if q.id in a.questions]
     questions += spec_bench_questions(a.spec_bench)
-    session = load_session(a.model, n_ctx=a.ctx, threads=a.threads)
+    session = load_model(a.model, n_ctx=a.ctx, threads=a.threads)
     path = None
 
     def record_of(runs: list[dict]) -> dict:

@@ -1,4 +1,4 @@
-"""What every bench script shares: its flags, its config from them, its JSON record.
+"""What every bench script shares: its flags, its config from them, its JSON record, its plot.
 
 Contract: ``add_common(parser, defaults)`` declares the flags every task benchmark takes
 (``--model``, ``--kinds``, ``-n``, ``-r``, ``--max-lines``, ``--max-tokens``, ``--ctx``,
@@ -9,6 +9,7 @@ has, with its defaults. ``save_record(record, out_dir, stem)`` creates ``out_dir
 ``config_from_args(cls, args)`` builds a bench's config dataclass from parsed
 arguments of the same names (``--ctx`` fills ``n_ctx``; lists become tuples where
 the field's default is a tuple; fields without an argument keep their defaults).
+``pyplot()`` is matplotlib's pyplot on the Agg backend, or None when it is not installed.
 """
 
 from __future__ import annotations
@@ -16,9 +17,12 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
+import logging
 import time
 from pathlib import Path
 from typing import Any, TypeVar
+
+log = logging.getLogger(__name__)
 
 C = TypeVar("C")
 
@@ -67,3 +71,17 @@ def save_record(record: dict, out_dir: str | Path, stem: str) -> Path:
     path = out / f"{stem}-{time.strftime('%Y%m%d-%H%M%S')}.json"
     path.write_text(json.dumps(record, indent=1))
     return path
+
+
+def pyplot():
+    """matplotlib's ``pyplot`` on the file-only Agg backend, or None (with a warning) when
+    matplotlib is not installed: a plot is optional, the record is not."""
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        log.warning("matplotlib not installed; no plot")
+        return None
+    return plt

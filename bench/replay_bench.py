@@ -234,7 +234,7 @@ def parse_policy(spec: str) -> tuple[str, PolicyConfig]:
 
 def main(argv: list[str] | None = None) -> int:
     from ..app.generation import lookup_drafter
-    from ..app.session import load_session
+    from ..app.loaded_model import load_model
     from .tasks import load_tasks
 
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
@@ -251,7 +251,7 @@ def main(argv: list[str] | None = None) -> int:
     if a.source:
         rec = json.loads(Path(a.source).read_text())
         a.model = rec.get("model_path") or rec["model"]
-    sess = load_session(a.model, n_ctx=a.ctx)
+    sess = load_model(a.model, n_ctx=a.ctx)
     if not a.source:
         tasks = load_tasks(a.kinds, a.n_per_kind, a.max_lines)
         rec = record_tasks(sess, tasks)

@@ -30,9 +30,9 @@ from dataclasses import asdict, dataclass, field
 import numpy as np
 
 from ..app.generation import run_prompt
+from ..app.loaded_model import LoadedModel, load_model
 from ..app.options import RewriteOptions
 from ..app.prompt import Prompt
-from ..app.session import ModelSession, load_session
 from ..app.stream import closing_fence_at, tokens_through_fence
 from .spec_runs import rewrite_budget
 from .tasks import Task, load_tasks
@@ -75,7 +75,7 @@ def _body(text: str, fence: str | None) -> str:
     return (text[:at] if at >= 0 else text).rstrip("\n")
 
 
-def _ours(sess: ModelSession, prompt: Prompt, mode: str, max_tokens: int, k) -> Run:
+def _ours(sess: LoadedModel, prompt: Prompt, mode: str, max_tokens: int, k) -> Run:
     opts = RewriteOptions(draft="none" if mode == "plain" else "lookup", k=k, exact=mode == "exact")
     r = run_prompt(sess, prompt, opts, max_tokens, cold=True)
     m = r.metrics
@@ -86,7 +86,7 @@ def _ours(sess: ModelSession, prompt: Prompt, mode: str, max_tokens: int, k) -> 
 class Peer:
     """llama-cpp-python's own prompt-lookup decoding on the same GGUF file."""
 
-    def __init__(self, sess: ModelSession, n_ctx: int, threads: int | None):
+    def __init__(self, sess: LoadedModel, n_ctx: int, threads: int | None):
         import llama_cpp
         from llama_cpp.llama_speculative import LlamaPromptLookupDecoding
 
@@ -123,7 +123,7 @@ class Peer:
         return Run(max(n - 1, 0) / dt, n, 0.0, 0.0, [], res["choices"][0]["text"])
 
 
-def _prefill_tps(sess: ModelSession, ids: list[int]) -> float:
+def _prefill_tps(sess: LoadedModel, ids: list[int]) -> float:
     target = sess.target
     best = 0.0
     for _ in range(2):
@@ -135,7 +135,7 @@ def _prefill_tps(sess: ModelSession, ids: list[int]) -> float:
     return best
 
 
-def _verify_ceiling_tps(sess: ModelSession, ids: list[int], sizes=(64, 128)) -> float:
+def _verify_ceiling_tps(sess: LoadedModel, ids: list[int], sizes=(64, 128)) -> float:
     """The fastest a perfect copy could go: tokens per second of a verification call with
     logits at every row (what greedy checking of a fully accepted block needs), at the
     middle of the source text, for the largest blocks the policy uses; best of two."""
@@ -156,7 +156,7 @@ def _verify_ceiling_tps(sess: ModelSession, ids: list[int], sizes=(64, 128)) -> 
 
 
 def run_bench(cfg: BenchConfig, progress=None) -> dict:
-    sess = load_session(cfg.model, n_ctx=cfg.n_ctx, threads=cfg.threads)
+    sess = load_model(cfg.model, n_ctx=cfg.n_ctx, threads=cfg.threads)
     tasks = load_tasks(list(cfg.kinds), cfg.n_per_kind, cfg.max_lines)
     peer = Peer(sess, cfg.n_ctx, cfg.threads) if {"pld10", "pld2"} & set(cfg.modes) else None
     results = []

@@ -21,9 +21,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from ..app.generation import run_prompt
+from ..app.loaded_model import LoadedModel
 from ..app.options import RewriteOptions
 from ..app.prompt import Prompt
-from ..app.session import ModelSession
 from ..app.stream import tokens_through_fence
 
 
@@ -43,7 +43,7 @@ def rewrite_budget(prompt: Prompt) -> int:
     return int(prompt.part_tokens * 1.3) + 64
 
 
-def engine_run(session: ModelSession, prompt: Prompt, opts: RewriteOptions, max_tokens: int) -> Run:
+def engine_run(session: LoadedModel, prompt: Prompt, opts: RewriteOptions, max_tokens: int) -> Run:
     """One run of ``prompt`` from an empty cache through the product's door."""
     r = run_prompt(session, prompt, opts, max_tokens, cold=True)
     m = r.metrics

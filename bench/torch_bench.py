@@ -1,7 +1,7 @@
 """Torch-backend benchmark: specedit vs transformers' prompt lookup vs plain, same model.
 
 Contract: ``run_torch_bench(cfg)`` loads one model on the torch backend through
-``app.session.load_session(backend="torch")`` (the product's path: batch
+``app.loaded_model.load_model(backend="torch")`` (the product's path: batch
 exactness check and cost calibration included), builds every task's prompt with
 ``app.rewrite.build_prompt`` and runs, interleaved within each repeat:
 
@@ -28,8 +28,8 @@ import logging
 import time
 from dataclasses import asdict, dataclass
 
+from ..app.loaded_model import load_model
 from ..app.options import RewriteOptions
-from ..app.session import load_session
 from ..app.stream import FencedText, StreamDecoder
 from ..engine.verifier import choose_verifier
 from .record import add_common, config_from_args, save_record
@@ -121,7 +121,7 @@ def hf_run(target, prompt: list[int], max_tokens: int, fence: str | None, pld: i
 
 
 def run_torch_bench(cfg: TorchBenchConfig, progress=None) -> dict:
-    sess = load_session(cfg.model, n_ctx=cfg.n_ctx, threads=cfg.threads, backend="torch")
+    sess = load_model(cfg.model, n_ctx=cfg.n_ctx, threads=cfg.threads, backend="torch")
     target = sess.target
     tasks = load_tasks(list(cfg.kinds), cfg.n_per_kind, cfg.max_lines)
     results = []

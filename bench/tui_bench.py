@@ -36,9 +36,9 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from ..app.files import read_source
+from ..app.loaded_model import LoadedModel, load_model
 from ..app.options import RewriteOptions
 from ..app.rewrite import rewrite
-from ..app.session import ModelSession, load_session
 from ..models.catalog import TEST_MODEL
 from .record import config_from_args
 
@@ -67,7 +67,7 @@ class TuiBenchConfig:
 
 
 async def _tui_once(
-    sess: ModelSession, path: Path, cfg: TuiBenchConfig, screenshot: str | None = None
+    sess: LoadedModel, path: Path, cfg: TuiBenchConfig, screenshot: str | None = None
 ) -> dict:
     from ..app.tui.app import SpecEditApp
     from ..app.tui.settings import TuiSettings
@@ -107,13 +107,13 @@ def _save_svg(app, target: str) -> None:
     log.info("saved a screenshot to %s", out)
 
 
-def _headless_once(sess: ModelSession, path: Path, cfg: TuiBenchConfig) -> dict:
+def _headless_once(sess: LoadedModel, path: Path, cfg: TuiBenchConfig) -> dict:
     src = read_source(path)
     res = rewrite(sess, src.text, RewriteOptions(instruction=cfg.instruction), path=path.name)
     return {"metrics": res.metrics, "output": res.new_text if res.hunks else None}
 
 
-def _headless_thread_once(sess: ModelSession, path: Path, cfg: TuiBenchConfig) -> dict:
+def _headless_thread_once(sess: LoadedModel, path: Path, cfg: TuiBenchConfig) -> dict:
     box: list[dict] = []
     worker = threading.Thread(target=lambda: box.append(_headless_once(sess, path, cfg)))
     worker.start()
@@ -144,7 +144,7 @@ def run_tui_bench(cfg: TuiBenchConfig, screenshot: str | None = None) -> dict:
 
     With ``screenshot``, the warm-up TUI run saves an SVG of the app mid-generation there.
     """
-    sess = load_session(cfg.model, n_ctx=cfg.n_ctx, threads=cfg.threads)
+    sess = load_model(cfg.model, n_ctx=cfg.n_ctx, threads=cfg.threads)
     load_start = os.getloadavg()
     runs: list[dict] = []
     with tempfile.TemporaryDirectory(prefix="specedit-tui-bench-") as tmp:

@@ -1,9 +1,11 @@
 """The verification seam: where a step's target logits are judged, on the host or on the device.
 
-Contract: a ``Verifier`` has a ``name`` (``"numpy"``, ``"triton"`` or ``"torch"``) and three
+Contract: a ``Verifier`` has a ``name`` (``"numpy"``, ``"triton"`` or ``"torch"``) and four
 methods the decode loop calls:
 
-  * ``prefill(target, tokens, pos)`` evaluates ``tokens`` at ``pos`` (the prompt) and returns
+  * ``fill(target, tokens, pos)`` evaluates a prompt batch into the cache and reads nothing
+    (the batches before the last, ``engine.prefill``);
+  * ``prefill(target, tokens, pos)`` evaluates ``tokens`` at ``pos`` (the prompt's last batch) and returns
     the last row of logits where this verifier works (a numpy row, or a device tensor);
   * ``first_token(logits, sampling, n_out=0)`` draws the token at output position ``n_out``
     from that row;

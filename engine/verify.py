@@ -194,13 +194,3 @@ def verify(
     res = rv.feed(logits[: n + 1])
     assert res is not None
     return res
-
-
-def sample_one(logits: np.ndarray, params: SamplingParams, position: int) -> int:
-    """Plain decoding's draw from one row of logits at output ``position`` (argmax when greedy)."""
-    return verify(logits[None, :], np.empty(0, dtype=np.int64), params, position=position).tokens[0]
-
-
-def verify_greedy(logits: np.ndarray, draft: np.ndarray) -> VerifyResult:
-    """Greedy verification: longest prefix where the target's argmax equals the draft."""
-    return verify(logits, draft, SamplingParams())

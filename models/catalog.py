@@ -66,7 +66,6 @@ __all__ = [
     "pull",
     "recorded_check",
     "resolve_model",
-    "rich_progress",
     "verify",
 ]
 
@@ -503,40 +502,3 @@ def resolve_model(name_or_path: str) -> Path:
         f"unknown model {name_or_path!r}{did_you_mean(name_or_path)}: not a file and not in "
         f"the catalog ({', '.join(CATALOG)})"
     )
-
-
-@contextlib.contextmanager
-def rich_progress(console: object | None = None) -> Iterator[Progress]:
-    """A ``rich`` progress bar (on stderr by default) as a ``pull``/``verify`` callback."""
-    from rich.console import Console
-    from rich.progress import (
-        BarColumn,
-        DownloadColumn,
-        TextColumn,
-        TimeRemainingColumn,
-        TransferSpeedColumn,
-    )
-    from rich.progress import Progress as RichProgress
-
-    bar = RichProgress(
-        TextColumn("{task.description}"),
-        BarColumn(),
-        DownloadColumn(),
-        TransferSpeedColumn(),
-        TimeRemainingColumn(),
-        console=console if console is not None else Console(stderr=True),
-        transient=False,
-    )
-    task_id: list[int] = []
-
-    def callback(label: str, done: int, total: int) -> None:
-        if not task_id:  # the bar starts with the first report: a failure before it
-            bar.start()  # prints no empty progress line
-            task_id.append(bar.add_task(label, total=total))
-        bar.update(task_id[0], description=label, completed=done, total=total)
-
-    try:
-        yield callback
-    finally:
-        if task_id:
-            bar.stop()

@@ -58,7 +58,7 @@ class LlamaTarget:
         self,
         path: str | Path,
         *,
-        n_ctx: int = 16384,
+        n_ctx: int,
         n_threads: int | None = None,
         n_batch: int = 512,
         name: str | None = None,

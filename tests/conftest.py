@@ -36,8 +36,8 @@ def qwen05_path() -> Path:
 @pytest.fixture(scope="session")
 def qwen05(qwen05_path):
     """A loaded 0.5B session (llama.cpp, 2 threads, 4096-token context), shared by tests."""
-    from specedit.app.session import load_session
+    from specedit.app.loaded_model import load_model
 
-    sess = load_session(str(qwen05_path), n_ctx=4096)
+    sess = load_model(str(qwen05_path), n_ctx=4096)
     yield sess
     sess.target.close()

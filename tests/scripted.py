@@ -70,10 +70,10 @@ class ScriptedModel:
 
 
 def scripted_session(rules: Sequence[tuple[str, str]], n_ctx: int = 1 << 16):
-    """A ``ModelSession`` around a ``ScriptedModel`` (no files, no calibration)."""
-    from specedit.app.session import ModelSession
+    """A ``LoadedModel`` around a ``ScriptedModel`` (no files, no calibration)."""
+    from specedit.app.loaded_model import LoadedModel
 
-    return ModelSession(
+    return LoadedModel(
         target=ScriptedModel(rules, n_ctx),
         model_name="scripted",
         model_path=Path("scripted"),

@@ -428,7 +428,7 @@ def test_a_corrupt_catalog_model_is_refused_at_load(
     pulled_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A corrupted model of the right size loaded and ran; only `models verify` caught it."""
-    from specedit.app.session import load_session, model_hash_record
+    from specedit.app.loaded_model import load_model, model_hash_record
 
     path = _copy_model(pulled_dir, tmp_path / "models")
     _flip_middle_byte(path)
@@ -436,7 +436,7 @@ def test_a_corrupt_catalog_model_is_refused_at_load(
     monkeypatch.setenv("SPECEDIT_STATE_DIR", str(tmp_path / "state"))
     for model in (SMOL, str(path)):  # by name or by the catalog file's path
         with pytest.raises(ModelError, match="is corrupt") as info:
-            load_session(model, n_ctx=512)
+            load_model(model, n_ctx=512)
         assert _suggested(str(info.value))[-2:] == ["--force", SMOL]
     record = model_hash_record()
     assert stat.S_IMODE(record.stat().st_mode) == 0o600

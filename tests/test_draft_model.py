@@ -294,12 +294,12 @@ def test_cli_draft_with_another_vocabulary_fails_clearly(
 def test_rewrite_path_builds_each_proposer():
     from pathlib import Path
 
+    from specedit.app.loaded_model import LoadedModel
     from specedit.app.options import RewriteOptions
     from specedit.app.rewrite import rewrite
-    from specedit.app.session import ModelSession
 
     def session(draft):
-        return ModelSession(
+        return LoadedModel(
             target=ToyModel(256, seed=1),
             model_name="toy",
             model_path=Path("toy"),

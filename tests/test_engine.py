@@ -14,7 +14,7 @@ from specedit.engine.lookup import LookupDrafter
 from specedit.engine.policy import AdaptivePolicy, PolicyConfig
 from specedit.engine.prefill import bounds
 from specedit.engine.sampling import SamplingParams, probs
-from specedit.engine.verify import RowVerifier, sample_one, verify
+from specedit.engine.verify import RowVerifier, verify
 
 # chi-square critical values at p = 0.001 for the degrees of freedom used below
 CHI2_999 = {5: 20.52, 7: 24.32, 9: 27.88}
@@ -227,7 +227,8 @@ def test_lookup_drafts_sample_what_plain_sampling_samples():
     rng = np.random.default_rng(8)
     logits = rng.normal(0, 2, (7, 24))
     params = SamplingParams(temperature=0.9, top_p=0.95, seed=3)
-    plain = [sample_one(logits[i], params, 30 + i) for i in range(7)]
+    no_draft = np.empty(0, dtype=np.int64)  # plain decoding: one row, no draft
+    plain = [verify(logits[i][None], no_draft, params, position=30 + i).tokens[0] for i in range(7)]
     for wrong_at in (0, 3, 6):
         draft = np.array(plain[:6])
         if wrong_at < 6:

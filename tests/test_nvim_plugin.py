@@ -332,8 +332,8 @@ def test_review_motions_truncated_and_suspect(tmp_path):
 
 
 def test_progress_text(tmp_path):
-    """The reading phase, then the decode rate; an older server's progress (no phase) reads
-    as before."""
+    """The reading phase, then the decode rate, then what runs the model (empty names, not
+    known yet, are left out); an older server's progress (no phase) reads as before."""
     body = """
   local fmt = require('specedit.format')
   out.reading = fmt.progress({ state = 'running', phase = 'reading', promptTokens = 1700,
@@ -343,6 +343,10 @@ def test_progress_text(tmp_path):
   out.old = fmt.progress({ state = 'running', generatedTokens = 42, tokPerSec = 35.1,
     acceptance = 0.78, tokensPerStep = 2.4 })
   out.queued = fmt.progress({ state = 'queued', queuePosition = 2 })
+  out.named = fmt.progress({ state = 'running', phase = 'reading', promptTokens = 1700,
+    readTokens = 0, readTokPerSec = 0, backend = 'llama.cpp', device = 'CPU', verifier = 'numpy' })
+  out.unnamed = fmt.progress({ state = 'running', phase = 'reading', promptTokens = 0,
+    readTokens = 0, backend = '', device = '', verifier = '' })
   out.big = fmt.thousands(1234567)
 """
     out = run_lua(tmp_path, body)
@@ -350,3 +354,5 @@ def test_progress_text(tmp_path):
     assert out["generating"] == "1,042 tok · 31.2 tok/s · acc 78% · 2.50 tok/step"
     assert out["old"] == "42 tok · 35.1 tok/s · acc 78% · 2.40 tok/step"
     assert out["queued"] == "queued (#2)" and out["big"] == "1,234,567"
+    assert out["named"] == "reading file 0/1,700 tokens, 0 tok/s · llama.cpp on CPU, verifier numpy"
+    assert out["unnamed"] == "reading file 0/0 tokens"  # names not known yet read as absent

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from specedit.app import session as session_mod
+from specedit.app import loaded_model as loaded_model
 from specedit.app.files import read_source, write_atomic
 from specedit.app.server.serve import _setup_logging
 from specedit.app.state import (
@@ -141,8 +141,8 @@ def test_backups_are_private(state: Path, tmp_path: Path, loose_umask: None) -> 
 
 
 def test_model_checks_are_private(state: Path, loose_umask: None) -> None:
-    session_mod._save_cache({"k": 1})
-    assert session_mod._load_cache() == {"k": 1}
+    loaded_model._save_cache({"k": 1})
+    assert loaded_model._load_cache() == {"k": 1}
     assert (state / "model_checks.json").exists()
     assert_private(state)
 

@@ -164,7 +164,7 @@ def test_bad_inputs_get_messages_not_crashes(workdir, monkeypatch):
     monkeypatch.setenv("SPECEDIT_MODELS_DIR", str(workdir / "no-models"))
 
     async def run() -> None:
-        app = app_for("blob.bin", load_model=True)
+        app = app_for("blob.bin", load_on_start=True)
         async with app.run_test(size=SIZE, notifications=True) as pilot:
             # binary -> a clear message and the file picker, no crash
             await wait_for(pilot, lambda: isinstance(app.screen, (FilePickerScreen, ConfirmScreen)))
@@ -203,7 +203,7 @@ def test_picker_opens_file_and_model_load_failure(workdir):
     (workdir / "broken.gguf").write_bytes(b"not a gguf file at all")
 
     async def run() -> None:
-        app = app_for(None, load_model=True, settings=TuiSettings(model="broken.gguf"))
+        app = app_for(None, load_on_start=True, settings=TuiSettings(model="broken.gguf"))
         async with app.run_test(size=SIZE, notifications=True) as pilot:
             assert isinstance(app.screen, FilePickerScreen)
             tree = app.screen.query_one("#tree")

@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 from tui_helpers import SIZE, STATS, app_for, notes, send_keys, toy_session, wait_for
 
+from specedit.app.loaded_model import load_model
 from specedit.app.options import LoadConfig
-from specedit.app.session import load_session
 from specedit.app.state import state_dir
 from specedit.app.syntax import enclosing_definition
 from specedit.app.tui.config import (
@@ -70,7 +70,7 @@ def test_keys_answer_during_the_load_and_enter_waits_for_the_model(workdir):
     loader = GatedLoader()
 
     async def run() -> None:
-        app = app_for(load_model=True, loader=loader, settings=TuiSettings(model="toy.gguf"))
+        app = app_for(load_on_start=True, loader=loader, settings=TuiSettings(model="toy.gguf"))
         async with app.run_test(size=SIZE, notifications=True) as pilot:
             screen = app.screen
             await wait_for(pilot, lambda: "batched logits" in status_text(screen), timeout=20)
@@ -104,7 +104,7 @@ def test_a_failed_load_drops_the_queued_instruction(workdir):
     loader = GatedLoader(error=ModelError("toy.gguf is not a GGUF file"))
 
     async def run() -> None:
-        app = app_for(load_model=True, loader=loader, settings=TuiSettings(model="toy.gguf"))
+        app = app_for(load_on_start=True, loader=loader, settings=TuiSettings(model="toy.gguf"))
         async with app.run_test(size=SIZE, notifications=True) as pilot:
             screen = app.screen
             await wait_for(pilot, lambda: app.model_state == "loading", timeout=20)
@@ -287,12 +287,12 @@ def test_real_load_keys_answer_and_a_queued_rewrite_runs(workdir, qwen05_path, m
             stages.append(stage)
             on_stage(stage, detail)
 
-        return load_session(cfg, on_stage=seen)
+        return load_model(cfg, on_stage=seen)
 
     settings = TuiSettings(model=str(qwen05_path), n_ctx=4096)
 
     async def run() -> None:
-        app = app_for(load_model=True, loader=loader, settings=settings)
+        app = app_for(load_on_start=True, loader=loader, settings=settings)
         async with app.run_test(size=SIZE, notifications=True) as pilot:
             screen = app.screen
             assert app.model_state == "loading" and "loading" in status_text(screen)

@@ -1,6 +1,6 @@
 """The numpy toy model (``tests/toy.py``) behind the socket server, for tests of the wire.
 
-* :func:`toy_session` wraps a :class:`ServerToy` in a ``ModelSession``: the server tests run on
+* :func:`toy_session` wraps a :class:`ServerToy` in a ``LoadedModel``: the server tests run on
   it wherever they test the protocol, not the model. Its tokens are bytes (vocabulary 256), so
   any text is a prompt; its output never closes the fence, so a rewrite ends ``truncated``.
 * :class:`ServerToy` adds what a server test needs to :class:`toy.ToyModel`: ``close``, a
@@ -13,9 +13,14 @@
   Its own flags come first: ``--toy-hold-at N --toy-gate DIR`` hold every call at position N
   until the file ``DIR/release.<i>`` exists, after writing ``DIR/held.<i>`` (i counts the
   holds from 1); ``--toy-ms-per-token MS`` makes each evaluated token cost that long, as a
-  real model's do; ``--toy-nofile N`` lowers the descriptor limit to N. Each call is logged
-  (``toy eval at POS, N tokens``) at INFO. :func:`serve_process` starts one and waits until
-  it answers.
+  real model's do; ``--toy-nofile N`` lowers the descriptor limit to N; ``--toy-script FILE``
+  serves a :class:`ScriptedToy` that writes FILE's text as its reply. Each call is logged
+  (``toy eval at POS, N tokens``) at INFO, and the load config the command line gave (``toy
+  in place of LoadConfig(...)``), so a test sees the flags that reached the loader.
+  :func:`serve_process` starts one and waits until it answers.
+* :class:`ScriptedToy` replies to every rewrite prompt with a fixed text, whatever the
+  instruction: a result that closes its fence (``ok``, or a ``suspect`` one when the script
+  drops the file's tail) or one that never does (``truncated``), over the real server.
 """
 
 from __future__ import annotations
@@ -34,10 +39,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
 
+import numpy as np  # noqa: E402
 from rpc_client import RpcClient  # noqa: E402
 from toy import ToyModel  # noqa: E402
 
-from specedit.app.session import ModelSession  # noqa: E402
+from specedit.app.loaded_model import LoadedModel  # noqa: E402
 
 log = logging.getLogger("specedit.toy")
 
@@ -101,9 +107,37 @@ class CachingToy(ServerToy):
         return list(self.toks)
 
 
-def toy_session(target: ServerToy | None = None) -> ModelSession:
-    """A ``ModelSession`` over a toy (a new :class:`ServerToy` unless given)."""
-    return ModelSession(
+class ScriptedToy(ServerToy):
+    """A :class:`ServerToy` whose reply to a rewrite prompt is ``script``, byte by byte.
+
+    The reply starts after the opening fence line that follows the prompt's last
+    ``Instruction: `` (``app.prompt``: the assistant turn is pre-filled with that fence), so
+    at each position the next byte of the script gets all the probability; past the end of
+    the script it writes newlines. A script that ends with the closing fence gives a complete
+    result; one without it runs to ``maxTokens`` and ends ``truncated``.
+    """
+
+    def __init__(self, script: str, **kw) -> None:
+        super().__init__(**kw)
+        self.script = script.encode()
+
+    def _row(self, upto: int) -> np.ndarray:
+        ctx = bytes(t % 256 for t in self.toks[: upto + 1])
+        at = ctx.rfind(b"Instruction: ")
+        fence = ctx.find(b"```", at) if at >= 0 else -1
+        start = ctx.find(b"\n", fence) + 1 if fence >= 0 else 0
+        if start <= 0:  # still inside the prompt: any row will do
+            return super()._row(upto)
+        written = len(ctx) - start
+        nxt = self.script[written] if written < len(self.script) else ord("\n")
+        row = np.zeros(self.n_vocab, dtype=np.float32)
+        row[nxt] = 30.0
+        return row
+
+
+def toy_session(target: ServerToy | None = None) -> LoadedModel:
+    """A ``LoadedModel`` over a toy (a new :class:`ServerToy` unless given)."""
+    return LoadedModel(
         target=target or ServerToy(),
         model_name="toy",
         model_path=Path("toy"),
@@ -154,20 +188,51 @@ class ServeProcess:
         self.proc.wait(30)
 
 
-def serve_process(
-    tmp: Path, *args: str, hold_at: int | None = None, nofile: int | None = None
-) -> ServeProcess:
-    """Start ``specedit serve`` over the toy in ``tmp`` (socket, log at INFO, gate folder) and
-    return once it answers; ``hold_at`` holds each call at that position (module docstring),
-    ``nofile`` sets the process's soft descriptor limit."""
-    gate = tmp / "gate"
-    gate.mkdir(parents=True, exist_ok=True)
-    sock, log_file = tmp / "run" / "rpc.sock", tmp / "server.log"
-    cmd = [sys.executable, str(Path(__file__)), "--toy-gate", str(gate)]
+def toy_command(
+    gate: Path | None = None,
+    *,
+    hold_at: int | None = None,
+    nofile: int | None = None,
+    script: str | None = None,
+    ms_per_token: float | None = None,
+) -> list[str]:
+    """The command line of ``specedit`` over the toy, before its subcommand (module
+    docstring); ``script`` is written next to the gate folder for ``--toy-script``."""
+    cmd = [sys.executable, str(Path(__file__))]
+    if gate is not None:
+        cmd += ["--toy-gate", str(gate)]
     if hold_at is not None:
         cmd += ["--toy-hold-at", str(hold_at)]
     if nofile is not None:
         cmd += ["--toy-nofile", str(nofile)]
+    if ms_per_token is not None:
+        cmd += ["--toy-ms-per-token", str(ms_per_token)]
+    if script is not None:
+        assert gate is not None, "a script is written next to the gate folder"
+        path = gate.parent / "toy-script.txt"
+        path.write_text(script, encoding="utf-8")
+        cmd += ["--toy-script", str(path)]
+    return cmd
+
+
+def serve_process(
+    tmp: Path,
+    *args: str,
+    hold_at: int | None = None,
+    nofile: int | None = None,
+    script: str | None = None,
+    ms_per_token: float | None = None,
+) -> ServeProcess:
+    """Start ``specedit serve`` over the toy in ``tmp`` (socket, log at INFO, gate folder) and
+    return once it answers; ``hold_at`` holds each call at that position (module docstring),
+    ``nofile`` sets the process's soft descriptor limit, ``script`` makes it a
+    :class:`ScriptedToy` with that reply, ``ms_per_token`` slows each token down."""
+    gate = tmp / "gate"
+    gate.mkdir(parents=True, exist_ok=True)
+    sock, log_file = tmp / "run" / "rpc.sock", tmp / "server.log"
+    cmd = toy_command(
+        gate, hold_at=hold_at, nofile=nofile, script=script, ms_per_token=ms_per_token
+    )
     cmd += ["serve", "--socket", str(sock), "--log-file", str(log_file), *args]
     env = {**os.environ, "SPECEDIT_STATE_DIR": str(tmp / "state")}
 
@@ -193,17 +258,26 @@ def main(argv: list[str]) -> int:
     p.add_argument("--toy-gate", type=Path, default=None)
     p.add_argument("--toy-ms-per-token", type=float, default=0.0)
     p.add_argument("--toy-nofile", type=int, default=None)
+    p.add_argument("--toy-script", type=Path, default=None)
     own, rest = p.parse_known_args(argv)
     if own.toy_nofile is not None:
         hard = resource.getrlimit(resource.RLIMIT_NOFILE)[1]
         resource.setrlimit(resource.RLIMIT_NOFILE, (own.toy_nofile, hard))
-    target = ServerToy(ms_per_token=own.toy_ms_per_token)
+    if own.toy_script is not None:
+        script = own.toy_script.read_text(encoding="utf-8")
+        target = ScriptedToy(script, ms_per_token=own.toy_ms_per_token)
+    else:
+        target = ServerToy(ms_per_token=own.toy_ms_per_token)
     target.hold_at, target.gate = own.toy_hold_at, own.toy_gate
 
-    import specedit.app.session as session_module
+    import specedit.app.loaded_model as session_module
     from specedit.app.cli import main as cli_main
 
-    session_module.load_session = lambda *a, **kw: toy_session(target)
+    def load_toy(config, *a, **kw) -> LoadedModel:
+        log.info("toy in place of %r", config)
+        return toy_session(target)
+
+    session_module.load_model = load_toy
     return cli_main(rest)
 
 

@@ -1,5 +1,5 @@
 """Shared pieces of the terminal app's tests: a sample file, fixed figures and results, a
-``ModelSession`` around the numpy toy model, and Pilot helpers.
+``LoadedModel`` around the numpy toy model, and Pilot helpers.
 
 Pilot's ``press`` waits until the process looks idle, so while a thread worker computes
 each key costs up to a second: tests that type while the model works set the instruction
@@ -16,8 +16,8 @@ from toy import ToyModel
 
 from specedit.app.checks import Suspect
 from specedit.app.diff import compute_hunks, preview_in_file, unified_diff
+from specedit.app.loaded_model import LoadedModel
 from specedit.app.rewrite import RewriteResult
-from specedit.app.session import ModelSession
 from specedit.app.tui.app import SpecEditApp
 from specedit.app.tui.settings import TuiSettings
 from specedit.engine.metrics import Metrics
@@ -120,11 +120,11 @@ class SlowToy(ToyModel):
         return bytes(self.toks).decode("utf-8", "replace")
 
 
-def toy_session(delay: float = 0.0, name: str = "toy") -> ModelSession:
-    """A ``ModelSession`` around the numpy toy model: no weights, no load time
+def toy_session(delay: float = 0.0, name: str = "toy") -> LoadedModel:
+    """A ``LoadedModel`` around the numpy toy model: no weights, no load time
     (``name`` is what the status bar calls it)."""
     costs = {1: 0.001, 4: 0.0015, 16: 0.003, 32: 0.005, 64: 0.009, 128: 0.017}
-    return ModelSession(
+    return LoadedModel(
         target=SlowToy(delay, n_ctx=8192),
         model_name=name,
         model_path=Path("toy.gguf"),
@@ -137,7 +137,7 @@ def toy_session(delay: float = 0.0, name: str = "toy") -> ModelSession:
 
 def app_for(path: str | None = "stats.py", **kw) -> SpecEditApp:
     kw.setdefault("settings", TuiSettings(model="qwen2.5-coder-0.5b"))
-    kw.setdefault("load_model", False)
+    kw.setdefault("load_on_start", False)
     kw.setdefault("save_config", False)
     return SpecEditApp(path, **kw)
 

@@ -44,7 +44,7 @@ from pathlib import Path
 from typing import Any
 
 from ..files import ConflictError, FileError, read_source, write_atomic
-from ..session import ModelSession
+from ..loaded_model import LoadedModel
 from .jobs import Job, Scheduler, Warm
 from .params import parse_apply, parse_start, parse_warm, session_id
 from .paths import (
@@ -97,11 +97,11 @@ def connection_cap(wanted: int = MAX_CONNECTIONS) -> int:
 
 
 class Server:
-    """The socket server over one :class:`ModelSession` (see module docstring)."""
+    """The socket server over one :class:`LoadedModel` (see module docstring)."""
 
     def __init__(
         self,
-        session: ModelSession,
+        session: LoadedModel,
         socket_path: Path | None = None,
         *,
         tcp: bool = False,

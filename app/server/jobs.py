@@ -41,10 +41,10 @@ from typing import Any
 from ...engine.backend import UserError
 from ...engine.metrics import Metrics
 from ..diff import preview_in_file
+from ..loaded_model import LoadedModel
 from ..options import RewriteOptions
 from ..prompt import rewrite_fence
 from ..rewrite import RewriteResult, rewrite, warm
-from ..session import ModelSession
 from ..stream import FencedText
 from .rpc import Connection
 
@@ -107,9 +107,9 @@ def _validation(job: Job, new_text: str | None) -> dict[str, Any] | None:
 
 
 class Scheduler:
-    """FIFO queue of jobs over one :class:`ModelSession` (see module docstring)."""
+    """FIFO queue of jobs over one :class:`LoadedModel` (see module docstring)."""
 
-    def __init__(self, session: ModelSession) -> None:
+    def __init__(self, session: LoadedModel) -> None:
         self.session = session
         self.queue: deque[Job] = deque()
         self.running: Job | None = None

@@ -27,8 +27,8 @@ from pathlib import Path
 from typing import Any
 
 from ..files import FileError
+from ..loaded_model import LoadedModel
 from ..options import LoadConfig
-from ..session import ModelSession
 from ..state import PrivateRotatingFileHandler, private_dir, state_subdir
 from .core import Server
 from .paths import ServerSetupError, claim, default_socket_path, release
@@ -42,7 +42,7 @@ class ServerThread:
     """Run a :class:`Server` over a preloaded session in a daemon thread."""
 
     def __init__(
-        self, session: ModelSession, socket_path: Path, *, tcp: bool = False, **server_kw: Any
+        self, session: LoadedModel, socket_path: Path, *, tcp: bool = False, **server_kw: Any
     ) -> None:
         self.session = session
         self.socket_path = Path(socket_path)
@@ -145,7 +145,7 @@ class _AsyncioOncePerMinute(logging.Filter):
 def serve_main(args: Any, config: LoadConfig) -> int:
     """The ``specedit serve`` command (see module docstring): ``config`` is the model to
     serve, ``args`` the socket and logging flags."""
-    from ..session import load_session
+    from ..loaded_model import load_model
 
     level = getattr(args, "serve_log_level", None) or "INFO"
     try:
@@ -156,7 +156,7 @@ def serve_main(args: Any, config: LoadConfig) -> int:
         raise FileError(str(e)) from None
     log.info("loading %s (log: %s)", config.model, log_path)
     try:
-        session = load_session(config)
+        session = load_model(config)
     except BaseException:
         release(sock, lock_fd)  # no rpc.lock left behind
         raise

@@ -2,11 +2,11 @@
 
 Contract: :class:`SpecEditApp` opens ``path`` in an :class:`~.screens.editor.EditorScreen`
 (or a file picker when there is none or it cannot be read) on its first frame, and loads
-the model in a thread worker meanwhile (or uses a preloaded ``ModelSession``, which it
+the model in a thread worker meanwhile (or uses a preloaded ``LoadedModel``, which it
 then never closes): the interface answers keys from the first frame, the status bar
 shows the load (model, backend, device, stage, seconds; :attr:`load`), and an
 instruction given meanwhile is queued by the editor and run when the model is ready.
-``loader`` replaces ``app.session.load_session`` (tests). It pulls catalog models in a
+``loader`` replaces ``app.loaded_model.load_model`` (tests). It pulls catalog models in a
 thread worker with progress shown in the settings screen, and shows the help and
 settings screens; applied settings are saved to the config file (``app.tui.config``)
 and a change of model, backend or offload reloads the model. Failures become
@@ -29,8 +29,8 @@ from ...engine.backend import UserError
 from ...engine.metrics import Metrics
 from ...models.catalog import CATALOG, is_installed, pull
 from ..files import FileError, SourceFile, read_source
+from ..loaded_model import LoadedModel, load_model, resolve_backend
 from ..options import LoadConfig
-from ..session import ModelSession, load_session, resolve_backend
 from .config import save_settings
 from .messages import ModelFailed, ModelLoaded, ModelStage, PullFinished, PullProgress
 from .screens.confirm import ConfirmScreen
@@ -43,7 +43,7 @@ from .widgets.status import format_where
 
 log = logging.getLogger(__name__)
 
-Loader = Callable[..., ModelSession]
+Loader = Callable[..., LoadedModel]
 
 
 @dataclass
@@ -79,9 +79,9 @@ class SpecEditApp(App[int]):
         self,
         path: str | os.PathLike[str] | None = None,
         *,
-        session: ModelSession | None = None,
+        session: LoadedModel | None = None,
         settings: TuiSettings | None = None,
-        load_model: bool = True,
+        load_on_start: bool = True,
         watch: bool = True,
         loader: Loader | None = None,
         history: list[str] | None = None,
@@ -97,9 +97,9 @@ class SpecEditApp(App[int]):
         self.history: list[str] = list(history or [])
         self.problems = list(problems or [])
         self._save_config = save_config
-        self._loader = loader or load_session
+        self._loader = loader or load_model
         self._preloaded = session
-        self._load_on_start = load_model and session is None
+        self._load_on_start = load_on_start and session is None
         self._watch = watch
         self.load: Loading | None = None
         """The model load in progress, if any."""
@@ -150,7 +150,7 @@ class SpecEditApp(App[int]):
                 live.cancel.set()
         self._close(self.session)
 
-    def _close(self, session: ModelSession | None) -> None:
+    def _close(self, session: LoadedModel | None) -> None:
         """Free a model this app loaded (never the one it was given)."""
         if session is None or session is self._preloaded:
             return

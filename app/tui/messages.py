@@ -13,8 +13,8 @@ from dataclasses import dataclass
 
 from textual.message import Message
 
+from ..loaded_model import LoadedModel
 from ..rewrite import RewriteResult
-from ..session import ModelSession
 
 
 @dataclass
@@ -35,14 +35,14 @@ class RewriteFailed(Message):
 class ModelLoaded(Message):
     """A model finished loading and is ready."""
 
-    session: ModelSession
+    session: LoadedModel
     number: int = 0
     """Which load (``SpecEditApp.start_load``) this ends."""
 
 
 @dataclass
 class ModelStage(Message):
-    """Where a model load is (``app.session.load_session``'s ``on_stage``)."""
+    """Where a model load is (``app.loaded_model.load_model``'s ``on_stage``)."""
 
     model: str
     stage: str

@@ -4,7 +4,7 @@ Contract: :class:`TuiSettings` holds every knob the settings screen edits (model
 model, backend, GPU layers, speculation, k, temperature, exact mode, edit mode, theme)
 and builds the same option objects the CLI does: :meth:`TuiSettings.options` the
 ``RewriteOptions`` passed to ``app.rewrite.rewrite``, :meth:`TuiSettings.load_config` the
-``LoadConfig`` passed to ``app.session.load_session``; the defaults stay in
+``LoadConfig`` passed to ``app.loaded_model.load_model``; the defaults stay in
 ``app.options``. :data:`SAVED` names the fields the config file keeps
 (``app.tui.config``); :meth:`TuiSettings.to_saved` and :meth:`TuiSettings.from_saved`
 convert, the latter checking each value and returning the problems it skipped.
@@ -12,18 +12,12 @@ convert, the latter checking each value and returning the problems it skipped.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 from ...engine.sampling import SamplingParams
 from ...models.llama_build import parse_gpu_layers
-from ..options import BACKENDS, LoadConfig, RewriteOptions
-
-EDIT_MODES = ("auto", "whole")
-"""``RewriteOptions.edit`` where this version of the engine has it."""
-
-HAS_EDIT_MODE = "edit" in {f.name for f in fields(RewriteOptions)}
-"""True once ``RewriteOptions`` has the edit mode (the settings screen shows it then)."""
+from ..options import BACKENDS, EDIT_MODES, LoadConfig, RewriteOptions
 
 DEFAULT_THEME = "textual-dark"
 
@@ -55,7 +49,7 @@ class TuiSettings:
     device: str | None = LoadConfig.device
     """Torch device; None picks CUDA when present."""
     edit: str = "auto"
-    """``RewriteOptions.edit`` (``auto`` or ``whole``) where the engine has it."""
+    """``RewriteOptions.edit``: ``auto``, ``blocks`` or ``whole`` (``app.options.EDIT_MODES``)."""
     theme: str = DEFAULT_THEME
     """The Textual theme of the app."""
 
@@ -90,7 +84,6 @@ class TuiSettings:
         feedback: tuple[str, str] | None = None,
     ) -> RewriteOptions:
         """The rewrite options for ``instruction`` under these settings."""
-        extra: dict[str, Any] = {"edit": self.edit} if HAS_EDIT_MODE else {}
         return RewriteOptions(
             instruction=instruction,
             draft="auto" if self.speculation else "none",
@@ -100,7 +93,7 @@ class TuiSettings:
             context=context,
             region=region,
             feedback=feedback,
-            **extra,
+            edit=self.edit,
         )
 
     def loads_differently(self, other: TuiSettings) -> bool:

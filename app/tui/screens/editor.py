@@ -33,9 +33,9 @@ from textual.widgets import ContentSwitcher, Footer, Label, TextArea
 
 from ....engine.backend import UserError
 from ...files import SourceFile
+from ...loaded_model import LoadedModel
 from ...options import RewriteOptions
 from ...rewrite import WarmResult, rewrite
-from ...session import ModelSession
 from ...syntax import language_for_path
 from ..live import LiveRun
 from ..messages import RewriteFailed, RewriteFinished
@@ -290,7 +290,7 @@ class EditorScreen(InstructionOps, ReviewOps, FileOps, Screen):
         if self.mode == "generating":
             self.notify("A rewrite is running; Esc cancels it.", severity="warning")
             return False
-        session: ModelSession | None = getattr(self.app, "session", None)
+        session: LoadedModel | None = getattr(self.app, "session", None)
         if session is None:
             if getattr(self.app, "load", None) is not None and feedback is None:
                 self.queue(instruction)
@@ -319,7 +319,7 @@ class EditorScreen(InstructionOps, ReviewOps, FileOps, Screen):
 
     @work(thread=True, group="rewrite", exit_on_error=False)
     def _run_rewrite(
-        self, session: ModelSession, text: str, opts: RewriteOptions, live: LiveRun
+        self, session: LoadedModel, text: str, opts: RewriteOptions, live: LiveRun
     ) -> None:
         """Thread worker: run the engine; talk to the UI only through messages."""
         try:

@@ -23,8 +23,8 @@ from textual.widgets import Input, Label, TextArea
 
 from ....engine.backend import UserError
 from ...files import SourceFile
+from ...loaded_model import LoadedModel
 from ...rewrite import warm
-from ...session import ModelSession
 from ...syntax import enclosing_definition, enclosing_node_range
 from ..config import append_history
 
@@ -130,7 +130,7 @@ class InstructionOps:
 
     def on_input_changed(self, event: Input.Changed) -> None:
         """Warm the model up on this version of the file while the instruction is typed."""
-        session: ModelSession | None = getattr(self.app, "session", None)
+        session: LoadedModel | None = getattr(self.app, "session", None)
         if event.input.id != "instruction" or session is None or self.mode != "edit":
             return
         text = self.editor.text
@@ -144,7 +144,7 @@ class InstructionOps:
         self._run_warm(session, text, tuple(self.context), self._warm_stop)
 
     @work(thread=True, group="warm", exit_on_error=False)
-    def _run_warm(self, session: ModelSession, text: str, context: tuple, stop) -> None:
+    def _run_warm(self, session: LoadedModel, text: str, context: tuple, stop) -> None:
         try:
             self.warm_result = warm(
                 session, text, path=self.shown_path, context=context, interrupt=stop

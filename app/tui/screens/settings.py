@@ -1,6 +1,6 @@
 """Settings: the model and the draft model (picked from the catalog, pulled with a
 progress bar), the backend and GPU layers, speculation, k, temperature, exact mode, the
-edit mode (where the engine has it) and the theme.
+edit mode and the theme.
 
 Contract: :class:`SettingsScreen` dismisses with a new ``TuiSettings`` (Apply) or None
 (Esc / Cancel); the app saves applied settings to the config file. Each switch says
@@ -21,8 +21,8 @@ from textual.widgets import Button, Input, Label, ProgressBar, Select, Switch
 
 from ....models.catalog import CATALOG, is_installed
 from ....models.llama_build import parse_gpu_layers
-from ...options import BACKENDS
-from ..settings import EDIT_MODES, HAS_EDIT_MODE, TuiSettings
+from ...options import BACKENDS, EDIT_MODES
+from ..settings import TuiSettings
 
 
 def _model_options(current: str | None) -> list[tuple[str, str]]:
@@ -104,7 +104,6 @@ class SettingsScreen(ModalScreen[TuiSettings | None]):
                     value=s.edit,
                     allow_blank=False,
                     id="edit",
-                    disabled=not HAS_EDIT_MODE,
                 )
                 yield Label("Theme")
                 yield Select(

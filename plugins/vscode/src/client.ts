@@ -17,9 +17,9 @@
  *    planted by another user never receives a byte.
  *  - The socket paths are in ./paths, the hunk arithmetic and review state in ./review, the
  *    display strings in ./format, starting the server in ./server.
- *  - Fields a newer server adds are optional here (progress `phase` and reading figures,
- *    done status `truncated`, `suspect`, stats `backend`/`device`/`verifier`/`editMode`):
- *    an older server's messages read as before.
+ *  - Fields a newer server adds are optional here (progress `phase`, reading figures and
+ *    `backend`/`device`/`verifier`; done status `truncated`, `suspect`; stats
+ *    `backend`/`device`/`verifier`/`editMode`): an older server's messages read as before.
  */
 import * as net from 'node:net';
 import {
@@ -47,6 +47,11 @@ export interface LineRange {
   endLine: number;
 }
 
+/** How the model writes the edit (rewrite/start options.edit, newer servers): `auto` lets the
+ * server pick, `blocks` writes only the changed lines as search/replace blocks, `whole`
+ * rewrites the whole text. */
+export type EditMode = 'auto' | 'blocks' | 'whole';
+
 export interface RewriteOptions {
   k?: number | null;
   temperature?: number;
@@ -58,8 +63,7 @@ export interface RewriteOptions {
   maxTokens?: number;
   expand?: 'node' | 'none';
   language?: string;
-  /** How the model writes the edit (newer servers): the server picks, or the whole text. */
-  edit?: 'auto' | 'whole';
+  edit?: EditMode;
 }
 
 export interface StartParams {
@@ -92,6 +96,10 @@ export interface Progress {
   promptTokens?: number;
   readTokens?: number;
   readTokPerSec?: number;
+  /** Newer servers: what runs the target and what judges the drafts. */
+  backend?: string;
+  device?: string;
+  verifier?: string;
 }
 
 export interface Preview {
@@ -168,7 +176,7 @@ export interface RewriteHandlers {
 export interface RewriteHandle {
   /** Resolves with the session id once rewrite/start has answered. */
   started: Promise<StartResult>;
-  /** Resolves with the rewrite/done params (status ok, cancelled or error). */
+  /** Resolves with the rewrite/done params (status ok, truncated, cancelled or error). */
   done: Promise<Done>;
   cancel(): Promise<void>;
 }

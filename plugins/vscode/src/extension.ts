@@ -8,10 +8,10 @@
  * ./paths (socket), ./server (starting it), ./review (hunks and review state), ./format.
  */
 import * as vscode from 'vscode';
-import { Done, LineRange, Preview, Progress, RewriteOptions, SpeceditClient, StartParams } from './client';
-import { formatDone, formatProgress, formatStatus, formatSuspect, StatusState } from './format';
+import { Done, EditMode, LineRange, Preview, Progress, RewriteOptions, SpeceditClient, StartParams } from './client';
+import { formatDone, formatProgress, formatStatus, formatSuspect, reviewLenses, StatusState } from './format';
 import { defaultSocketPath, UnsafeSocketError } from './paths';
-import { Decoration, Edit, normalizeEol, previewDecorations, Review } from './review';
+import { addedText, Decoration, Edit, normalizeEol, previewDecorations, Review } from './review';
 import { startServer } from './server';
 
 const SCHEME = 'specedit-proposed';
@@ -51,12 +51,14 @@ function settings() {
     model: opt<string>('model'),
     gpuLayers: opt<string>('gpuLayers'),
     backend: opt<string>('backend'),
+    device: opt<string>('device'),
+    quant: opt<string>('quant'),
     options: {
       maxTokens: opt<number>('maxTokens') ?? undefined,
       k: opt<number>('k') ?? undefined,
       temperature: opt<number>('temperature') ?? undefined,
       exact: c.get<boolean>('exact') || undefined,
-      edit: opt<'auto' | 'whole'>('edit') ?? undefined,
+      edit: opt<EditMode>('edit') ?? undefined,
     } as RewriteOptions,
   };
 }
@@ -95,7 +97,15 @@ async function getClient(): Promise<SpeceditClient> {
         { location: vscode.ProgressLocation.Notification, title: 'specedit: starting the server (loading the model)…' },
         () =>
           startServer(
-            { command: s.command, socket: s.explicitSocket, model: s.model, gpuLayers: s.gpuLayers, backend: s.backend },
+            {
+              command: s.command,
+              socket: s.explicitSocket,
+              model: s.model,
+              gpuLayers: s.gpuLayers,
+              backend: s.backend,
+              device: s.device,
+              quant: s.quant,
+            },
             s.socket,
             { onStderr: (line) => output.appendLine(line) },
           ),
@@ -181,8 +191,7 @@ function paint(editor: vscode.TextEditor, decos: Decoration[]): void {
     }
     if (d.added.length > 0) {
       const line = Math.min(d.anchorLine, last);
-      const more = d.added.length > 1 ? `  (+${d.added.length - 1} more line(s))` : '';
-      const text = `  + ${d.added[0].trim()}${more}`;
+      const text = addedText(d);
       const hover = new vscode.MarkdownString().appendCodeblock(d.added.join('\n'), editor.document.languageId);
       const range = editor.document.lineAt(line).range;
       added.push({
@@ -431,30 +440,10 @@ class LensProvider implements vscode.CodeLensProvider {
     if (!r) {
       return [];
     }
-    const lenses: vscode.CodeLens[] = [];
-    const first = r.pending()[0];
-    const topLine = first ? Math.min(r.position(first).startLine, doc.lineCount - 1) : 0;
-    const top = new vscode.Range(topLine, 0, topLine, 0);
-    const lens = (title: string, command: string, ...args: unknown[]) =>
-      lenses.push(new vscode.CodeLens(top, { title, command, arguments: args }));
-    if (r.truncated) {
-      lens('$(warning) TRUNCATED: review the hunks one by one', 'specedit.showOutput');
-    }
-    if (r.suspect) {
-      lens(`$(warning) WARNING: ${formatSuspect(r.suspect)}`, 'specedit.showDiff', doc.uri);
-    }
-    if (!r.truncated) {
-      lens('specedit: Accept all', 'specedit.acceptAll', doc.uri);
-    }
-    lens('Reject all', 'specedit.rejectAll', doc.uri);
-    lens('Show diff', 'specedit.showDiff', doc.uri);
-    for (const h of r.pending()) {
-      const line = Math.min(r.position(h).startLine, doc.lineCount - 1);
-      const at = new vscode.Range(line, 0, line, 0);
-      lenses.push(new vscode.CodeLens(at, { title: '✓ Accept', command: 'specedit.accept', arguments: [doc.uri, h.id] }));
-      lenses.push(new vscode.CodeLens(at, { title: '✗ Reject', command: 'specedit.reject', arguments: [doc.uri, h.id] }));
-    }
-    return lenses;
+    return reviewLenses(r, doc.lineCount).map((l) => {
+      const args = l.args === 'none' ? [] : l.args === 'uri' ? [doc.uri] : [doc.uri, l.hunkId];
+      return new vscode.CodeLens(new vscode.Range(l.line, 0, l.line, 0), { title: l.title, command: l.command, arguments: args });
+    });
   }
 }
 

@@ -1,21 +1,25 @@
 /**
  * Display strings for the progress notice and the status bar, as pure functions of the
- * server's notifications. No `vscode` import. Fields a newer server adds are optional.
+ * server's notifications, and the CodeLenses of a review (`reviewLenses`). No `vscode`
+ * import. Fields a newer server adds are optional.
  */
 import type { Done, Progress, Suspect } from './client';
+import type { Review } from './review';
 
 /** 1234 -> "1,234". */
 export function thousands(n: number): string {
   return Math.round(n).toString().replace(/\B(?=(\d{3})+(?!\d))/g, ',');
 }
 
-/** One line for a progress display: the queue, the reading phase, then the decode figures. */
+/** One line for a progress display: the queue, the reading phase, then the decode figures,
+ * followed by what runs the model once the server names it (" · llama.cpp on CPU, verifier numpy"). */
 export function formatProgress(p: Progress): string {
   if (p.state === 'queued') {
     return `queued (#${p.queuePosition})`;
   }
+  let s: string;
   if (p.phase === 'reading') {
-    let s = `reading file ${thousands(p.readTokens ?? 0)}`;
+    s = `reading file ${thousands(p.readTokens ?? 0)}`;
     if (p.promptTokens != null) {
       s += `/${thousands(p.promptTokens)}`;
     }
@@ -23,15 +27,17 @@ export function formatProgress(p: Progress): string {
     if (p.readTokPerSec != null) {
       s += `, ${Math.round(p.readTokPerSec)} tok/s`;
     }
-    return s;
+  } else {
+    s =
+      `${thousands(p.generatedTokens ?? 0)} tok · ${(p.tokPerSec ?? 0).toFixed(1)} tok/s · ` +
+      `acceptance ${Math.round((p.acceptance ?? 0) * 100)}% · ${(p.tokensPerStep ?? 0).toFixed(2)} tok/step`;
   }
-  return (
-    `${thousands(p.generatedTokens ?? 0)} tok · ${(p.tokPerSec ?? 0).toFixed(1)} tok/s · ` +
-    `acceptance ${Math.round((p.acceptance ?? 0) * 100)}% · ${(p.tokensPerStep ?? 0).toFixed(2)} tok/step`
-  );
+  const engine = formatEngine(p as unknown as Record<string, unknown>);
+  return engine ? `${s} · ${engine}` : s;
 }
 
-/** "torch on cuda, verifier triton, edit whole" from rewrite/done stats ('' if not named). */
+/** "torch on cuda, verifier triton, edit whole" from rewrite/done stats or a progress
+ * notification ('' if the server does not name them). */
 export function formatEngine(stats: Record<string, unknown> | null | undefined): string {
   const s = stats ?? {};
   const str = (v: unknown) => (v === null || v === undefined || v === '' ? null : String(v));
@@ -135,4 +141,41 @@ export function formatStatus(s: StatusState): { text: string; tooltip: string } 
     error: `error: ${s.error ?? '?'}`,
   }[s.server];
   return { text, tooltip: `specedit server: ${state}\nClick for the server's output` };
+}
+
+/** One CodeLens of a review: its line, title and command; `args` says what the command gets
+ * (`uri`: the document, `hunk`: the document and the hunk's id, `none`: nothing). */
+export interface Lens {
+  line: number;
+  title: string;
+  command: string;
+  args: 'none' | 'uri' | 'hunk';
+  hunkId?: number;
+}
+
+/** The CodeLenses a review offers in a document of `lineCount` lines: the warnings and the
+ * whole-review commands above the first pending hunk (no accept-all for a truncated result),
+ * then Accept / Reject on each pending hunk. */
+export function reviewLenses(r: Review, lineCount: number): Lens[] {
+  const lenses: Lens[] = [];
+  const first = r.pending()[0];
+  const top = first ? Math.min(r.position(first).startLine, lineCount - 1) : 0;
+  const lens = (title: string, command: string, args: Lens['args']) => lenses.push({ line: top, title, command, args });
+  if (r.truncated) {
+    lens('$(warning) TRUNCATED: review the hunks one by one', 'specedit.showOutput', 'none');
+  }
+  if (r.suspect) {
+    lens(`$(warning) WARNING: ${formatSuspect(r.suspect)}`, 'specedit.showDiff', 'uri');
+  }
+  if (!r.truncated) {
+    lens('specedit: Accept all', 'specedit.acceptAll', 'uri');
+  }
+  lens('Reject all', 'specedit.rejectAll', 'uri');
+  lens('Show diff', 'specedit.showDiff', 'uri');
+  for (const h of r.pending()) {
+    const line = Math.min(r.position(h).startLine, lineCount - 1);
+    lenses.push({ line, title: '✓ Accept', command: 'specedit.accept', args: 'hunk', hunkId: h.id });
+    lenses.push({ line, title: '✗ Reject', command: 'specedit.reject', args: 'hunk', hunkId: h.id });
+  }
+  return lenses;
 }

@@ -82,6 +82,16 @@ export interface Decoration {
   anchorBefore: boolean;
 }
 
+/** The inline text of a decoration's added lines ('' when it adds none): the first line and
+ * how many more there are (the whole text is in the hover). */
+export function addedText(d: Decoration): string {
+  if (d.added.length === 0) {
+    return '';
+  }
+  const more = d.added.length > 1 ? `  (+${d.added.length - 1} more line(s))` : '';
+  return `  + ${d.added[0].trim()}${more}`;
+}
+
 function lineCount(text: string): number {
   return splitLines(text).length;
 }

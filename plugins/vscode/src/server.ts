@@ -3,7 +3,8 @@
  *
  * Contract:
  *  - `serverCommand(settings)` is the command line: `settings.command`, then `--socket` (only
- *    when the socket was set explicitly), `--model`, `--gpu-layers` and `--backend` when set.
+ *    when the socket was set explicitly), `--model`, `--gpu-layers`, `--backend`, `--device`
+ *    and `--quant`, each only when set.
  *  - `startServer(settings, socket, hooks)` spawns it detached (it outlives the editor, for the
  *    next one), sends its stderr line by line to `hooks.onStderr` (an output channel), and
  *    resolves with a connected client once the socket answers. It rejects at once, with one
@@ -25,6 +26,10 @@ export interface ServerSettings {
   gpuLayers?: string | number | null;
   /** --backend: 'llama.cpp', 'torch' or 'auto' */
   backend?: string | null;
+  /** --device: the torch device ('cuda', 'cuda:1', 'cpu') */
+  device?: string | null;
+  /** --quant: torch weight quantization ('int4', 'int8', 'none') */
+  quant?: string | null;
 }
 
 export interface StartHooks {
@@ -44,6 +49,8 @@ export function serverCommand(s: ServerSettings): { file: string; args: string[]
     ['--model', s.model],
     ['--gpu-layers', s.gpuLayers],
     ['--backend', s.backend],
+    ['--device', s.device],
+    ['--quant', s.quant],
   ];
   for (const [flag, value] of flags) {
     if (value !== null && value !== undefined && value !== '') {

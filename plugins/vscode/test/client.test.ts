@@ -135,13 +135,13 @@ describe('against specedit serve', { timeout: 600_000 }, () => {
     assert.equal(w.status, 'done', w.message ?? '');
     assert.ok((w.prefixTokens ?? 0) > 100);
     assert.equal((await client.warm({ text, path: 'w.py' })).status, 'cached');
-    const done = await client.rewrite({ text, instruction: INSTRUCTION, path: 'w.py', range: RANGE, options: { maxTokens: 8 } }).done;
+    const done = await client.rewrite({ text, instruction: INSTRUCTION, path: 'w.py', range: RANGE, options: { maxTokens: 24 } }).done;
     assert.equal(done.status, 'ok', done.message);
     assert.ok((done.stats.cached_tokens as number) >= (w.prefixTokens ?? 0));
     // with the range too, the rewrite of that range prefills only its instruction
     const range = { startLine: 4, endLine: 6 };
     assert.equal((await client.warm({ text, path: 'w.py', range })).status, 'done');
-    const again = await client.rewrite({ text, instruction: INSTRUCTION, path: 'w.py', range, options: { maxTokens: 8 } }).done;
+    const again = await client.rewrite({ text, instruction: INSTRUCTION, path: 'w.py', range, options: { maxTokens: 24 } }).done;
     assert.equal(again.status, 'ok', again.message);
     assert.ok((again.stats.prompt_tokens as number) < 40);
     await assert.rejects(client.warm({ text: ' ' }), (err: unknown) => errorCode(err) === -32602);

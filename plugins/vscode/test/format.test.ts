@@ -2,7 +2,8 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import type { Done, Progress } from '../src/client';
-import { formatDone, formatEngine, formatProgress, formatStatus, thousands } from '../src/format';
+import { formatDone, formatEngine, formatProgress, formatStatus, reviewLenses, thousands } from '../src/format';
+import { addedText, Review } from '../src/review';
 
 const P: Progress = {
   sessionId: 's',
@@ -33,6 +34,10 @@ describe('format', () => {
     assert.equal(formatProgress(reading), 'reading file 1,234/1,700 tokens, 98 tok/s');
     assert.equal(formatProgress({ ...reading, phase: 'generating' }), formatProgress(P));
     assert.equal(thousands(1234567), '1,234,567');
+    const named = { ...reading, backend: 'llama.cpp', device: 'CPU', verifier: 'numpy' };
+    assert.equal(formatProgress(named), 'reading file 1,234/1,700 tokens, 98 tok/s · llama.cpp on CPU, verifier numpy');
+    // names not known yet ('') read as absent
+    assert.equal(formatProgress({ ...reading, backend: '', device: '', verifier: '' }), formatProgress(reading));
   });
 
   test('done: engine names, truncated, suspect', () => {
@@ -58,5 +63,37 @@ describe('format', () => {
     assert.equal(busy.text, '$(sync~spin) specedit: reading file 10/20 tokens');
     const rev = formatStatus({ server: 'connected', review: { pending: 3, truncated: true, suspect: false } });
     assert.equal(rev.text, '$(diff) specedit: 3 hunk(s) to review · TRUNCATED');
+  });
+});
+
+describe('review lenses and inline text', () => {
+  const text = 'a\nb\nc\n';
+  const hunks = [
+    { id: 0, startLine: 0, endLine: 1, oldText: 'a\n', newText: 'A\nA2\n' },
+    { id: 1, startLine: 2, endLine: 3, oldText: 'c\n', newText: 'C\n' },
+  ];
+  test('the whole-review lenses above the first pending hunk, then Accept/Reject per hunk', () => {
+    const r = new Review(text, hunks);
+    assert.deepEqual(reviewLenses(r, 3).map((l) => [l.line, l.title, l.args, l.hunkId]), [
+      [0, 'specedit: Accept all', 'uri', undefined], [0, 'Reject all', 'uri', undefined],
+      [0, 'Show diff', 'uri', undefined], [0, '✓ Accept', 'hunk', 0], [0, '✗ Reject', 'hunk', 0],
+      [2, '✓ Accept', 'hunk', 1], [2, '✗ Reject', 'hunk', 1],
+    ]);
+    r.accept(0); // hunk 1 moves down a line
+    assert.deepEqual(reviewLenses(r, 4).map((l) => l.line), [3, 3, 3, 3, 3]);
+  });
+  test('a truncated result offers no accept-all; a suspect one is flagged first', () => {
+    const t = reviewLenses(new Review(text, hunks, { truncated: true }), 3).map((l) => l.title);
+    assert.equal(t[0], '$(warning) TRUNCATED: review the hunks one by one');
+    assert.ok(!t.includes('specedit: Accept all'));
+    const suspect = { reason: 'drops_tail', deletedLines: 2, message: 'drops 2 lines' };
+    const s = reviewLenses(new Review(text, hunks, { suspect }), 3);
+    assert.deepEqual([s[0].title, s[0].command, s[1].title], ['$(warning) WARNING: drops 2 lines', 'specedit.showDiff', 'specedit: Accept all']);
+  });
+  test('the inline added text: the first line and how many more', () => {
+    const [d0, d1] = new Review(text, hunks).decorations();
+    assert.equal(addedText(d0), '  + A  (+1 more line(s))');
+    assert.equal(addedText(d1), '  + C');
+    assert.equal(addedText({ ...d1, added: [] }), '');
   });
 });

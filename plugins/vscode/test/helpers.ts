@@ -1,7 +1,66 @@
-/** Shared by the node tests: where the repository and its Python are. */
+/** Shared by the node tests: where the repository and its Python are, and a real
+ * `specedit serve` over the scripted toy model (tests/toy_server.py) to test against. */
+import { ChildProcess, spawn } from 'node:child_process';
+import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { SpeceditClient } from '../src/client';
 
 export const EXT = path.resolve(__dirname, '..', '..');
 export const REPO = path.resolve(EXT, '..', '..');
 /** The Python that runs specedit: $SPECEDIT_PYTHON, else the repository's venv. */
 export const PYTHON = process.env.SPECEDIT_PYTHON || path.join(REPO, '.venv', 'bin', 'python');
+export const TOY = path.join(REPO, 'tests', 'toy_server.py');
+
+export interface Toy {
+  server: ChildProcess;
+  client: SpeceditClient;
+  /** what the server wrote to stderr so far */
+  stderr: () => string;
+  /** shut the server down (through the client) and wait for it to exit */
+  stop: () => Promise<void>;
+}
+
+/** Start `specedit serve` over the toy in `dir` (socket dir/run/rpc.sock) replying `script`
+ * to every rewrite; `toyArgs` go before `serve` (--toy-gate, --toy-hold-at). Resolves once a
+ * client is connected. */
+export async function startToy(dir: string, script: string, toyArgs: string[] = []): Promise<Toy> {
+  const socket = path.join(dir, 'run', 'rpc.sock');
+  const scriptFile = path.join(dir, 'script.txt');
+  fs.writeFileSync(scriptFile, script);
+  const server = spawn(
+    PYTHON,
+    [TOY, '--toy-script', scriptFile, ...toyArgs, 'serve', '--socket', socket, '--log-file', path.join(dir, 'server.log')],
+    { stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, SPECEDIT_STATE_DIR: path.join(dir, 'state') } },
+  );
+  let stderr = '';
+  server.stderr?.on('data', (d: Buffer) => (stderr += d.toString()));
+  const deadline = Date.now() + 60_000;
+  let client: SpeceditClient;
+  for (;;) {
+    if (server.exitCode !== null) {
+      throw new Error(`the toy server exited (${server.exitCode}): ${stderr}`);
+    }
+    try {
+      client = await SpeceditClient.connect(socket, 2000);
+      break;
+    } catch (err) {
+      if (Date.now() > deadline) {
+        throw err;
+      }
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  }
+  const stop = async () => {
+    if (!client.isClosed) {
+      await client.shutdownServer().catch(() => undefined);
+      client.dispose();
+    }
+    if (server.exitCode === null) {
+      const exited = new Promise((r) => server.once('exit', r));
+      const timer = setTimeout(() => server.kill('SIGKILL'), 15_000);
+      await exited;
+      clearTimeout(timer);
+    }
+  };
+  return { server, client, stderr: () => stderr, stop };
+}

@@ -147,7 +147,7 @@ end
 
 --- The command that starts the server, and where it came from: cmd from setup(), else the
 --- project's venv, else `specedit` on PATH. Flags from setup() (socket, model, gpu_layers,
---- backend) are appended.
+--- backend, device, quant) are appended, each only when set.
 function M.server_cmd()
   local cfg = require('specedit.config').options
   local cmd, source
@@ -163,6 +163,8 @@ function M.server_cmd()
     { '--model', cfg.model },
     { '--gpu-layers', cfg.gpu_layers },
     { '--backend', cfg.backend },
+    { '--device', cfg.device },
+    { '--quant', cfg.quant },
   }) do
     if f[2] ~= nil then
       vim.list_extend(cmd, { f[1], tostring(f[2]) })

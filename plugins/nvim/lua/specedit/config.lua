@@ -9,7 +9,8 @@ M.defaults = {
   -- start the server when none answers on the socket
   auto_start = true,
   -- command that starts the server; nil: <repo>/.venv/bin/specedit next to this plugin,
-  -- else `specedit` on PATH (--socket/--model/--gpu-layers/--backend are appended when set)
+  -- else `specedit` on PATH (--socket/--model/--gpu-layers/--backend/--device/--quant are
+  -- appended when set)
   cmd = nil,
   -- model for an auto-started server (catalog name or GGUF path); nil: the server's default
   model = nil,
@@ -17,13 +18,19 @@ M.defaults = {
   gpu_layers = nil,
   -- backend of an auto-started server: 'llama.cpp', 'torch' or 'auto'; nil: its default
   backend = nil,
+  -- torch device of an auto-started server: 'cuda', 'cuda:1' or 'cpu'; nil: CUDA when present
+  device = nil,
+  -- torch weight quantization of an auto-started server: 'int4', 'int8' or 'none'; nil: the
+  -- GGUF's
+  quant = nil,
   -- how long to wait for an auto-started server (the first load checks the model)
   start_timeout_ms = 300000,
   request_timeout_ms = 30000,
   -- rewrite/start options: k, temperature, seed, draft ("lookup"|"none"), exact, maxTokens
   options = {},
-  -- how the model writes the edit: 'auto' (the server picks) or 'whole' (the whole
-  -- text); nil: the server's default (rewrite/start options.edit)
+  -- how the model writes the edit: 'auto' (the server picks), 'blocks' (only the changed
+  -- lines, as search/replace blocks) or 'whole' (the whole text); nil: the server's default
+  -- (rewrite/start options.edit)
   edit = nil,
   -- grow a visual range to the enclosing function/class (tree-sitter, server side)
   expand_to_node = false,

@@ -25,14 +25,16 @@ function M.thousands(n)
 end
 
 --- One line for a rewrite/progress notification (without the "specedit: " prefix):
---- "queued (#2)", "reading file 1,234/1,700 tokens, 98 tok/s", then the decode figures.
+--- "queued (#2)", "reading file 1,234/1,700 tokens, 98 tok/s", then the decode figures;
+--- what runs the model follows ("· llama.cpp on CPU, verifier numpy") once the server names it.
 function M.progress(p)
   local v = M.val
   if p.state == 'queued' then
     return ('queued (#%d)'):format(v(p.queuePosition) or 0)
   end
+  local s
   if v(p.phase) == 'reading' then
-    local s = 'reading file ' .. M.thousands(v(p.readTokens) or 0)
+    s = 'reading file ' .. M.thousands(v(p.readTokens) or 0)
     if v(p.promptTokens) then
       s = s .. '/' .. M.thousands(p.promptTokens)
     end
@@ -40,33 +42,42 @@ function M.progress(p)
     if v(p.readTokPerSec) then
       s = s .. (', %d tok/s'):format(math.floor(p.readTokPerSec + 0.5))
     end
-    return s
+  else
+    s = ('%s tok · %.1f tok/s · acc %d%% · %.2f tok/step'):format(
+      M.thousands(v(p.generatedTokens) or 0),
+      v(p.tokPerSec) or 0,
+      math.floor((v(p.acceptance) or 0) * 100 + 0.5),
+      v(p.tokensPerStep) or 0
+    )
   end
-  return ('%s tok · %.1f tok/s · acc %d%% · %.2f tok/step'):format(
-    M.thousands(v(p.generatedTokens) or 0),
-    v(p.tokPerSec) or 0,
-    math.floor((v(p.acceptance) or 0) * 100 + 0.5),
-    v(p.tokensPerStep) or 0
-  )
+  local engine = M.engine(p)
+  if engine ~= '' then
+    s = s .. ' · ' .. engine
+  end
+  return s
 end
 
---- "llama.cpp on cpu, verifier numpy, edit whole" from a rewrite/done stats table ('' if
---- the server does not name them).
+--- "llama.cpp on cpu, verifier numpy, edit whole" from a rewrite/done stats table or a
+--- rewrite/progress notification ('' if the server does not name them).
 function M.engine(stats)
   stats = M.val(stats) or {}
-  local v = M.val
+  local function str(x) -- absent, null and '' (a figure not known yet) read alike
+    x = M.val(x)
+    return (x ~= nil and x ~= '') and tostring(x) or nil
+  end
   local parts = {}
-  if v(stats.backend) then
-    table.insert(parts, tostring(stats.backend) .. (v(stats.device) and (' on ' .. tostring(stats.device)) or ''))
-  elseif v(stats.device) then
-    table.insert(parts, 'on ' .. tostring(stats.device))
+  local backend, device = str(stats.backend), str(stats.device)
+  if backend then
+    table.insert(parts, backend .. (device and (' on ' .. device) or ''))
+  elseif device then
+    table.insert(parts, 'on ' .. device)
   end
-  if v(stats.verifier) then
-    table.insert(parts, 'verifier ' .. tostring(stats.verifier))
+  if str(stats.verifier) then
+    table.insert(parts, 'verifier ' .. str(stats.verifier))
   end
-  local edit = v(stats.editMode) or v(stats.edit_mode)
+  local edit = str(stats.editMode) or str(stats.edit_mode)
   if edit then
-    table.insert(parts, 'edit ' .. tostring(edit))
+    table.insert(parts, 'edit ' .. edit)
   end
   return table.concat(parts, ', ')
 end

@@ -198,6 +198,7 @@ client.handlers['rewrite/done'] = function(p)
       virt_lines_above = true,
     })
   end
+  review.show_top(buf)
   map_keys(buf)
   local msg, level = fmt.done(p, #hunks)
   vim.notify('specedit: ' .. msg, level)

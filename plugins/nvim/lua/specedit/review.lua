@@ -3,6 +3,8 @@
 --- it; rejecting one puts the old lines back. Every change of one review is joined into a
 --- single undo step (undojoin), so after the review one `u` restores the original buffer.
 --- M.jump moves the cursor to the next or previous pending hunk (]h / [h), wrapping around.
+--- M.show_top scrolls the virtual lines above the first line into view (Neovim draws them only
+--- as the window's 'topfill'), so a hunk at the top shows its deleted lines too.
 local M = {}
 
 local api = vim.api
@@ -78,6 +80,26 @@ local function place(buf, h, row, index, total)
     opts.virt_text_pos = 'eol'
   end
   h.mark = api.nvim_buf_set_extmark(buf, M.ns, row, 0, opts)
+end
+
+--- In each window on `buf` that shows its first line, show the virtual lines above it.
+function M.show_top(buf)
+  local n = 0
+  for _, m in ipairs(api.nvim_buf_get_extmarks(buf, M.ns, { 0, 0 }, { 0, -1 }, { details = true })) do
+    if m[4].virt_lines_above then
+      n = n + #(m[4].virt_lines or {})
+    end
+  end
+  if n == 0 then
+    return
+  end
+  for _, win in ipairs(vim.fn.win_findbuf(buf)) do
+    api.nvim_win_call(win, function()
+      if vim.fn.line('w0') == 1 then
+        vim.fn.winrestview({ topline = 1, topfill = n })
+      end
+    end)
+  end
 end
 
 --- Start reviewing `hunks` (from rewrite/done) in `buf`; false and a message if stale.

@@ -1,6 +1,6 @@
 """A loaded model ready for speculative rewrites: shared by the CLI, the TUI and the server.
 
-Contract: ``load_session(LoadConfig | model, ...)`` resolves the backend
+Contract: ``load_model(LoadConfig | model, ...)`` resolves the backend
 (``resolve_backend``: ``auto`` is torch on a CUDA machine, llama.cpp otherwise), a
 catalog name or GGUF path (a catalog model's file is checked against its pinned
 sha256 at first use: ``catalog.check_once``, remembered in ``model_hash_record()``),
@@ -12,7 +12,7 @@ is re-measured at every load with 1-token calls; calls keep refining it).
 ``on_stage(stage, detail)``, when given, is told where a load is: ``weights`` (detail:
 the backend), then ``draft``, ``exactness`` (the first load of this model only) and
 ``calibration`` (detail: ``"<backend> on <device>"``), so a front end can show it.
-``ModelSession.lock`` serialises generations: one at a time, this is a
+``LoadedModel.lock`` serialises generations: one at a time, this is a
 single-user latency tool. A backend that lists its cached token ids
 (``cache_tokens``) lets the next prompt that shares a prefix (the same file,
 edited again) skip re-evaluating it.
@@ -58,7 +58,7 @@ _PROBE = (
 
 
 @dataclass
-class ModelSession:
+class LoadedModel:
     """A target model plus what the engine learned about it at load time."""
 
     target: TargetModel
@@ -163,13 +163,13 @@ def _calibrate(target, entry: dict, save) -> dict[int, float]:
     return {k: v * pol.costs[1] / shape[1] for k, v in shape.items()}
 
 
-def load_session(
+def load_model(
     config: LoadConfig | str,
     *,
     recheck: bool = False,
     on_stage: Callable[[str, str], None] | None = None,
     **changes: object,
-) -> ModelSession:
+) -> LoadedModel:
     """Load the model of ``config`` (a ``LoadConfig``, or a model name/path with
     ``LoadConfig`` fields as keywords) and its draft model, if any, on the same backend,
     and prepare them for speculative decoding (see the module docstring)."""
@@ -208,7 +208,7 @@ def load_session(
     stage("calibration", where)
     # the cost curve times the step that really runs (on a GPU: never a host copy of logits)
     costs = _calibrate(calibration_target(target), entry, lambda: _save_cache(cache))
-    sess = ModelSession(
+    sess = LoadedModel(
         target=target,
         model_name=name,
         model_path=path,
