@@ -200,7 +200,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _add_decoding(r)
 
-    g = sub.add_parser("generate", help="answer a prompt from context files")
+    g = sub.add_parser(
+        "generate", help="answer a question from context files, quoting them (quotes checked)"
+    )
     g.add_argument("--context", nargs="+", required=True)
     g.add_argument("-p", "--prompt", required=True)
     _add_decoding(g)
@@ -374,13 +376,29 @@ def cmd_generate(a) -> int:
         prompt_cache=not a.no_prompt_cache,
     )
     stream = None if a.json else (lambda piece: out.out(piece, end=""))
-    text, m = answer(sess, a.prompt, context, opts, on_text=stream)
+    res = answer(sess, a.prompt, context, opts, on_text=stream)
     if a.json:
-        out.out(json.dumps({"output": text, "stats": m.snapshot()}, ensure_ascii=False))
+        out.out(json.dumps(res.to_json(), ensure_ascii=False))
     else:
         out.out("")
-        _summary(m.snapshot(), "", sess)
+        _citations(res.citations)
+        _summary(res.metrics.snapshot(), "", sess)
     return 0
+
+
+def _citations(citations) -> None:
+    """The answer's quotes checked against the files, one line each, after the answer:
+    ``✓ README.md:L129`` or ``✗ README.md:L12: not in README.md``."""
+    if not citations:
+        out.print("[yellow]✗ no quotes[/]: nothing in this answer is checked against the files")
+        return
+    out.print("")
+    for c in citations:
+        where = escape(c.label() + ("" if c.file else " (uncited)"))
+        if c.found:
+            out.print(f"[green]✓[/] {where}")
+        else:
+            out.print(f"[red]✗ {where}: {escape(c.problem)}[/]")
 
 
 def cmd_models(a) -> int:

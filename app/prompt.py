@@ -21,8 +21,12 @@ Contract:
     after it) and windows of its lines (spans ``whole``), asking where the change goes
     (``ask="locate"``: outline lines, ``LOCATE``), for blocks placed in the windows, or
     for a region rewritten whole.
-  * ``answer_prompt(target, question, context)``: a question grounded in context files
-    (free text, no fence).
+  * ``answer_prompt(target, question, context, style=)``: a question grounded in context
+    files (free text, no fence): the ``quote`` style asks for a short answer and the
+    passages it rests on, copied verbatim under ``[FILE]`` citations (``app.quotes``
+    checks them), and shows one such exchange first (``QUOTE_EXAMPLE``); ``free`` is the
+    earlier prompt, kept to measure against. The files come
+    before the question (``prefix_end``: a prompt cache keeps them).
   * ``splice(target, messages, prefix, pieces)``: the general form: render the chat
     template, then splice the pieces at their marks, each tokenized on its own (the
     user's text is never parsed for special tokens) so their token spans are known.
@@ -60,10 +64,35 @@ SYSTEM_REWRITE = (
     "the complete result in one fenced code block and nothing else. Change only what the "
     "instruction requires; copy every other line exactly as it is."
 )
+SYSTEM_QUOTE = (
+    "You answer questions from the documents you are given, by quoting them. Reply in this "
+    "form: first a short answer of one or two sentences; then the evidence. For each passage "
+    "you rely on, write the name of its document in square brackets on a line of its own, "
+    "[FILE], and under it the passage copied exactly, character for character, in a ``` "
+    "block. Copy whole lines or the exact words you need; never reword a quote. If the "
+    "documents do not answer the question, say so and quote nothing."
+)
+"""The ``quote`` style's system text: the answer format ``app.quotes`` reads."""
+QUOTE_EXAMPLE = (
+    "garden.md",
+    "# Garden\n\nWater the tomatoes every second evening; in a heat wave, every evening.\n"
+    "The shed key hangs by the back door.\n",
+    "How often are the tomatoes watered?",
+    "Every second evening, and every evening in a heat wave.\n\n"
+    "[garden.md]\n```\nWater the tomatoes every second evening; in a heat wave, every evening.\n```",
+)
+"""``(file, text, question, answer)``: one exchange in the format, shown as a first turn
+(small models follow a turn they see far better than a format they are told). Its
+subject is far from any the user's files may have: the 1.5B quoted an earlier example
+about a server's port and logs when asked where a plugin's server logs go."""
+QUOTE_ASK = "Answer briefly, then quote the lines that show it, each under its [file] citation."
+"""Follows the question: the format again, next to where the answer starts."""
 SYSTEM_ANSWER = (
     "You answer questions using the given documents. Quote them exactly where that helps; "
     "do not invent facts that are not in them."
 )
+"""The ``free`` style: the prompt before answers quoted (kept to measure against)."""
+ANSWER_STYLES = ("quote", "free")
 
 Span = tuple[int, int, str]
 """``(start, end, label)``: token positions ``[start, end)`` of a spliced piece."""
@@ -266,11 +295,19 @@ def feedback_note(feedback: tuple[str, str] | None) -> str | None:
     return None if feedback is None else feedback[1].strip() or "try again"
 
 
-def answer_prompt(target: TargetModel, question: str, context: Sequence[tuple[str, str]]) -> Prompt:
-    """The prompt of a question answered from ``context`` files (their spans are drafted)."""
+def answer_prompt(
+    target: TargetModel,
+    question: str,
+    context: Sequence[tuple[str, str]],
+    style: str = "quote",
+) -> Prompt:
+    """The prompt of a question answered from ``context`` files (their spans are drafted);
+    ``prefix_end`` is the end of the last file, so a prompt cache keeps the system text and
+    the files for the next question about them."""
     pieces = {CTX_MARK.format(i): c for i, (_, c) in enumerate(context)}
-    ids, spans = splice(target, answer_messages(question, list(context)), "", pieces)
-    return Prompt(tuple(ids), tuple(spans))
+    ids, spans = splice(target, answer_messages(question, list(context), style), "", pieces)
+    prefix_end = max((e for _, e, _ in spans), default=0)
+    return Prompt(tuple(ids), tuple(spans), prefix_end=prefix_end)
 
 
 def rewrite_messages(
@@ -330,16 +367,41 @@ def rewrite_messages(
     return messages, opening
 
 
-def answer_messages(question: str, context: list[tuple[str, str]]) -> list[dict[str, str]]:
-    parts = []
-    for i, (cpath, ctext) in enumerate(context):
-        fence = fence_for(ctext)
-        parts.append(f"Document {cpath}:\n{fence}\n{CTX_MARK.format(i)}{_nl(ctext)}{fence}\n")
-    parts.append(question)
+def answer_messages(
+    question: str, context: list[tuple[str, str]], style: str = "quote"
+) -> list[dict[str, str]]:
+    """The messages of a question about ``context`` files, which appear as ``CTX_MARK``s.
+
+    ``quote`` (the product): the answer quotes the files verbatim under ``[FILE]``
+    citations (``SYSTEM_QUOTE``; ``app.quotes`` reads and checks them). ``free``: the
+    earlier prompt, which asked for quotes "where that helps" (``SYSTEM_ANSWER``). Either
+    way the files come first and the question last, so questions about the same files
+    share the prompt's prefix."""
+    if style not in ANSWER_STYLES:
+        raise ValueError(f"unknown answer style {style!r}; one of {', '.join(ANSWER_STYLES)}")
+    parts = [_document(path, CTX_MARK.format(i), text) for i, (path, text) in enumerate(context)]
+    if style == "free":
+        return [
+            {"role": "system", "content": SYSTEM_ANSWER},
+            {"role": "user", "content": "\n".join([*parts, question])},
+        ]
+    ex_file, ex_text, ex_question, ex_answer = QUOTE_EXAMPLE
     return [
-        {"role": "system", "content": SYSTEM_ANSWER},
-        {"role": "user", "content": "\n".join(parts)},
+        {"role": "system", "content": SYSTEM_QUOTE},
+        {"role": "user", "content": f"{_document(ex_file, ex_text, ex_text)}\n{_ask(ex_question)}"},
+        {"role": "assistant", "content": ex_answer},
+        {"role": "user", "content": "\n".join([*parts, _ask(question)])},
     ]
+
+
+def _document(path: str, mark: str, text: str) -> str:
+    """A file shown to answer from: its name, then ``mark`` (its text) in a fence."""
+    fence = fence_for(text)
+    return f"Document {path}:\n{fence}\n{mark}{_nl(text)}{fence}\n"
+
+
+def _ask(question: str) -> str:
+    return f"Question: {question}\n{QUOTE_ASK}"
 
 
 def _nl(text: str) -> str:

@@ -28,7 +28,9 @@ The result's ``status`` is
   * ``cancelled``, ``no_output``: nothing usable; nothing changed.
 A block that cannot be placed is never half-applied. It never touches the file on disk:
 writing is ``app.files.write_atomic``'s job.
-``answer`` does the same for a question grounded in context files (RAG quoting).
+``answer`` does the same for a question grounded in context files (RAG quoting) and
+returns an ``AnswerResult``: the text, the ``Metrics`` and the answer's citations, each
+checked against the files (``app.quotes``).
 ``warm(session, text, path=...)`` prefills the prompt prefix every rewrite of a file
 shares (the file, or a big file's outline, comes before the region and the
 instruction), so an editor can have it done while the user types the instruction; a
@@ -56,6 +58,7 @@ from .loaded_model import LoadedModel
 from .options import EDIT_MODES, RewriteOptions
 from .outline import Outline, outline, widen
 from .prompt import Prompt, answer_prompt, outline_prompt, rewrite_prompt
+from .quotes import Citation, all_found, check_citations
 from .stages import (
     Context,
     RewriteResult,
@@ -67,7 +70,7 @@ from .stages import (
 
 log = logging.getLogger(__name__)
 
-__all__ = ["RewriteResult", "WarmResult", "answer", "edit_mode", "rewrite", "warm"]
+__all__ = ["AnswerResult", "RewriteResult", "WarmResult", "answer", "edit_mode", "rewrite", "warm"]
 
 WINDOW_TOKENS = 768
 """Tokens of the lines around a region that a big file's prompt shows with it."""
@@ -318,6 +321,22 @@ def warm(
     return res
 
 
+@dataclass
+class AnswerResult:
+    text: str
+    metrics: Metrics
+    citations: list[Citation]
+    """The answer's quotes, each checked against the context files (``app.quotes``)."""
+
+    def to_json(self) -> dict:
+        return {
+            "output": self.text,
+            "citations": [c.to_json() for c in self.citations],
+            "quotes_found": all_found(self.citations),
+            "stats": self.metrics.snapshot(),
+        }
+
+
 def answer(
     session: LoadedModel,
     question: str,
@@ -326,9 +345,11 @@ def answer(
     *,
     on_text: Callable[[str], None] | None = None,
     cancel: threading.Event | None = None,
-) -> tuple[str, Metrics]:
-    """Answer ``question`` from ``context`` files, which are the lookup's draft sources."""
-    prompt = answer_prompt(session.target, question, context)
+    style: str = "quote",
+) -> AnswerResult:
+    """Answer ``question`` from ``context`` files, which are the lookup's draft sources, and
+    check the answer's quotes against them (``style``: ``app.prompt.answer_messages``)."""
+    prompt = answer_prompt(session.target, question, context, style)
     room = session.target.n_ctx - len(prompt) - 1
     if room < 16:
         raise FileError(
@@ -337,4 +358,4 @@ def answer(
         )
     max_tokens = min(opts.max_tokens or 512, room)
     run = run_prompt(session, prompt, opts, max_tokens, on_text=on_text, cancel=cancel)
-    return run.text, run.metrics
+    return AnswerResult(run.text, run.metrics, check_citations(run.text, context))

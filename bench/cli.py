@@ -31,6 +31,7 @@ SUITES = {
     "kernel": ("kernel_bench", "Triton verification kernel vs torch"),
     "replay": ("replay_bench", "speculation policies replayed on recorded outputs, without noise"),
     "server": ("server_bench", "specedit serve: how fast a rewrite stops, and a soak"),
+    "rag": ("rag_bench", "answers that quote: quote rate, right answers, lookup vs plain"),
 }
 
 

@@ -30,6 +30,15 @@ How it drafts:
     as if nothing happened instead of re-anchoring from a short match. An output
     that stops inside a run of newlines (``"\n\n"`` for ``"\n\n\n"``) dropped a
     blank line: the copy resumes after the run.
+  * **Text anchor.** When no n-gram matches, the output's last bytes, with runs of
+    whitespace collapsed, are looked up in the text of the prompt's spans (given the byte
+    pieces): the longest suffix of at least ``text_min`` bytes found there, where it
+    occurs once or next to the previous cursor. A quote that starts mid-line (``"identity"``
+    where the source has ``" identity"``), follows a quotation mark (``"pref"`` ``"ill"``
+    for ``" prefill"``) or joins lines the source wraps (``" ~"`` for ``"\n"`` ``"~"``)
+    shares no token n-gram with its source, only bytes: it re-anchors at its first
+    distinctive word, with the rest of a source token the output stopped inside
+    re-encoded as in a byte resync.
   * **Span end.** A draft from the file or a context file stops a few tokens
     past the end of its span: what follows in the prompt is boilerplate, not
     text the output will copy.
@@ -65,6 +74,7 @@ class LookupDrafter:
         piece: Callable[[int], bytes] | None = None,
         encode: Callable[[bytes], Sequence[int]] | None = None,
         span_tail: int = 4,
+        text_min: int = 10,
     ) -> None:
         self.spans = sorted(spans)
         self.prompt_len = prompt_len
@@ -76,6 +86,7 @@ class LookupDrafter:
         self._pieces: dict[int, bytes] = {}
         self._encode = encode
         self.span_tail = span_tail
+        self.text_min = text_min
         self.reset()
 
     def reset(self) -> None:
@@ -87,6 +98,7 @@ class LookupDrafter:
         self._cursor_ctx = 0  # context length when the cursor was last valid
         self._last_good: int | None = None  # cursor of the last copy that matched
         self._prefix: list[int] = []  # tokens drafted before the cursor's (byte resync)
+        self._text: _SpanText | None = None  # the spans' text, built at the first anchor
         self.last_match_len = 0
 
     # ---- index -------------------------------------------------------------
@@ -145,6 +157,8 @@ class LookupDrafter:
         if cur is None:
             self._prefix = []
             cur = self._anchor(n)
+        if cur is None:
+            cur = self._text_anchor(n)
         if cur is not None:
             self._last_good = cur
         else:
@@ -290,6 +304,42 @@ class LookupDrafter:
         self.last_match_len = best_len
         return best
 
+    def _text_anchor(self, n: int) -> int | None:
+        """Anchor on the output's last bytes in the spans' text (see the module docstring)."""
+        if self._piece_fn is None or not self.spans or self.prompt_len is None:
+            return None
+        if n <= self.prompt_len or self._encode is None:
+            return None
+        last = self._piece(int(self._buf[n - 1]))
+        if not last.strip() or last[-1:].isspace():
+            return None  # at a line start the line resync knows better
+        if self._text is None:
+            self._text = _SpanText(
+                [(s, e) for s, e, _ in self.spans if e <= self.prompt_len], self._buf, self._piece
+            )
+        tail = b"".join(self._piece(int(t)) for t in self._buf[max(0, n - 24) : n])
+        ref = self._cursor if self._cursor is not None else n
+        hit = self._text.find_tail(_squash(tail), self.text_min, ref)
+        if hit is None:
+            return None
+        tok, used, length = hit
+        rest = self._piece(int(self._buf[tok]))[used:]
+        head: list[int] = []
+        if rest:
+            head = list(self._encode(rest))
+            if not head:
+                return None
+        self._prefix = head
+        # the anchor's strength: the output's last tokens whose bytes the match covers
+        covered, size = 0, 0
+        while covered < n - self.prompt_len:
+            size += len(self._piece(int(self._buf[n - 1 - covered])))
+            if size > length:
+                break
+            covered += 1
+        self.last_match_len = max(1, covered)
+        return tok + 1
+
     def _near_resync(self, n: int, window: int = 48) -> int | None:
         """After a splice, find the last token just ahead of the old copy position.
 
@@ -324,3 +374,63 @@ class LookupDrafter:
             return None
         self.last_match_len = 0
         return p
+
+
+def _squash(text: bytes) -> bytes:
+    """``text`` with its runs of whitespace made one space, and stripped."""
+    return b" ".join(text.split())
+
+
+class _SpanText:
+    """The prompt spans' text, whitespace runs squashed, mapped back to token positions."""
+
+    def __init__(self, spans, buf: np.ndarray, piece: Callable[[int], bytes]) -> None:
+        out = bytearray()
+        self.tok: list[int] = []  # per byte of ``text``: the token it ends in
+        self.used: list[int] = []  # per byte: how many of that token's bytes it ends at
+        for s, e in spans:
+            for pos in range(s, e):
+                for j, ch in enumerate(piece(int(buf[pos]))):
+                    if ch in _SPACE:
+                        if not out or out[-1] == 0:
+                            continue  # a span's leading whitespace
+                        if out[-1] == 32:  # a run goes on: its space now ends here
+                            self.tok[-1], self.used[-1] = pos, j + 1
+                            continue
+                        ch = 32
+                    out.append(ch)
+                    self.tok.append(pos)
+                    self.used.append(j + 1)
+            out.append(0)  # no match runs from one span into the next
+            self.tok.append(-1)
+            self.used.append(0)
+        self.text = bytes(out)
+
+    def find_tail(
+        self, tail: bytes, least: int, ref: int, near: int = 64
+    ) -> tuple[int, int, int] | None:
+        """The longest suffix of ``tail`` (at least ``least`` bytes) found in the text:
+        ``(token, bytes of it used, suffix length)`` at its only occurrence, or at the one
+        within ``near`` tokens of ``ref`` (None when it is found in several places, far
+        from ``ref``)."""
+        if len(tail) < least or tail[-least:] not in self.text:
+            return None
+        lo, hi = least, len(tail)  # the longest length whose suffix occurs (monotone)
+        while lo < hi:
+            mid = (lo + hi + 1) // 2
+            if tail[-mid:] in self.text:
+                lo = mid
+            else:
+                hi = mid - 1
+        needle, ends = tail[-lo:], []
+        at = self.text.find(needle)
+        while at >= 0 and len(ends) < 32:
+            ends.append(at + lo - 1)
+            at = self.text.find(needle, at + 1)
+        end = min(ends, key=lambda e: abs(self.tok[e] - ref))
+        if len(ends) > 1 and abs(self.tok[end] - ref) > near:
+            return None  # a guess among far occurrences: the next token will tell
+        return self.tok[end], self.used[end], lo
+
+
+_SPACE = frozenset(b" \t\n\r\f\v")

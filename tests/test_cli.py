@@ -157,31 +157,52 @@ def test_rewrite_json_write_and_undo(tmp_path, qwen05_path):
 
 @pytest.mark.model
 def test_generate_quotes_context(tmp_path, qwen05_path, capsys):
+    """``generate --json``: the answer, and its quotes checked against the context file."""
+    from specedit.app.quotes import check_citations
+
     doc = tmp_path / "notes.md"
-    doc.write_text(
-        "The build uses CMake 3.28. Releases are cut every second Tuesday. "
+    text = (
+        "# Team notes\n\n"
+        "The build uses CMake 3.28.\n"
+        "Releases are cut every second Tuesday.\n"
         "The on-call rotation changes on Mondays at 09:00 UTC.\n"
     )
+    doc.write_text(text)
     rc = main(
         [
             "generate",
             "--context",
             str(doc),
             "-p",
-            "When does the on-call rotation change? Quote the sentence.",
+            "When does the on-call rotation change? Quote the line that says it.",
             "--model",
             str(qwen05_path),
             "--ctx",
             "2048",
             "--json",
             "--max-tokens",
-            "40",
+            "80",
         ]
     )
     assert rc == 0
     obj = json.loads(capsys.readouterr().out)
     assert "Monday" in obj["output"]
     assert obj["stats"]["generated_tokens"] > 0
+    # the record is the checker's verdict on the answer: every quote, found or marked
+    cites = obj["citations"]
+    for c in cites:
+        assert {"file", "lines", "quote", "found"} <= set(c)
+        assert isinstance(c["found"], bool) and c["quote"]
+    want = [c.to_json() for c in check_citations(obj["output"], [(str(doc), text)])]
+    assert cites == want
+    # an answer that quotes nothing is not a quoting answer
+    assert obj["quotes_found"] is (bool(cites) and all(c["found"] for c in cites))
+    # what it marks found is in the file, at the lines it gives
+    for c in cites:
+        if c["found"]:
+            assert " ".join(c["quote"].split()) in " ".join(text.split())
+            first, last = c["located"]
+            assert 3 <= first <= last <= 6
 
 
 SHORT = "def add(a, b):\n    return a + b\n\n\ndef sub(a, b):\n    return a - b\n"

@@ -115,3 +115,21 @@ def test_batched_logits_note_once_at_first_load_and_whole_lines(tmp_path, qwen05
     second = run("-i", "Rename the function mean to average.")
     assert BATCH_NOTE not in second.stderr  # nowhere else, on any later run
     assert len([line for line in second.stderr.splitlines() if line.strip()]) <= 3
+
+
+def test_generate_lists_each_quote_found_or_marked(capsys):
+    """After the answer, ``generate`` lists its quotes as checked against the files."""
+    from specedit.app.cli import _citations
+    from specedit.app.quotes import check_citations
+
+    files = [("README.md", "# tool\nModels live in the user cache dir.\n")]
+    answer = (
+        "In the user cache dir.\n\n[README.md:L2]\n```\nModels live in the user cache dir.\n```\n"
+        "[README.md:L1]\n```\nModels live in /tmp.\n```\n"
+    )
+    _citations(check_citations(answer, files))
+    lines = capsys.readouterr().out.splitlines()
+    assert "✓ README.md:L2" in lines and "✗ README.md:L1: not in README.md" in lines
+    _citations([])
+    out = capsys.readouterr().out
+    assert out.strip() == "✗ no quotes: nothing in this answer is checked against the files"

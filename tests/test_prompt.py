@@ -5,7 +5,17 @@ from __future__ import annotations
 import pytest
 from toy import ToyModel
 
-from specedit.app.prompt import FILE_MARK, rewrite_messages, rewrite_prompt
+from specedit.app.prompt import (
+    FILE_MARK,
+    QUOTE_EXAMPLE,
+    SYSTEM_ANSWER,
+    SYSTEM_QUOTE,
+    answer_messages,
+    answer_prompt,
+    rewrite_messages,
+    rewrite_prompt,
+)
+from specedit.app.quotes import all_found, check_citations
 from specedit.app.stream import FencedText, closing_fence_at, fence_for
 
 
@@ -88,3 +98,45 @@ def test_prompt_object_knows_its_parts():
     assert region.part_end > region.prefix_end
     with pytest.raises(Exception, match="region 3:9 is outside"):
         rewrite_prompt(t, text, "x", region=(2, 9))
+
+
+DOCS = [("README.md", "Models live in the user cache dir.\n"), ("docs/p.md", "Framing: LSP.\n")]
+
+
+def test_the_quote_prompt_asks_for_cited_verbatim_passages_after_the_documents():
+    msgs = answer_messages("Where are models?", DOCS)
+    assert msgs[0] == {"role": "system", "content": SYSTEM_QUOTE}
+    assert "[FILE]" in SYSTEM_QUOTE and "exactly" in SYSTEM_QUOTE
+    # one exchange in the format comes first, and its answer passes the checker
+    assert [m["role"] for m in msgs] == ["system", "user", "assistant", "user"]
+    ex_file, ex_text, ex_question, ex_answer = QUOTE_EXAMPLE
+    assert ex_question in msgs[1]["content"] and msgs[2]["content"] == ex_answer
+    assert all_found(check_citations(ex_answer, [(ex_file, ex_text)]))
+    user = msgs[3]["content"]
+    # the files first, in order, then the question and the format again
+    assert user.index("Document README.md") < user.index("Document docs/p.md")
+    assert user.index("Document docs/p.md") < user.index("Question: Where are models?")
+    assert user.rstrip().endswith("each under its [file] citation.")
+    # the example shares no words with the question's answer
+    assert "user cache" not in repr(QUOTE_EXAMPLE)
+
+
+def test_the_free_style_is_the_earlier_prompt_and_other_styles_are_refused():
+    msgs = answer_messages("Where are models?", DOCS, "free")
+    assert msgs[0]["content"] == SYSTEM_ANSWER
+    assert msgs[1]["content"].endswith("\nWhere are models?")
+    with pytest.raises(ValueError, match="unknown answer style 'terse'"):
+        answer_messages("q", DOCS, "terse")
+
+
+def test_answer_prompt_spans_are_the_files_and_its_prefix_ends_after_them():
+    t = ToyModel(256)
+    a = answer_prompt(t, "Where are models?", DOCS)
+    b = answer_prompt(t, "How are messages framed?", DOCS)
+    got = [(bytes(t.detokenize(a.ids[s:e])).decode(), lab) for s, e, lab in a.spans]
+    assert [g for g, _ in got] == [text for _, text in DOCS]
+    assert a.prefix_end == a.spans[-1][1] and a.fence is None
+    # two questions about the same files share the prompt up to the files' end
+    assert a.ids[: a.prefix_end] == b.ids[: b.prefix_end] and a.prefix_end == b.prefix_end
+    free = answer_prompt(t, "Where are models?", DOCS, "free")
+    assert free.ids != a.ids and len(free.spans) == 2

@@ -1,0 +1,289 @@
+"""The RAG suite: answers that quote, checked, and how fast they come, side by side.
+
+Contract: ``specedit bench rag [--model M] [--styles quote free] [--drafts lookup none]
+[--questions ID ...] [--spec-bench N] [--max-tokens N] [--exact] [--threads N] [--ctx N]``
+loads one model and asks every question of ``bench/rag_tasks.py`` (24 questions with
+known answers over this repository's vendored docs, plus the first ``N`` Spec-Bench rag
+prompts) through the product's own ``app.rewrite.answer``, in each answer style
+(``quote``: the product's prompt and format; ``free``: today's, kept to measure against)
+and with each drafting (``lookup``: specedit; ``none``: plain decoding). Runs over the
+same files come together (the smallest files first) and the styles take turns going
+first, so the files are read once per style (the target keeps their prefix; decode speed
+does not depend on it); the two draftings run back to back on each question, taking turns
+going first, so the machine's noise hits them alike.
+
+Each run records the answer, its citations as ``app.quotes`` checked them
+(``quotes_found``: it quotes, and every quote is where it says), whether it is right
+(``RagQuestion.judge``), decode tok/s, tokens, acceptance, and the load average;
+``same_output``: the question's lookup and plain answers are the same text (greedy, they
+differ only where batched verification moves a near-tie: llama.cpp's CPU path without
+``--exact``). The record (``bench/results/rag-<time>.json``, rewritten after each
+question, so a run cut short keeps what it measured) has every run and, per style,
+drafting and set (``questions``, ``spec_bench``): the quote rate (share of answers whose
+quotes are all found), right answers, medians of decode tok/s and tokens, and the
+speed-up (the median of each question's lookup/none decode tok/s ratio). ``--from RECORD`` re-checks a record's
+answers with today's checks (no model) and writes it again, with its table.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import os
+import statistics
+import sys
+from itertools import groupby
+from pathlib import Path
+
+from .rag_tasks import RagQuestion, load_questions, spec_bench_questions
+from .record import save_record
+
+log = logging.getLogger(__name__)
+
+STYLES = ("quote", "free")
+DRAFTS = ("lookup", "none")
+MAX_TOKENS = 256
+
+
+def run_question(session, q: RagQuestion, style: str, drafts: list[str], first: int, a):
+    """``q`` answered in ``style`` with each drafting (``drafts[first]`` first)."""
+    from ..app.options import RewriteOptions
+    from ..app.quotes import all_found
+    from ..app.rewrite import answer
+
+    rows = []
+    for draft in drafts[first:] + drafts[:first]:
+        opts = RewriteOptions(draft=draft, max_tokens=a.max_tokens, exact=a.exact)
+        load = os.getloadavg()[0]
+        res = answer(session, q.question, q.context(), opts, style=style)
+        s = res.metrics.snapshot()
+        rows.append(
+            {
+                "id": q.id,
+                "set": "spec_bench" if q.texts is not None else "questions",
+                "style": style,
+                "draft": draft,
+                "right": q.judge(res.text),
+                "quotes": len(res.citations),
+                "quotes_found": all_found(res.citations),
+                "citations": [c.to_json() for c in res.citations],
+                "output": res.text,
+                "decode_tps": s["decode_tps"],
+                "generated_tokens": s["generated_tokens"],
+                "prompt_tokens": s["prompt_tokens"],
+                "cached_tokens": s["cached_tokens"],
+                "prefill_s": s["prefill_s"],
+                "decode_s": s["decode_s"],
+                "acceptance": s["acceptance"],
+                "tokens_per_call": s["tokens_per_call"],
+                "stop_reason": s["stop_reason"],
+                "load": round(load, 2),
+            }
+        )
+        r = rows[-1]
+        log.warning(
+            "%s %s %s: %s, quotes %d%s, %d tokens at %.1f tok/s",
+            q.id,
+            style,
+            draft,
+            {True: "right", False: "WRONG", None: "-"}[r["right"]],
+            r["quotes"],
+            " all found" if r["quotes_found"] else "",
+            r["generated_tokens"],
+            r["decode_tps"],
+        )
+    by = {r["draft"]: r["output"] for r in rows}
+    for r in rows:
+        r["same_output"] = len(set(by.values())) == 1
+    return rows
+
+
+def _median(xs):
+    xs = [x for x in xs if x is not None]
+    return round(statistics.median(xs), 3) if xs else None
+
+
+def summarise(runs: list[dict]) -> dict:
+    """Per set, style and drafting: quote rate, right answers, medians; per set and style:
+    the speed-up of the first drafting over each other one (median of per-question ratios)."""
+    out: dict = {}
+    for key, rs in groupby(sorted(runs, key=_key), key=_key):
+        rs = list(rs)
+        st, style, draft = key
+        judged = [r["right"] for r in rs if r["right"] is not None]
+        out.setdefault(st, {}).setdefault(style, {})[draft] = {
+            "runs": len(rs),
+            "quote_rate": round(sum(r["quotes_found"] for r in rs) / len(rs), 3),
+            "right": sum(judged) if judged else None,
+            "judged": len(judged),
+            "same_output": sum(r["same_output"] for r in rs),
+            "median_decode_tps": _median(r["decode_tps"] for r in rs),
+            "median_generated_tokens": _median(r["generated_tokens"] for r in rs),
+            "median_acceptance": _median(r["acceptance"] for r in rs),
+        }
+    for st, styles in out.items():
+        for style, drafts in styles.items():
+            names = list(drafts)
+            base = "none" if "none" in names else None
+            for draft in names:
+                if base is None or draft == base:
+                    continue
+                ratios = []
+                for q in {r["id"] for r in runs if r["set"] == st}:
+                    pair = {
+                        r["draft"]: r["decode_tps"]
+                        for r in runs
+                        if r["set"] == st and r["style"] == style and r["id"] == q
+                    }
+                    if pair.get(base) and pair.get(draft):
+                        ratios.append(pair[draft] / pair[base])
+                drafts[draft]["speedup_vs_none"] = _median(ratios)
+    return out
+
+
+def _key(r: dict) -> tuple[str, str, str]:
+    return r["set"], r["style"], r["draft"]
+
+
+def run(session, questions: list[RagQuestion], a, on_runs=None) -> list[dict]:
+    """Every question in every style and drafting: files together, the smallest files
+    first, styles taking turns; ``on_runs(runs)`` after each question (a checkpoint)."""
+    runs: list[dict] = []
+    groups = [list(g) for _, g in groupby(questions, key=lambda q: (q.docs, q.texts))]
+    groups.sort(key=lambda g: sum(len(t) for _, t in g[0].context()))
+    n = 0
+    for gi, group in enumerate(groups):
+        styles = list(a.styles)
+        styles = styles[gi % len(styles) :] + styles[: gi % len(styles)]
+        for style in styles:
+            for q in group:
+                runs += run_question(session, q, style, list(a.drafts), n % len(a.drafts), a)
+                n += 1
+                if on_runs is not None:
+                    on_runs(runs)
+    return runs
+
+
+def recheck(record: dict) -> dict:
+    """``record`` with every answer judged and its citations checked again by today's
+    checks (``RagQuestion.judge``, ``app.quotes``), and its summary redone: the answers
+    are what was measured, the checks may have moved on."""
+    from ..app.quotes import all_found, check_citations
+
+    n_spec = sum(r["set"] == "spec_bench" for r in record["runs"])
+    by_id = {q.id: q for q in load_questions() + spec_bench_questions(n_spec)}
+    runs = []
+    for r in record["runs"]:
+        q = by_id[r["id"]]
+        cs = check_citations(r["output"], q.context())
+        runs.append(
+            {
+                **r,
+                "right": q.judge(r["output"]),
+                "quotes": len(cs),
+                "quotes_found": all_found(cs),
+                "citations": [c.to_json() for c in cs],
+            }
+        )
+    return {**record, "runs": runs, "summary": summarise(runs)}
+
+
+def table(rec: dict) -> str:
+    lines = [
+        f"{rec['model']}  (load average {rec['load_range'][0]}-{rec['load_range'][1]})",
+        f"  {'set':<11} {'style':<6} {'draft':<7} {'quoted':>7} {'right':>7} "
+        f"{'tok/s':>7} {'tokens':>7} {'accept':>7} {'speed-up':>8}",
+    ]
+    for st, styles in rec["summary"].items():
+        for style, drafts in styles.items():
+            for draft, g in drafts.items():
+                right = "-" if g["right"] is None else f"{g['right']}/{g['judged']}"
+                sp = g.get("speedup_vs_none")
+                lines.append(
+                    f"  {st:<11} {style:<6} {draft:<7} {g['quote_rate']:>7.0%} {right:>7} "
+                    f"{_fmt(g['median_decode_tps'])} {_fmt(g['median_generated_tokens'])} "
+                    f"{_fmt(g['median_acceptance'], 2)} "
+                    f"{'' if sp is None else f'{sp:.2f}x':>8}"
+                )
+    return "\n".join(lines) + "\n"
+
+
+def _fmt(x, digits: int = 1) -> str:
+    return f"{'-':>7}" if x is None else f"{x:>7.{digits}f}"
+
+
+def main(argv: list[str] | None = None) -> int:
+    from ..app.loaded_model import load_model
+    from ..app.options import DEFAULT_CTX
+    from ..models.catalog import DEFAULT_MODEL
+
+    ap = argparse.ArgumentParser(prog="specedit bench rag", description=__doc__)
+    ap.add_argument("--model", default=DEFAULT_MODEL)
+    ap.add_argument("--styles", nargs="+", default=list(STYLES), choices=STYLES)
+    ap.add_argument("--drafts", nargs="+", default=list(DRAFTS), choices=DRAFTS)
+    ap.add_argument("--questions", nargs="+", default=None, help="question ids (default: all)")
+    ap.add_argument("--spec-bench", type=int, default=4, help="Spec-Bench rag prompts")
+    ap.add_argument("--max-tokens", type=int, default=MAX_TOKENS)
+    ap.add_argument("--ctx", type=int, default=DEFAULT_CTX)
+    ap.add_argument("--threads", type=int, default=None)
+    ap.add_argument("--exact", action="store_true", help="verify as 1-token decoding does")
+    ap.add_argument("--out", default="bench/results")
+    ap.add_argument(
+        "--from", dest="from_record", help="re-check a record's answers (no model): its table"
+    )
+    a = ap.parse_args(argv)
+    logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    if a.from_record:
+        record = recheck(json.loads(Path(a.from_record).read_text()))
+        record["rechecked_from"] = a.from_record
+        path = save_record(record, a.out, "rag")
+        sys.stdout.write(table(record))
+        sys.stdout.write(f"wrote {path}\n")
+        return 0
+    questions = load_questions()
+    if a.questions:
+        unknown = set(a.questions) - {q.id for q in questions}
+        if unknown:
+            ap.error(f"unknown question ids: {', '.join(sorted(unknown))}")
+        questions = [q for q in questions if q.id in a.questions]
+    questions += spec_bench_questions(a.spec_bench)
+    session = load_model(a.model, n_ctx=a.ctx, threads=a.threads)
+    path = None
+
+    def record_of(runs: list[dict]) -> dict:
+        loads = [r["load"] for r in runs] or [0.0]
+        return {
+            "model": a.model,
+            "describe": session.describe(),
+            "styles": a.styles,
+            "drafts": a.drafts,
+            "max_tokens": a.max_tokens,
+            "exact": a.exact,
+            "questions": [q.id for q in questions],
+            "load_range": [min(loads), max(loads)],
+            "summary": summarise(runs),
+            "runs": runs,
+        }
+
+    def checkpoint(runs: list[dict]) -> None:
+        # the record so far, rewritten after each question: a run cut short keeps its figures
+        nonlocal path
+        if path is None:
+            path = save_record(record_of(runs), a.out, "rag")
+        else:
+            path.write_text(json.dumps(record_of(runs), indent=1))
+
+    try:
+        runs = run(session, questions, a, checkpoint)
+    finally:
+        session.target.close()
+    record = record_of(runs)
+    checkpoint(runs)
+    sys.stdout.write(table(record))
+    sys.stdout.write(f"wrote {path}\n")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,69 @@
+"""The question set of ``specedit bench rag``: questions with known answers over real docs.
+
+Contract: ``load_questions()`` returns the ``RagQuestion`` rows of
+``bench/data/rag/questions.jsonl``, whose documents are copies of this repository's own
+docs vendored under ``bench/data/rag/docs/`` (README.md, docs/protocol.md,
+bench/README.md, the plugins' READMEs), so the answers stay fixed as the docs move on.
+``RagQuestion.context()`` is the ``(label, text)`` pairs the prompt shows (labels are the
+paths under ``docs/``, as a user passes them to ``--context``); ``judge(output)`` is the
+question's check: one of its ``expect`` regular expressions matches the answer's own
+words (its quotes left out).
+``spec_bench_questions(n)`` turns the first ``n`` Spec-Bench rag rows (``bench.tasks``)
+into the same shape: their passages as one context file, their last line the question,
+no known answer (``expect`` empty: ``judge`` is None).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..app.quotes import prose
+
+DATA = Path(__file__).resolve().parent / "data" / "rag"
+QUESTIONS = DATA / "questions.jsonl"
+
+
+@dataclass(frozen=True)
+class RagQuestion:
+    id: str
+    question: str
+    docs: tuple[str, ...]
+    """Paths under ``bench/data/rag/docs`` (the context files, in this order)."""
+    expect: tuple[str, ...] = ()
+    """Regular expressions; a right answer matches one. Empty: no known answer."""
+    texts: tuple[str, ...] | None = None
+    """The documents' text when they are not files (the Spec-Bench rows)."""
+
+    def context(self) -> list[tuple[str, str]]:
+        if self.texts is not None:
+            return list(zip(self.docs, self.texts, strict=True))
+        return [(d, (DATA / "docs" / d).read_text(encoding="utf-8")) for d in self.docs]
+
+    def judge(self, output: str) -> bool | None:
+        """True when the answer says what the docs say, in its own words (``app.quotes.
+        prose``: a quote holds the docs' words whatever the answer says; an answer that
+        is only quotes is judged whole). None: no known answer."""
+        if not self.expect:
+            return None
+        said = prose(output) or output
+        return any(re.search(e, said) for e in self.expect)
+
+
+def load_questions(path: Path = QUESTIONS) -> list[RagQuestion]:
+    rows = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    return [RagQuestion(r["id"], r["question"], tuple(r["docs"]), tuple(r["expect"])) for r in rows]
+
+
+def spec_bench_questions(n: int) -> list[RagQuestion]:
+    """The first ``n`` Spec-Bench rag prompts: passages, then the question on the last line."""
+    from .tasks import load_tasks
+
+    out = []
+    for t in load_tasks(["rag"], n) if n > 0 else []:
+        passages, _, question = t.source_text.rstrip().rpartition("\n")
+        if passages.strip() and question.strip():
+            out.append(RagQuestion(t.name, question.strip(), ("passages.txt",), (), (passages,)))
+    return out

@@ -1,0 +1,116 @@
+"""The RAG suite (bench/rag_tasks.py) and its runner (``specedit bench rag``).
+
+The questions' checks run without a model against the vendored docs; the runner's
+plumbing runs one small question on the real 0.5B model with tiny settings (what it
+records, not how right or fast it is).
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from specedit.app.quotes import all_found, check_citations
+from specedit.app.stream import fence_for
+from specedit.bench.rag_bench import summarise
+from specedit.bench.rag_tasks import DATA, load_questions, spec_bench_questions
+
+
+def test_the_question_set_is_vendored_and_every_answer_is_in_its_docs():
+    qs = load_questions()
+    assert len(qs) >= 20 and len({q.id for q in qs}) == len(qs)
+    for q in qs:
+        ctx = q.context()
+        assert ctx and all((DATA / "docs" / d).is_file() for d in q.docs), q.id
+        # the known answer is in the files given (a model can quote it), and the check
+        # refuses an answer that says nothing
+        assert any(q.judge(text) for _, text in ctx), q.id
+        assert q.judge("I do not know.") is False, q.id
+        # a quote of the right passage under a wrong answer is still wrong
+        right = next(text for _, text in ctx if q.judge(text))
+        f = fence_for(right)
+        assert q.judge(f"I do not know.\n\n[{q.docs[0]}]\n{f}\n{right}\n{f}") is False, q.id
+
+
+def test_spec_bench_rag_prompts_become_passages_and_a_question():
+    (q,) = spec_bench_questions(1)
+    [(label, passages)] = q.context()
+    assert label == "passages.txt" and len(passages) > 1000
+    assert q.question.endswith("?") and q.question not in passages
+    assert q.judge("anything") is None and spec_bench_questions(0) == []
+
+
+def _row(qid, style, draft, tps, quoted=True, right=True):
+    return {
+        "id": qid,
+        "set": "questions",
+        "style": style,
+        "draft": draft,
+        "right": right,
+        "quotes_found": quoted,
+        "same_output": True,
+        "decode_tps": tps,
+        "generated_tokens": 50,
+        "acceptance": 0.5,
+    }
+
+
+def test_the_summary_counts_quotes_and_answers_and_takes_the_median_ratio():
+    runs = [
+        _row("a", "quote", "lookup", 30.0),
+        _row("a", "quote", "none", 10.0),
+        _row("b", "quote", "lookup", 12.0, quoted=False, right=False),
+        _row("b", "quote", "none", 12.0, quoted=False, right=False),
+        _row("c", "quote", "lookup", 20.0),
+        _row("c", "quote", "none", 10.0),
+    ]
+    s = summarise(runs)["questions"]["quote"]
+    assert s["lookup"]["quote_rate"] == round(2 / 3, 3) and s["lookup"]["right"] == 2
+    assert s["lookup"]["median_decode_tps"] == 20.0 and s["none"]["median_decode_tps"] == 10.0
+    assert s["lookup"]["speedup_vs_none"] == 2.0  # ratios 3, 1, 2
+    assert "speedup_vs_none" not in s["none"]
+
+
+@pytest.mark.model
+def test_the_runner_records_each_style_and_drafting(qwen05_path, tmp_path, capsys, monkeypatch):
+    from specedit.bench.rag_bench import main
+
+    monkeypatch.setenv("SPECEDIT_STATE_DIR", str(tmp_path / "state"))
+    argv = ["--model", str(qwen05_path), "--questions", "nvim-version", "--spec-bench", "0"]
+    argv += ["--max-tokens", "24", "--threads", "1", "--ctx", "4096", "--out", str(tmp_path)]
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    assert "quoted" in out and "speed-up" in out
+    rec = json.loads(next(tmp_path.glob("rag-*.json")).read_text())
+    assert rec["questions"] == ["nvim-version"] and rec["load_range"][0] >= 0
+    runs = rec["runs"]
+    # the styles in turn, each with both draftings back to back
+    assert [(r["style"], r["draft"]) for r in runs] == [
+        ("quote", "lookup"),
+        ("quote", "none"),
+        ("free", "none"),
+        ("free", "lookup"),
+    ]
+    (q,) = [q for q in load_questions() if q.id == "nvim-version"]
+    for r in runs:
+        assert r["generated_tokens"] > 0 and r["decode_tps"] > 0
+        assert r["prompt_tokens"] + r["cached_tokens"] > 1000  # the files were shown
+        assert isinstance(r["right"], bool) and r["right"] == q.judge(r["output"])
+        # the citations recorded are the checker's, on the recorded answer
+        cs = check_citations(r["output"], q.context())
+        assert r["citations"] == [c.to_json() for c in cs]
+        assert r["quotes_found"] == all_found(cs) and r["quotes"] == len(cs)
+    # the second run of a style found the files in the cache: only the question was read
+    assert runs[1]["cached_tokens"] > 1000 and runs[3]["cached_tokens"] > 1000
+    assert runs[1]["prompt_tokens"] < 100 and runs[3]["prompt_tokens"] < 100
+    assert {r["same_output"] for r in runs[:2]} == {runs[0]["output"] == runs[1]["output"]}
+    s = rec["summary"]["questions"]
+    assert set(s) == {"quote", "free"} and s["quote"]["lookup"]["runs"] == 1
+    assert s["quote"]["lookup"]["speedup_vs_none"] > 0
+    # re-checked without the model: the same verdicts, the same summary
+    path = next(tmp_path.glob("rag-*.json"))
+    assert main(["--from", str(path), "--out", str(tmp_path / "again")]) == 0
+    again = json.loads(next((tmp_path / "again").glob("rag-*.json")).read_text())
+    assert again["runs"] == runs and again["summary"] == rec["summary"]
+    assert again["rechecked_from"] == str(path)
