@@ -269,10 +269,7 @@ def main(argv: list[str] | None = None) -> int:
     def checkpoint(runs: list[dict]) -> None:
         # the record so far, rewritten after each question: a run cut short keeps its figures
         nonlocal path
-        if path is None:
-            path = save_record(record_of(runs), a.out, "rag")
-        else:
-            path.write_text(json.dumps(record_of(runs), indent=1))
+        path = save_record(record_of(runs), a.out, "rag", path)
 
     try:
         runs = run(session, questions, a, checkpoint)
