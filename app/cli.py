@@ -27,7 +27,7 @@ from rich.markup import escape
 from ..engine.backend import UserError
 from ..engine.sampling import SamplingParams
 from ..models.catalog import CATALOG, DEFAULT_MODEL
-from .options import BACKENDS, EDIT_MODES, LoadConfig, RewriteOptions
+from .options import ANSWER_STYLES, BACKENDS, EDIT_MODES, LoadConfig, RewriteOptions
 
 log = logging.getLogger("specedit")
 err = Console(stderr=True, highlight=False)
@@ -205,6 +205,13 @@ def build_parser() -> argparse.ArgumentParser:
     )
     g.add_argument("--context", nargs="+", required=True)
     g.add_argument("-p", "--prompt", required=True)
+    g.add_argument(
+        "--style",
+        choices=ANSWER_STYLES,
+        default="quote",
+        help="quote: a short answer, then the passages it rests on, checked against the "
+        "files (default); free: an answer in the model's own words, no quotes",
+    )
     _add_decoding(g)
 
     m = sub.add_parser("models", help="list, pull, locate or verify catalog models")
@@ -376,7 +383,7 @@ def cmd_generate(a) -> int:
         prompt_cache=not a.no_prompt_cache,
     )
     stream = None if a.json else (lambda piece: out.out(piece, end=""))
-    res = answer(sess, a.prompt, context, opts, on_text=stream)
+    res = answer(sess, a.prompt, context, opts, on_text=stream, style=a.style)
     if a.json:
         out.out(json.dumps(res.to_json(), ensure_ascii=False))
     else:

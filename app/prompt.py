@@ -42,6 +42,7 @@ from dataclasses import dataclass
 from ..engine.backend import TargetModel
 from . import edits
 from .files import FileError
+from .options import ANSWER_STYLES
 from .stream import fence_for
 from .syntax import language_name
 
@@ -92,7 +93,6 @@ SYSTEM_ANSWER = (
     "do not invent facts that are not in them."
 )
 """The ``free`` style: the prompt before answers quoted (kept to measure against)."""
-ANSWER_STYLES = ("quote", "free")
 
 Span = tuple[int, int, str]
 """``(start, end, label)``: token positions ``[start, end)`` of a spliced piece."""
