@@ -77,12 +77,13 @@ class SelfDrafter:
 class CountingTarget:
     """A target that counts the block sizes of its decoding calls (what the policy picked)."""
 
-    def __init__(self, target) -> None:
+    def __init__(self, target, prompt_len: int) -> None:
         self._t = target
+        self._prompt_len = prompt_len
         self.blocks: Counter[int] = Counter()
 
     def eval(self, tokens, pos, want):
-        if pos > 0:  # not the prefill
+        if pos >= self._prompt_len:  # not the prefill (read in batches, engine.prefill)
             self.blocks[len(tokens)] += 1
         return self._t.eval(tokens, pos, want)
 
@@ -112,7 +113,7 @@ def cost_curve(target, sizes: Sequence[int], prefix: int = 256, repeats: int = 3
 
 def _run(target, prompt, cfg, drafter=None, policy=None) -> tuple[list[int], dict]:
     target.rollback(0)
-    counting = CountingTarget(target)
+    counting = CountingTarget(target, len(prompt))
     res = generate(counting, prompt, cfg, drafter, policy=policy)
     snap = res.metrics.snapshot()
     keep = ("generated_tokens", "target_calls", "acceptance", "tokens_per_call", "decode_tps")

@@ -163,3 +163,17 @@ def step_intact(step: Path) -> bool:
     """True when the step's bytes hash to the sha256 recorded beside it."""
     record = json.loads(step.with_name(step.name + ".json").read_text())
     return hashlib.sha256(step.read_bytes()).hexdigest() == record["sha256"]
+
+
+def check_whole(p: Path, old: bytes) -> str:
+    """The file is ``old``, or exactly what specedit recorded writing over the newest backup,
+    which then holds ``old``; the newest backup is intact either way."""
+    now, step = p.read_bytes(), newest_step(p)
+    if step is not None:
+        assert step_intact(step)
+    if now == old:
+        return "old"
+    assert step is not None and step.read_bytes() == old, "new content without its backup"
+    record = json.loads(step.with_name(step.name + ".json").read_text())
+    assert record["wrote"] == hashlib.sha256(now).hexdigest(), "a mix of old and new"
+    return "new"

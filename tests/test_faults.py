@@ -8,8 +8,6 @@ write leaves the old content, no temp file and one clear line. Helpers: ``tests/
 from __future__ import annotations
 
 import errno
-import hashlib
-import json
 import os
 import random
 import shutil
@@ -19,7 +17,7 @@ from pathlib import Path
 
 import platformdirs
 import pytest
-from inject import FaultyOS, newest_step, run_and_kill, step_intact
+from inject import FaultyOS, check_whole, newest_step, run_and_kill, step_intact
 
 from specedit.app.cli import main
 from specedit.app.files import FileError, list_backups, read_source, write_atomic
@@ -245,20 +243,6 @@ def test_sigkill_during_write_atomic(tmp_path, state) -> None:
 
 SMALL = b"def add(a, b):\n    return a + b\n"
 INSTRUCTION = "Rename the function add to plus."
-
-
-def check_whole(p: Path, old: bytes) -> str:
-    """The file is ``old``, or exactly what specedit recorded writing over the newest backup,
-    which then holds ``old``; the newest backup is intact either way."""
-    now, step = p.read_bytes(), newest_step(p)
-    if step is not None:
-        assert step_intact(step)
-    if now == old:
-        return "old"
-    assert step is not None and step.read_bytes() == old, "new content without its backup"
-    record = json.loads(step.with_name(step.name + ".json").read_text())
-    assert record["wrote"] == hashlib.sha256(now).hexdigest(), "a mix of old and new"
-    return "new"
 
 
 def warm_state(state: Path) -> None:

@@ -6,7 +6,6 @@ is tested on the toy model (``test_server.py``, ``test_server_process.py``)."""
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import random
 import shutil
@@ -17,7 +16,7 @@ from pathlib import Path
 
 import platformdirs
 import pytest
-from inject import newest_step, run_and_kill, step_intact
+from inject import check_whole, run_and_kill
 from rpc_client import RpcClient
 
 from specedit.app.files import list_backups
@@ -78,20 +77,6 @@ def test_rewrite_range_streams_and_apply(qwen05, tmp_path, monkeypatch):
 SMALL = b"def add(a, b):\n    return a + b\n"
 
 
-def _whole(p: Path, old: bytes) -> str:
-    """The file is ``old``, or exactly what specedit recorded writing over the newest backup,
-    which then holds ``old``; the newest backup is intact either way."""
-    now, step = p.read_bytes(), newest_step(p)
-    if step is not None:
-        assert step_intact(step)
-    if now == old:
-        return "old"
-    assert step is not None and step.read_bytes() == old, "new content without its backup"
-    record = json.loads(step.with_name(step.name + ".json").read_text())
-    assert record["wrote"] == hashlib.sha256(now).hexdigest(), "a mix of old and new"
-    return "new"
-
-
 def _client_applies(sock: Path, path: Path, box: dict) -> None:
     """Wait for the server, rewrite ``path`` and apply the result (in a thread)."""
     try:
@@ -149,11 +134,11 @@ def test_sigkill_during_rewrite_apply(tmp_path, qwen05_path, monkeypatch):
     box, whole = run(2.0)  # not killed: the apply succeeds and the server stays up
     assert whole.killed and box["done"]["status"] == "ok", box
     assert "result" in box["apply"], box
-    assert _whole(p, SMALL) == "new" and b"def plus(" in p.read_bytes()
+    assert check_whole(p, SMALL) == "new" and b"def plus(" in p.read_bytes()
     rng = random.Random(11)
     outcomes = []
     for _ in range(3):
         box, kill = run(rng.uniform(0, 0.03))
         assert kill.killed and box.get("done", {}).get("status") == "ok", (box, kill.output[-5:])
-        outcomes.append(_whole(p, SMALL))
+        outcomes.append(check_whole(p, SMALL))
     print(f"\n3 kills during rewrite/apply: {outcomes}")

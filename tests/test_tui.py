@@ -333,7 +333,8 @@ def test_end_to_end_rewrite_review_write_undo(workdir, qwen05, monkeypatch):
 def test_typing_the_instruction_warms_the_model_up(workdir, qwen05):
     async def run() -> None:
         qwen05.target.rollback(0)
-        app = app_for(session=qwen05)
+        # a whole rewrite: only the instruction comes after the file (blocks add their format)
+        app = app_for(session=qwen05, settings=TuiSettings(edit="whole"))
         async with app.run_test(size=SIZE) as pilot:
             screen = app.screen
             await pilot.press("R")
@@ -621,7 +622,8 @@ def test_too_long_file_gets_a_message(workdir, qwen05):
     (workdir / "big.py").write_text("".join(f"value_{i} = {i} * 2\n" for i in range(1200)))
 
     async def run() -> None:
-        app = app_for("big.py", session=qwen05)
+        # a whole rewrite (the default edit mode writes blocks for a big file's outline)
+        app = app_for("big.py", session=qwen05, settings=TuiSettings(edit="whole"))
         async with app.run_test(size=SIZE, notifications=True) as pilot:
             screen = app.screen
             screen.query_one("#instruction").value = "Double every value."
