@@ -86,14 +86,23 @@ def reusable(
     return best
 
 
-def _run(target, prompt, plan, start: int, end: int, interrupt=None) -> int:
-    """Evaluate the plan's batches from ``start`` (a boundary) up to ``end``; no logits."""
+def _run(target, prompt, plan, start: int, end: int, stop=None, fill=None, on_batch=None) -> int:
+    """Evaluate the plan's batches from ``start`` (a boundary) up to ``end``, no logits, each
+    through ``fill(tokens, pos)`` (``target.eval`` with no rows by default) and reported to
+    ``on_batch(tokens, seconds)``; stops before a batch when ``stop`` is set. Returns where
+    it got to."""
     i = plan.index(start)
     pos = start
     for a, b in pairwise(plan[i:]):
-        if b > end or (interrupt is not None and interrupt.is_set()):
+        if b > end or (stop is not None and stop.is_set()):
             break
-        target.eval(prompt[a:b], a, [])
+        t = time.perf_counter()
+        if fill is not None:
+            fill(prompt[a:b], a)
+        else:
+            target.eval(prompt[a:b], a, [])
+        if on_batch is not None:
+            on_batch(b - a, time.perf_counter() - t)
         pos = b
     return pos
 
@@ -113,8 +122,8 @@ def prefill(
     """Evaluate ``prompt`` in its canonical batches, keeping what the cache holds of them (at
     most ``limit`` positions); returns (logits of the last position, positions kept). The
     batches before the last go through ``fill(tokens, pos)`` (``target.eval`` with no rows by
-    default), and the last batch is always evaluated, by ``last(tokens, pos)`` (host numpy logits of its last
-    row by default; a device verifier's own call on a GPU): its last row is the one output
+    default), and the last batch is always evaluated, by ``last(tokens, pos)`` (host numpy
+    logits of its last row by default; a device verifier's own call on a GPU): its last row is the one output
     row, as on a cold run. ``on_plan(kept)`` is called once the reuse is known,
     ``on_batch(tokens, seconds)`` after each batch; ``cancel`` is checked before each batch,
     and a cancelled prefill returns None logits (what was evaluated stays cached)."""
@@ -125,24 +134,19 @@ def prefill(
     kept = reusable(target, prompt, marks, final if limit is None else min(limit, final))
     if on_plan is not None:
         on_plan(kept)
-    i = plan.index(kept)
-    for a, b in pairwise(plan[i:]):
-        if cancel is not None and cancel.is_set():
-            log.debug("prefill cancelled at %d of %d prompt tokens", a, len(prompt))
-            return None, kept
-        t = time.perf_counter()
-        if b < len(prompt):
-            if fill is not None:
-                fill(prompt[a:b], a)
-            else:
-                target.eval(prompt[a:b], a, [])
-            logits = None
-        elif last is not None:
-            logits = last(prompt[a:b], a)
-        else:
-            logits = np.array(target.eval(prompt[a:b], a, [b - a - 1])[0])
-        if on_batch is not None:
-            on_batch(b - a, time.perf_counter() - t)
+    if _run(target, prompt, plan, kept, final, cancel, fill, on_batch) < final or (
+        cancel is not None and cancel.is_set()
+    ):
+        log.debug("prefill cancelled before the last of %d prompt tokens", len(prompt))
+        return None, kept
+    t = time.perf_counter()
+    tail = prompt[final:]
+    if last is not None:
+        logits = last(tail, final)
+    else:
+        logits = np.array(target.eval(tail, final, [len(tail) - 1])[0])
+    if on_batch is not None:
+        on_batch(len(tail), time.perf_counter() - t)
     return logits, kept
 
 
