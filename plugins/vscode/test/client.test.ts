@@ -12,7 +12,7 @@ import { after, before, describe, test } from 'node:test';
 import { errorCode, isContentModified, Progress, SpeceditClient } from '../src/client';
 import { readDiscovery } from '../src/paths';
 import { applyHunks, Review, splitLines } from '../src/review';
-import { PYTHON } from './helpers';
+import { connectWhenUp, PYTHON } from './helpers';
 
 const MODEL = process.env.SPECEDIT_TEST_MODEL || 'qwen2.5-coder-0.5b';
 const TEXT = 'def add(a, b):\n    return a + b\n\n\ndef sub(a, b):\n    return a - b\n';
@@ -47,21 +47,7 @@ describe('against specedit serve', { timeout: 600_000 }, () => {
       },
     );
     server.stderr?.on('data', (d: Buffer) => (serverLog += d.toString()));
-    const deadline = Date.now() + 300_000;
-    for (;;) {
-      if (server.exitCode !== null) {
-        throw new Error(`specedit serve exited (${server.exitCode}): ${serverLog}`);
-      }
-      try {
-        client = await SpeceditClient.connect(socket, 2000);
-        break;
-      } catch (err) {
-        if (Date.now() > deadline) {
-          throw err;
-        }
-        await new Promise((r) => setTimeout(r, 250));
-      }
-    }
+    client = await connectWhenUp(server, socket, 300_000, 250, 'specedit serve', () => serverLog);
   });
 
   after(async () => {

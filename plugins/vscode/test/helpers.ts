@@ -7,6 +7,34 @@ import { SpeceditClient } from '../src/client';
 
 export const EXT = path.resolve(__dirname, '..', '..');
 export const REPO = path.resolve(EXT, '..', '..');
+
+/** A client of the server ``server`` started on ``socket``, once it answers: tries every
+ * ``pollMs`` until ``timeoutMs``; fails at once, naming ``label`` with its ``log()``, if the
+ * server exits. */
+export async function connectWhenUp(
+  server: ChildProcess,
+  socket: string,
+  timeoutMs: number,
+  pollMs: number,
+  label: string,
+  log: () => string,
+): Promise<SpeceditClient> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    if (server.exitCode !== null) {
+      throw new Error(`${label} exited (${server.exitCode}): ${log()}`);
+    }
+    try {
+      return await SpeceditClient.connect(socket, 2000);
+    } catch (err) {
+      if (Date.now() > deadline) {
+        throw err;
+      }
+      await new Promise((r) => setTimeout(r, pollMs));
+    }
+  }
+}
+
 /** The Python that runs specedit: $SPECEDIT_PYTHON, else the repository's venv. */
 export const PYTHON = process.env.SPECEDIT_PYTHON || path.join(REPO, '.venv', 'bin', 'python');
 export const TOY = path.join(REPO, 'tests', 'toy_server.py');
@@ -34,22 +62,7 @@ export async function startToy(dir: string, script: string, toyArgs: string[] = 
   );
   let stderr = '';
   server.stderr?.on('data', (d: Buffer) => (stderr += d.toString()));
-  const deadline = Date.now() + 60_000;
-  let client: SpeceditClient;
-  for (;;) {
-    if (server.exitCode !== null) {
-      throw new Error(`the toy server exited (${server.exitCode}): ${stderr}`);
-    }
-    try {
-      client = await SpeceditClient.connect(socket, 2000);
-      break;
-    } catch (err) {
-      if (Date.now() > deadline) {
-        throw err;
-      }
-      await new Promise((r) => setTimeout(r, 100));
-    }
-  }
+  const client = await connectWhenUp(server, socket, 60_000, 100, 'the toy server', () => stderr);
   const stop = async () => {
     if (!client.isClosed) {
       await client.shutdownServer().catch(() => undefined);
