@@ -11,20 +11,10 @@ import subprocess
 import sys
 
 import pytest
+from tui_helpers import STATS  # the sample file the terminal app tests rewrite too
 
 from specedit.app.cli import main
 
-STATS = """\
-def total(prices):
-    result = 0
-    for p in prices:
-        result += p
-    return result
-
-
-def average(prices):
-    return total(prices) / len(prices)
-"""
 BATCH_NOTE = "batched evaluation changes logits"
 
 
