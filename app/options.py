@@ -23,9 +23,9 @@ several times over."""
 
 BACKENDS = ("auto", "llama.cpp", "torch")
 EDIT_MODES = ("auto", "blocks", "whole")
+"""``RewriteOptions.edit``: how the model writes its answer (``app.rewrite.edit_mode``)."""
 ANSWER_STYLES = ("quote", "free")
 """How ``generate --context`` answers (``app.prompt.answer_messages``): quoting the files, or not."""
-"""``RewriteOptions.edit``: how the model writes its answer (``app.rewrite.edit_mode``)."""
 
 
 @dataclass(frozen=True)

@@ -3,14 +3,16 @@
 Contract: ``rewrite(session, text, opts, path=..., on_text=..., cancel=...)`` runs the
 edit mode ``opts.edit`` asks for (``edit_mode``) and returns a ``RewriteResult``
 (``app.stages``) with the new full text, hunks, unified diff and the live ``Metrics``
-object, whose stats say which mode ran (``edit_mode``), why it fell back
-(``edit_fallback``) and how long the text a whole rewrite re-emits is (``file_tokens``):
+object, whose stats say which mode ran (``edit_mode``), why ``auto`` chose a whole
+rewrite (``edit_reason``), why it fell back to one (``edit_fallback``) and how long the
+text a whole rewrite re-emits is (``file_tokens``):
   * ``blocks`` (``auto``, the default, on a file that fits the context): the model writes
     only the lines that change, as search/replace blocks (``app.edits``) after a prompt
     whose prefix (system text and file) every rewrite of the file shares; when they do
     not apply, ``auto`` rewrites the whole file instead, reusing that prefix;
-  * ``whole`` (``--edit whole``, or a region): the model writes the whole text, or the
-    region, out in full (``app.prompt.rewrite_prompt``);
+  * ``whole`` (``--edit whole``, a region, or, under ``auto``, a ``broad`` change that
+    reaches across the file): the model writes the whole text, or the region, out in
+    full (``app.prompt.rewrite_prompt``);
   * a file whose whole rewrite does not fit the context is shown as its outline
     (``app.outline``) plus windows of its lines (``app.prompt.outline_prompt``): a region
     is rewritten with a window around it (``locate+whole``); without a region a short
@@ -42,6 +44,7 @@ Errors a user can fix come out as ``engine.backend.UserError`` (too long, empty)
 from __future__ import annotations
 
 import logging
+import re
 import threading
 import time
 from collections.abc import Callable
@@ -67,6 +70,7 @@ from .stages import (
     run_locate,
     run_whole,
 )
+from .syntax import definitions, language_for_path
 
 log = logging.getLogger(__name__)
 
@@ -80,14 +84,58 @@ FALLBACK_TOKENS = 1024
 """A big file's located lines are rewritten whole, when blocks fail, up to this length."""
 
 
-def edit_mode(opts: RewriteOptions, text: str) -> str:
-    """The edit mode a rewrite of ``text`` runs first: ``whole`` (the text or the region is
-    written out in full) or ``blocks`` (search/replace blocks, ``app.edits``)."""
+BROAD_LINES = 10
+"""A rename of a name that is on at least this many lines of the file is a broad edit."""
+
+_EVERYWHERE = re.compile(
+    r"\b(everywhere|throughout|every\s+\w+|(?:all|each)\s+(?:of\s+)?(?:the\s+|its\s+)?"
+    r"(?:occurrences?|uses?|usages?|references?|calls?|places?|functions?|methods?|classes|"
+    r"signatures?|definitions?|lines|names|parameters|arguments|variables|docstrings|"
+    r"comments|imports|strings)|(?:whole|entire)\s+(?:file|module|text|code))\b",
+    re.I,
+)
+_RENAME = re.compile(r"\brename\s+(?:the\s+\w+\s+)?`?([A-Za-z_]\w*)`?\s+(?:to|as|into)\b", re.I)
+_ACROSS = re.compile(r"\b(type\s+hints?|(?:type\s+)?annotations?|docstrings?)\b", re.I)
+_WORD = re.compile(r"[A-Za-z_]\w*")
+
+
+def broad(instruction: str, text: str, path: str | None = None) -> str:
+    """Why ``instruction`` changes ``text`` across the file ("" when it names a few places):
+    it says so (``everywhere``, ``throughout``, ``every …``, ``all the calls``, ``the whole
+    file``); it renames a name that is on ``BROAD_LINES`` lines or more; or it asks for
+    type hints or docstrings. The last two only when it names no definition of the file
+    (besides the renamed name): ``In Repr.repr_dict, rename pieces to parts`` is local.
+    Search/replace blocks for such a change repeat most of the file twice, so ``auto``
+    writes the whole file at once instead."""
+    said = _EVERYWHERE.search(instruction)
+    if said:
+        return f"the instruction asks for a change across the file ({said.group(0)!r})"
+    rename, across = _RENAME.search(instruction), _ACROSS.search(instruction)
+    if not rename and not across:
+        return ""
+    old = rename.group(1) if rename else ""
+    names = {d.name.rsplit(".", 1)[-1] for d in definitions(text, language_for_path(path))}
+    if (set(_WORD.findall(instruction)) - {old}) & names:
+        return ""
+    if rename:
+        word = re.compile(rf"(?<![\w]){re.escape(old)}(?![\w])")
+        n = sum(1 for line in text.splitlines() if word.search(line))
+        if n >= BROAD_LINES:
+            return f"the instruction renames {old!r}, which is on {n} lines of the file"
+        return ""
+    return f"the instruction asks for {across.group(0)} and names no definition of the file"
+
+
+def edit_mode(opts: RewriteOptions, text: str, path: str | None = None) -> tuple[str, str]:
+    """The edit mode a rewrite of ``text`` runs first, ``whole`` (the text or the region is
+    written out in full) or ``blocks`` (search/replace blocks, ``app.edits``), and why
+    ``auto`` chose ``whole`` ("" otherwise): the change is ``broad``."""
     if opts.edit not in EDIT_MODES:
         raise UserError(f"unknown edit mode {opts.edit!r}: {', '.join(EDIT_MODES)}")
     if opts.edit == "whole" or opts.region is not None or edits.has_markers(text):
-        return "whole"
-    return "blocks"
+        return "whole", ""
+    why = broad(opts.instruction, text, path) if opts.edit == "auto" else ""
+    return ("whole", why) if why else ("blocks", "")
 
 
 def _whole_prompt(ctx: Context, edit: str = "whole") -> Prompt:
@@ -122,13 +170,15 @@ def rewrite(
     """Rewrite ``text`` (or ``opts.region`` of it) as instructed (see module docstring)."""
     if not opts.instruction.strip():
         raise UserError("no instruction given")
-    mode = edit_mode(opts, text)
+    mode, why = edit_mode(opts, text, path)
     m = metrics if metrics is not None else Metrics()
     ctx = Context(session, text, split_lines(text), opts, path, on_text, cancel, m)
+    ctx.edit_reason = why
     prompt = _whole_prompt(ctx)
     ctx.file_tokens = prompt.part_tokens
-    if not _fits(ctx, prompt):
-        return _big(ctx, prompt, mode)
+    if not _fits(ctx, prompt):  # a broad change too: the whole file cannot be written
+        ctx.edit_reason = ""
+        return _big(ctx, prompt, "blocks" if why else mode)
     if mode == "blocks":
         res = run_blocks(ctx, _whole_prompt(ctx, "blocks"))
         if isinstance(res, RewriteResult):

@@ -41,8 +41,11 @@ from .prompt import Prompt, feedback_note
 log = logging.getLogger(__name__)
 
 BLOCKS_MARGIN = 256
-"""Output tokens a blocks answer may take beyond the file's length (past that a whole
-rewrite would have been cheaper)."""
+"""Output tokens a blocks answer may take beyond its share of the file's length."""
+BLOCKS_SHARE = 0.5
+"""Under ``auto``, a blocks answer may be this share of the file's length (plus the
+margin): each changed line is written twice, so a longer answer costs more than the whole
+rewrite it falls back to would have. ``--edit blocks`` may take the whole length."""
 LOCATE_TOKENS = 160
 """Output cap of a locate answer (a few outline lines)."""
 
@@ -90,6 +93,8 @@ class Context:
     earlier: list[Metrics] = field(default_factory=list)
     file_tokens: int = 0
     """Tokens of the text a whole rewrite re-emits (the file, or the region asked for)."""
+    edit_reason: str = ""
+    """Why ``auto`` chose a whole rewrite without trying blocks (``app.rewrite.broad``)."""
 
     def next_stage(self) -> None:
         """The stage so far is over: keep its figures, start the metrics afresh."""
@@ -102,6 +107,7 @@ class Context:
         self.earlier = []
         self.metrics.edit_mode = res.edit_mode = mode
         self.metrics.edit_fallback = fallback
+        self.metrics.edit_reason = self.edit_reason
         self.metrics.file_tokens = self.file_tokens or self.metrics.file_tokens
         return res
 
@@ -191,7 +197,8 @@ def run_blocks(
         return ctx.result("no_output", f"{why}; nothing changed") if forced else why
     # what the blocks can change: the file, or the windows of a big file's prompt
     shown = prompt.part_tokens or sum(e - s for s, e, lab in prompt.spans if lab == "whole")
-    max_tokens = min(opts.max_tokens or shown + BLOCKS_MARGIN, room)
+    share = 1.0 if forced else BLOCKS_SHARE
+    max_tokens = min(opts.max_tokens or int(shown * share) + BLOCKS_MARGIN, room)
     run = run_prompt(session, prompt, opts, max_tokens, cancel=ctx.cancel, metrics=m)
     raw, fenced = run.text, run.fenced
     assert fenced is not None

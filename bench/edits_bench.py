@@ -9,8 +9,8 @@ time from Enter to the result. Modes share that warm-up (the file's prefix is th
 for every mode) and take turns going first, task by task, so the machine's noise hits
 them alike. Each run records whether the result is right (``EditTask.judge``: the exact
 change, every other byte as it was), the wait, tokens generated against the file's
-length, the mode that produced the result (``edit_mode``, and ``edit_fallback`` when
-blocks were given up), the machine's load average, the diff and, for a wrong result,
+length, the mode that produced the result (``edit_mode``; ``edit_reason`` when ``auto``
+chose a whole rewrite at once, ``edit_fallback`` when blocks were given up), the machine's load average, the diff and, for a wrong result,
 what the model wrote.
 
 The record (``bench/results/edits-<time>.json``, rewritten after each task: a run cut
@@ -80,6 +80,7 @@ def run_task(session, task: EditTask, modes: list[str], first: int) -> list[dict
                 prefill_s=s["prefill_s"],
                 decode_s=s["decode_s"],
                 edit_mode=s["edit_mode"],
+                edit_reason=s["edit_reason"],
                 edit_fallback=s["edit_fallback"],
                 diff=res.diff,
             )
@@ -94,7 +95,8 @@ def run_task(session, task: EditTask, modes: list[str], first: int) -> list[dict
             wait,
             s["generated_tokens"],
             s["edit_mode"],
-            f", fell back: {s['edit_fallback']}" if s["edit_fallback"] else "",
+            (f": {s['edit_reason']}" if s["edit_reason"] else "")
+            + (f", fell back: {s['edit_fallback']}" if s["edit_fallback"] else ""),
         )
     return rows
 

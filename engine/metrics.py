@@ -24,9 +24,10 @@ A request answered in stages (the app's edit modes: a first answer, then another
 generation) keeps one object: ``restart()`` hands over a finished stage's figures and
 starts afresh, so live displays show the running stage, and ``add(earlier)`` counts the
 earlier stages in the final figures (tokens, calls and time are sums over the stages).
-``edit_mode``, ``edit_fallback`` and ``file_tokens`` are labels the app sets: which edit
-mode produced the result, why an edit format was given up for a whole rewrite, and the
-length of the text a whole rewrite re-emits (what ``generated_tokens`` compares with).
+``edit_mode``, ``edit_reason``, ``edit_fallback`` and ``file_tokens`` are labels the app
+sets: which edit mode produced the result, why a whole rewrite was chosen without trying
+an edit format, why an edit format was given up for a whole rewrite, and the length of
+the text a whole rewrite re-emits (what ``generated_tokens`` compares with).
 """
 
 from __future__ import annotations
@@ -73,6 +74,8 @@ class Metrics:
     """Which verifier judged the drafts (``numpy``, ``triton``, ``torch``)."""
     edit_mode: str = ""
     """Which edit mode produced the result (set by the app: ``whole``, ``blocks``)."""
+    edit_reason: str = ""
+    """Why a whole rewrite was chosen without trying an edit format ("" when it was not)."""
     edit_fallback: str = ""
     """Why an edit format was given up for a whole rewrite ("" when it was not)."""
     file_tokens: int = 0
@@ -267,6 +270,7 @@ class Metrics:
             "device": self.device,
             "verifier": self.verifier,
             "edit_mode": self.edit_mode,
+            "edit_reason": self.edit_reason,
             "edit_fallback": self.edit_fallback,
             "file_tokens": self.file_tokens,
             "k": self.k,

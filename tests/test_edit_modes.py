@@ -14,7 +14,9 @@ from specedit.app.edits import FORMAT
 from specedit.app.files import FileError
 from specedit.app.options import RewriteOptions
 from specedit.app.prompt import LOCATE
-from specedit.app.rewrite import first_prompt, rewrite, warm
+from specedit.app.rewrite import BROAD_LINES, broad, first_prompt, rewrite, warm
+from specedit.app.stages import BLOCKS_MARGIN, BLOCKS_SHARE
+from specedit.bench.edit_tasks import EDIT_TASKS, FEW_LINES
 
 BLOCKS = FORMAT.splitlines()[0]  # a line only a blocks prompt has
 WHOLE = "Instruction:"  # every rewrite prompt has it: the rule after the others
@@ -133,6 +135,83 @@ def test_a_file_with_marker_lines_is_rewritten_whole():
     assert res.edit_mode == "whole" and res.status == "ok" and BLOCKS not in prompts[0]
 
 
+# ---- broad changes: a whole rewrite at once ---------------------------------------------
+
+USES = "".join(f"def g{i}(total):\n    return total + {i}\n\n\n" for i in range(6))
+
+
+@pytest.mark.parametrize(
+    "instruction, why",
+    [
+        ("Rename the class Chunk to RiffChunk everywhere.", "'everywhere'"),
+        ("Rename the parameter dir_fd to dirfd in every function.", "'every function'"),
+        ("Use f-strings throughout.", "'throughout'"),
+        ("Replace all the calls to print with log.info.", "'all the calls'"),
+        ("Reformat the whole file.", "'whole file'"),
+        ("rename total to acc", "on 12 lines"),
+        ("add type hints", "type hints"),
+        ("Add docstrings.", "docstrings"),
+        # a few places: blocks
+        ("In g3, rename total to acc.", ""),  # it names a definition
+        ("Add type hints to g2.", ""),
+        ("rename g4 to h4", ""),  # on 1 line
+        ("Fix the bug: g1 must return all items.", ""),  # "all" without what
+        ("Change the default of g0 from 1 to 2.", ""),
+    ],
+)
+def test_broad_names_changes_that_reach_across_the_file(instruction, why):
+    assert USES.count("total") == 2 * 6 >= BROAD_LINES  # on 12 lines
+    got = broad(instruction, USES, "m.py")
+    assert (why in got and got) if why else got == ""
+
+
+def test_the_edit_suite_routes_its_broad_tasks_whole_and_its_few_line_tasks_to_blocks():
+    for t in EDIT_TASKS:
+        if t.kind == "broad":
+            assert broad(t.instruction, t.source(), t.file), t.name
+        elif t.kind in FEW_LINES:
+            assert broad(t.instruction, t.source(), t.file) == "", t.name
+
+
+def test_a_broad_change_is_written_whole_at_once_under_auto_and_says_why():
+    want = USES.replace("total", "acc")
+    res, prompts = run(
+        [(BLOCKS, "x"), (WHOLE, whole_answer(want))],
+        text=USES,
+        instruction="Rename total to acc everywhere.",
+    )
+    assert res.status == "ok" and res.new_text == want and res.edit_mode == "whole"
+    s = res.metrics.snapshot()
+    assert "'everywhere'" in s["edit_reason"] and not s["edit_fallback"]
+    assert len(prompts) == 1 and BLOCKS not in prompts[0]
+    # --edit blocks still writes blocks; --edit whole says no reason
+    b = block("def g0(total):\n    return total + 0\n", "def g0(acc):\n    return acc + 0\n")
+    res, prompts = run(
+        [(BLOCKS, blocks_answer(b))],
+        text=USES,
+        edit="blocks",
+        instruction="Rename total to acc everywhere.",
+    )
+    assert res.edit_mode == "blocks" and BLOCKS in prompts[0]
+    res, _ = run(
+        [(WHOLE, whole_answer(want))],
+        text=USES,
+        edit="whole",
+        instruction="Rename total to acc everywhere.",
+    )
+    assert res.metrics.snapshot()["edit_reason"] == ""
+
+
+def test_a_blocks_answer_under_auto_stops_at_half_the_file_then_falls_back():
+    # a model that copies the whole file into one block: cut at its share, then whole
+    endless = "```python\n<<<<<<< SEARCH\n" + TEXT * 3
+    res, prompts = run([(BLOCKS, endless), (WHOLE, whole_answer(WANT))])
+    assert res.status == "ok" and res.new_text == WANT and len(prompts) == 2
+    first = res.metrics.snapshot()["generated_tokens"] - len(whole_answer(WANT))
+    assert first <= int(len(TEXT) * BLOCKS_SHARE) + BLOCKS_MARGIN + 8
+    assert "output limit" in res.metrics.snapshot()["edit_fallback"]
+
+
 # ---- a file too long for the context ----------------------------------------------------
 
 BIG = "".join(
@@ -243,3 +322,14 @@ def test_a_warm_up_of_a_big_file_reads_its_outline():
     assert w.status == "done" and w.prefix_tokens < BIG_CTX
     held = bytes(t for t in session.target.cache_tokens if t < 256).decode()
     assert "def f199(x):" in held and "Add 199." not in held
+
+
+def test_a_broad_change_to_a_big_file_is_located_not_refused():
+    res, prompts = run(
+        [(LOCATE, "```\nno idea\n```\n")],
+        text=BIG,
+        n_ctx=BIG_CTX,
+        instruction="Rename x to value everywhere.",
+    )
+    assert res.status == "no_output" and LOCATE in prompts[0]
+    assert res.metrics.snapshot()["edit_reason"] == ""
