@@ -37,7 +37,9 @@ def _logged(sp: ServeProcess, needle: str, timeout: float = 60) -> None:
 
 def _calls_after_the_cancel(sp: ServeProcess, sid: str) -> tuple[int, int, int]:
     """(toy calls logged between the session's cancel and its end, prompt tokens read when it
-    was cancelled, prompt tokens read in all), from the server's log."""
+    was cancelled, prompt tokens read in all), from the server's log. The server logs a
+    session's end right after it notifies ``rewrite/done``: wait for that line."""
+    _logged(sp, f"session {sid}: cancelled")
     lines = sp.log_text().splitlines()
     a = next(i for i, x in enumerate(lines) if f"session {sid}: cancelling" in x)
     b = next(i for i, x in enumerate(lines) if f"session {sid}: cancelled" in x)
