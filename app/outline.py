@@ -15,7 +15,9 @@ Contract:
   * ``read_located(answer, outline) -> list[tuple[int, int]]``: the line ranges an answer
     names: lines copied from the outline (their text decides, then their numbers: a
     model copies text more surely than numbers; a line cut short counts when one entry
-    starts so), or bare ``START-END`` ranges; a range that holds another named one (a
+    starts so, a line with the change made already when one entry is clearly the most
+    like it, ``LOCATE_LIKE``), or bare ``START-END`` ranges; a function defined inside
+    another stands for the outermost function; a range that holds another named one (a
     class and its method) is dropped; sorted and merged. Unknown lines are skipped.
   * ``widen(region, lines, count, budget)``: the region grown by whole lines on both sides
     while the window's tokens (``count(text)``) stay within ``budget``.
@@ -23,6 +25,7 @@ Contract:
 
 from __future__ import annotations
 
+import difflib
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -33,6 +36,8 @@ OUTLINE_STRIDE = 20
 """Without a grammar, every this many non-blank lines one is shown."""
 SHOWN_CHARS = 160
 """An outline line is cut to this many characters."""
+LOCATE_LIKE = 0.85
+"""A located line that is no outline line names the one it is this like (``difflib``)."""
 
 _NUMBERED = re.compile(r"^\s*(?:L|lines?\s*)?(\d+)\s*(?:-\s*(\d+))?\s*[:|]?\s?(.*)$", re.I)
 
@@ -42,6 +47,8 @@ class Entry:
     start: int
     end: int
     shown: str
+    kind: str = ""
+    """The definition's node type (``function_definition``, ...); "" for other lines."""
 
     def render(self) -> str:
         return f"{self.start + 1}-{self.end}: {self.shown}"
@@ -84,13 +91,46 @@ def outline(text: str, path: str | None) -> Outline:
             (":", "{")
         ):
             header += 1
-        entries.append(Entry(d.start, d.end, _joined(lines, d.line, header)))
+        entries.append(Entry(d.start, d.end, _joined(lines, d.line, header), d.kind))
     if not entries:
         nonblank = [i for i, x in enumerate(lines) if x.strip()]
         for i in nonblank[::OUTLINE_STRIDE]:
             entries.append(Entry(i, i + 1, _joined(lines, i, i + 1)))
     entries.sort(key=lambda e: (e.start, -e.end))
     return Outline(tuple(entries), len(lines))
+
+
+def _most_like(said: str, entries: Sequence[Entry]) -> Entry | None:
+    """The entry whose text ``said`` is at least ``LOCATE_LIKE`` like, when no other is
+    nearly as like it (a model copies the line with the change it has in mind made)."""
+    scored = []
+    for e in entries:
+        m = difflib.SequenceMatcher(None, said, e.shown.strip(), autojunk=False)
+        if m.real_quick_ratio() >= LOCATE_LIKE and m.quick_ratio() >= LOCATE_LIKE:
+            scored.append((m.ratio(), e))
+    scored.sort(key=lambda x: -x[0])
+    if not scored or scored[0][0] < LOCATE_LIKE:
+        return None
+    if len(scored) > 1 and scored[1][0] >= scored[0][0] - 0.02:
+        return None
+    return scored[0][1]
+
+
+def _is_function(e: Entry) -> bool:
+    return "function" in e.kind or "method" in e.kind
+
+
+def _outermost_function(entry: Entry, entries: Sequence[Entry]) -> Entry:
+    """A function defined inside another function stands for the outermost one: it is part
+    of that function's body, which is what changes."""
+    around = [
+        e
+        for e in entries
+        if _is_function(e) and e.start <= entry.start and entry.end <= e.end and e != entry
+    ]
+    if not _is_function(entry) or not around:
+        return entry
+    return min(around, key=lambda e: e.start)
 
 
 def read_located(answer: str, out: Outline) -> list[tuple[int, int]]:
@@ -108,6 +148,8 @@ def read_located(answer: str, out: Outline) -> list[tuple[int, int]]:
         if entry is None and len(said) >= 8:  # a line cut short: its unique completion
             like = [e for e in out.entries if e.shown.strip().startswith(said)]
             entry = like[0] if len(like) == 1 else None
+        if entry is None and len(said) >= 8:  # copied with the change made already
+            entry = _most_like(said, out.entries)
         if entry is None and m:
             start = int(m.group(1)) - 1
             entry = by_start.get(start)
@@ -117,6 +159,7 @@ def read_located(answer: str, out: Outline) -> list[tuple[int, int]]:
                     found.append((start, end))
                 continue
         if entry is not None:
+            entry = _outermost_function(entry, out.entries)
             found.append((entry.start, entry.end))
     # a range that holds another named one (a class and its method): keep the inner one
     inner = [r for r in found if not any(o != r and r[0] <= o[0] and o[1] <= r[1] for o in found)]

@@ -59,6 +59,24 @@ def test_a_locate_answer_names_ranges_with_or_without_numbers():
     assert read_located("14-16: def main():\n", out) == [(18, 20)]
 
 
+def test_a_located_line_with_the_change_made_or_a_nested_function_names_its_definition():
+    text = TEXT + (
+        "\n\ndef parse(args, limit=24, strict=False):\n"
+        "    def identity(x):\n"
+        "        return x\n"
+        "    return [identity(a) for a in args][:limit]\n"
+    )
+    out = outline(text, "f.py")
+    # the signature copied with the new default, beside the wrong numbers: the text decides
+    assert read_located("9-12: def parse(args, limit=30, strict=False):\n", out) == [(22, 26)]
+    # too unlike every line: nothing (and never a guess between two alike)
+    assert read_located("def something_else_entirely(q):\n", out) == []
+    # a function inside a function: the outer one, whose body it is
+    assert read_located("24-25:     def identity(x):\n", out) == [(22, 26)]
+    # a method stays a method (a class is no function)
+    assert read_located("14-16:     def width(self):\n", out) == [(13, 16)]
+
+
 def test_a_window_grows_around_the_region_within_its_budget():
     lines = [f"{i}\n" for i in range(100)]
     count = len  # one token a character
