@@ -37,7 +37,9 @@ Contract:
     the file's share a run of at least 3 characters), so lines the model mis-copied stay
     as they are. A search line that is several file lines joined on one (a signature as
     a big file's outline shows it) stands for those lines, and its change is made across
-    them. Raises ``EditError`` (one line naming the block and why) when a block
+    them. A block whose two sides are the same, placed only at the fuzzy level, was
+    written with the change made on both sides: the file's lines take its text where
+    they differ. Raises ``EditError`` (one line naming the block and why) when a block
     cannot be placed or two blocks overlap; nothing is ever half-applied. ``within``
     restricts the matches to given line ranges (the windows a big file's prompt shows).
   * ``apply_blocks(text, blocks) -> str``: the new text, all blocks or none.
@@ -327,6 +329,21 @@ def _unjoin(file: list[str], search: list[str], replace: list[str]):
     return (new_s, new_r) if changed else None
 
 
+def _made_already(file: list[str], lines: list[str], where: list[int]):
+    """A block whose two sides are the same lines, only like the file's where they match:
+    the model wrote the lines with the change made on both sides (small models do: the
+    0.5B's "MAXLINESIZE = 72" for "= 76", twice). The file's lines take the block's text,
+    at their own indentation, where they differ."""
+    out = []
+    for i, k in enumerate(where):
+        if k < 0 or file[k].strip() == lines[i].strip():
+            continue
+        f = file[k]
+        nl = f[len(f.rstrip("\r\n")) :]
+        out.append((k, k + 1, f[: _indent(f)] + lines[i].strip() + nl))
+    return out
+
+
 def _block_hunks(
     file: list[str], block: Block, after: int, within: Sequence[tuple[int, int]] | None
 ) -> tuple[list[tuple[int, int, str]], int]:
@@ -343,6 +360,8 @@ def _block_hunks(
         where, fuzzy = _find(file, search, after, within)
     first = next(i for i in where if i >= 0)
     shift = _indent(file[first]) - _indent(search[where.index(first)])
+    if fuzzy and search == replace:
+        return _made_already(file, search, where), max(where) + 1
     out = []
     ops = difflib.SequenceMatcher(None, search, replace, autojunk=False).get_opcodes()
     for tag, i1, i2, j1, j2 in ops:

@@ -211,3 +211,26 @@ def test_a_signature_copied_on_one_line_stands_for_its_lines():
         "    def __init__(self, prog, width=None):\n", "    def __init__(self, prog, width=80):\n"
     )
     assert apply_blocks(text, [b]) == text.replace("width=None", "width=80")
+
+
+def test_a_block_with_the_change_made_on_both_sides_takes_it_where_it_is_only_like_the_file():
+    # the 0.5B's answer to "Change MAXLINESIZE from 76 to 72": the new line, twice
+    text = "ESCAPE = b'='\nMAXLINESIZE = 76\nHEX = b'0123456789ABCDEF'\n"
+    got = apply_blocks(text, [Block("MAXLINESIZE = 72\n", "MAXLINESIZE = 72\n")])
+    assert got == text.replace("76", "72")
+    # the 1.5B's: four lines unindented, the first changed: it alone changes, at its indent
+    text = (
+        "def f(longopts):\n"
+        '    if type(longopts) == type(""):\n'
+        "        longopts = [longopts]\n"
+        "    else:\n"
+        "        longopts = list(longopts)\n"
+    )
+    same = "if isinstance(longopts, str):\n    longopts = [longopts]\nelse:\n"
+    got = apply_blocks(text, [Block(same, same)])
+    assert got == text.replace('type(longopts) == type("")', "isinstance(longopts, str)")
+    # the same lines as the file's (at any indentation): they change nothing
+    assert place_blocks(TEXT, [Block("total = w * h\n", "total = w * h\n")]) == []
+    # like two places, or like none: refused as before
+    with pytest.raises(EditError):
+        apply_blocks("x = 71\nx = 73\n", [Block("x = 72\n", "x = 72\n")])
