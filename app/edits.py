@@ -43,6 +43,8 @@ Contract:
     cannot be placed or two blocks overlap; nothing is ever half-applied. ``within``
     restricts the matches to given line ranges (the windows a big file's prompt shows).
   * ``apply_blocks(text, blocks) -> str``: the new text, all blocks or none.
+  * ``broken(stream)``: a problem no more text can mend in a blocks answer being
+    written (``app.stages`` stops the model then).
   * ``has_markers(text)``: True when a file has marker lines of its own (then the format
     would be ambiguous and the caller rewrites the whole file).
 """
@@ -88,6 +90,19 @@ class Parsed:
     """True when the stream ended between blocks (nothing but white space after the last)."""
     problem: str = ""
     """Why the stream is not a sequence of complete blocks ("" when it is)."""
+
+
+BROKEN = ("a block without its ======= line", "a block without its >>>>>>> REPLACE line")
+"""Problems no more text can mend: ``broken`` stops a stream that has one."""
+
+
+def broken(stream: str) -> str:
+    """The problem of a blocks answer being written (``PREFILL`` excluded), read up to its
+    last complete line, when no more text can mend it ("" otherwise): a model that
+    writes ``=======`` over and over (the 0.5B does) is stopped at once."""
+    done = stream[: stream.rfind("\n") + 1]
+    problem = parse_blocks(PREFILL + done).problem
+    return problem if problem in BROKEN else ""
 
 
 def has_markers(text: str) -> bool:

@@ -5,7 +5,9 @@ Contract: ``run_prompt(session, prompt, opts, max_tokens, ...)`` generates from 
 proposers ``opts.draft`` names (prompt lookup over the prompt's spans and the output,
 a draft model, both, or none), the sampling and exactness of ``opts``, and stops at
 the prompt's closing fence (``app.stream.FencedText``) when it has one. It streams
-decoded text to ``on_text``, honours ``cancel`` between target calls, and returns a
+decoded text to ``on_text``, stops when ``stop_when(text so far)`` says so (checked as
+each line ends: an answer that can no longer be used), honours ``cancel`` between
+target calls, and returns a
 ``RunResult`` with the text, the tokens, the ``Metrics`` and whether the block was
 closed. The session's lock serialises runs. The KV cache of the longest prefix the
 target holds already is reused where it was evaluated in the batches a cold run uses
@@ -123,6 +125,7 @@ def run_prompt(
     cancel: threading.Event | None = None,
     metrics: Metrics | None = None,
     cold: bool = False,
+    stop_when: Callable[[str], bool] | None = None,
 ) -> RunResult:
     """Generate from ``prompt`` (see the module docstring)."""
     target = session.target
@@ -138,7 +141,9 @@ def run_prompt(
         parts.append(piece)
         if on_text is not None:
             on_text(piece)
-        return fenced is None or not fenced.feed(piece)
+        if fenced is not None and fenced.feed(piece):
+            return False  # the block is closed
+        return stop_when is None or "\n" not in piece or not stop_when("".join(parts))
 
     ids = list(prompt.ids)
     with session.lock:

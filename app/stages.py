@@ -6,7 +6,8 @@ Contract:
   * ``run_whole(ctx, prompt)``: the model writes the whole text, or the prompt's region,
     out in full; the result is spliced into the file.
   * ``run_blocks(ctx, prompt, within=...)``: the model writes search/replace blocks
-    (``app.edits``), placed in the file (inside the ``within`` line ranges when given).
+    (``app.edits``), placed in the file (inside the ``within`` line ranges when given);
+    an answer stops as soon as it is ``edits.broken`` (no more text could mend it).
     Returns the result, or, when ``ctx.opts.edit`` is ``auto``, a one-line reason
     instead of a failed result, so the caller can fall back; nothing is applied then.
   * ``run_locate(ctx, prompt, outline)``: the line ranges of a big file a change goes to
@@ -199,13 +200,22 @@ def run_blocks(
     shown = prompt.part_tokens or sum(e - s for s, e, lab in prompt.spans if lab == "whole")
     share = 1.0 if forced else BLOCKS_SHARE
     max_tokens = min(opts.max_tokens or int(shown * share) + BLOCKS_MARGIN, room)
-    run = run_prompt(session, prompt, opts, max_tokens, cancel=ctx.cancel, metrics=m)
+    stopped: list[str] = []
+
+    def stop_when(text: str) -> bool:
+        stopped[:] = [edits.broken(text)]
+        return bool(stopped[0])
+
+    run = run_prompt(
+        session, prompt, opts, max_tokens, cancel=ctx.cancel, metrics=m, stop_when=stop_when
+    )
     raw, fenced = run.text, run.fenced
     assert fenced is not None
     if m.stop_reason == "cancelled":
         return ctx.result("cancelled", "cancelled; nothing changed", raw)
     parsed = edits.parse_blocks(edits.PREFILL + (fenced.body() or ""))
-    cut = not fenced.closed and not (m.stop_reason == "eos" and parsed.complete)
+    broken = m.stop_reason == "stop" and not fenced.closed and stopped and stopped[0]
+    cut = not fenced.closed and not (m.stop_reason == "eos" and parsed.complete) and not broken
     why, hunks = "", []
     try:
         hunks = edits.place_blocks(text, parsed.blocks, within)
@@ -213,6 +223,8 @@ def run_blocks(
         why = str(e)
     if cut:
         why = cut_message(m.stop_reason, max_tokens, False).split(";")[0]
+    elif broken:
+        why = f"the answer is not a list of blocks: {broken}"
     elif not parsed.complete:
         why = f"the answer is not a list of blocks: {parsed.problem}"
     elif not why and not hunks:

@@ -212,6 +212,19 @@ def test_a_blocks_answer_under_auto_stops_at_half_the_file_then_falls_back():
     assert "output limit" in res.metrics.snapshot()["edit_fallback"]
 
 
+def test_a_blocks_answer_that_cannot_be_mended_stops_at_once_then_falls_back():
+    # the 0.5B's loop: a new ======= where >>>>>>> REPLACE belongs, over and over
+    loop = "    return x + 7\n=======\n\n    return x * 7\n" * 200
+    opening = "```python\n<<<<<<< SEARCH\n"
+    res, prompts = run([(BLOCKS, opening + loop), (WHOLE, whole_answer(WANT))])
+    assert res.status == "ok" and res.new_text == WANT and len(prompts) == 2
+    s = res.metrics.snapshot()
+    assert "without its >>>>>>> REPLACE line" in s["edit_fallback"]
+    assert s["generated_tokens"] - len(whole_answer(WANT)) < 120  # stopped at the second =======
+    res, _ = run([(BLOCKS, opening + loop)], edit="blocks")
+    assert res.status == "no_output" and "without its >>>>>>> REPLACE line" in res.message
+
+
 # ---- a file too long for the context ----------------------------------------------------
 
 BIG = "".join(

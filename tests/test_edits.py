@@ -10,6 +10,7 @@ from specedit.app.edits import (
     Block,
     EditError,
     apply_blocks,
+    broken,
     has_markers,
     parse_blocks,
     place_blocks,
@@ -234,3 +235,11 @@ def test_a_block_with_the_change_made_on_both_sides_takes_it_where_it_is_only_li
     # like two places, or like none: refused as before
     with pytest.raises(EditError):
         apply_blocks("x = 71\nx = 73\n", [Block("x = 72\n", "x = 72\n")])
+
+
+def test_broken_names_only_problems_more_text_cannot_mend():
+    assert broken("    x = 1\n=======\n    x = 2\n") == ""  # a block being written
+    assert broken("    x = 1\n=======\n    x = 2\n>>>>>>> REPLACE\n```\n") == ""
+    assert broken("    x = 1\n=======\n    x = 2\n=======\n") != ""
+    assert broken("    x = 1\n<<<<<<< SEARCH\n") != ""  # a search in a search
+    assert broken("    x = 1\n=======\n    x = 2\n=====") == ""  # the line is not done
