@@ -360,7 +360,7 @@ def _summary(s: dict, message: str, sess) -> None:
         say(
             f"edit mode {s['edit_mode']}: {s['generated_tokens']} tokens generated for a "
             f"{s['file_tokens']}-token text"
-            + (escape(f" ({s['edit_reason']})") if s.get("edit_reason") else "")
+            + (escape(f" ({s['edit_reason']})") if s["edit_reason"] else "")
             + (escape(f" (blocks given up: {s['edit_fallback']})") if s["edit_fallback"] else "")
         )
     if s["off_reason"]:

@@ -373,10 +373,10 @@ def _block_hunks(
             raise
         search, replace = unjoined
         where, fuzzy = _find(file, search, after, within)
-    first = next(i for i in where if i >= 0)
-    shift = _indent(file[first]) - _indent(search[where.index(first)])
     if fuzzy and search == replace:
         return _made_already(file, search, where), max(where) + 1
+    first = next(i for i in where if i >= 0)
+    shift = _indent(file[first]) - _indent(search[where.index(first)])
     out = []
     ops = difflib.SequenceMatcher(None, search, replace, autojunk=False).get_opcodes()
     for tag, i1, i2, j1, j2 in ops:

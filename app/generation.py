@@ -7,9 +7,8 @@ a draft model, both, or none), the sampling and exactness of ``opts``, and stops
 the prompt's closing fence (``app.stream.FencedText``) when it has one. It streams
 decoded text to ``on_text``, stops when ``stop_when(text so far)`` says so (checked as
 each line ends: an answer that can no longer be used), honours ``cancel`` between
-target calls, and returns a
-``RunResult`` with the text, the tokens, the ``Metrics`` and whether the block was
-closed. The session's lock serialises runs. The KV cache of the longest prefix the
+target calls, and returns a ``RunResult`` with the text, the tokens, the ``Metrics``
+and whether the block was closed. The session's lock serialises runs. The KV cache of the longest prefix the
 target holds already is reused where it was evaluated in the batches a cold run uses
 (``engine.prefill``, so the output does not depend on what the cache held; ``cold=True``
 starts from an empty cache, as the benchmarks do), and with ``opts.prompt_cache`` the prompt's shared prefix

@@ -123,14 +123,14 @@ def _is_function(e: Entry) -> bool:
 def _outermost_function(entry: Entry, entries: Sequence[Entry]) -> Entry:
     """A function defined inside another function stands for the outermost one: it is part
     of that function's body, which is what changes."""
+    if not _is_function(entry):
+        return entry
     around = [
         e
         for e in entries
         if _is_function(e) and e.start <= entry.start and entry.end <= e.end and e != entry
     ]
-    if not _is_function(entry) or not around:
-        return entry
-    return min(around, key=lambda e: e.start)
+    return min(around, key=lambda e: e.start, default=entry)
 
 
 def read_located(answer: str, out: Outline) -> list[tuple[int, int]]:

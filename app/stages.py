@@ -200,21 +200,23 @@ def run_blocks(
     shown = prompt.part_tokens or sum(e - s for s, e, lab in prompt.spans if lab == "whole")
     share = 1.0 if forced else BLOCKS_SHARE
     max_tokens = min(opts.max_tokens or int(shown * share) + BLOCKS_MARGIN, room)
-    stopped: list[str] = []
-
-    def stop_when(text: str) -> bool:
-        stopped[:] = [edits.broken(text)]
-        return bool(stopped[0])
-
     run = run_prompt(
-        session, prompt, opts, max_tokens, cancel=ctx.cancel, metrics=m, stop_when=stop_when
+        session,
+        prompt,
+        opts,
+        max_tokens,
+        cancel=ctx.cancel,
+        metrics=m,
+        stop_when=lambda so_far: bool(edits.broken(so_far)),
     )
     raw, fenced = run.text, run.fenced
     assert fenced is not None
     if m.stop_reason == "cancelled":
         return ctx.result("cancelled", "cancelled; nothing changed", raw)
     parsed = edits.parse_blocks(edits.PREFILL + (fenced.body() or ""))
-    broken = m.stop_reason == "stop" and not fenced.closed and stopped and stopped[0]
+    # stopped by stop_when: the answer's first problem is the one that stopped it
+    stopped = m.stop_reason == "stop" and not fenced.closed
+    broken = parsed.problem if stopped and parsed.problem in edits.BROKEN else ""
     cut = not fenced.closed and not (m.stop_reason == "eos" and parsed.complete) and not broken
     why, hunks = "", []
     try:

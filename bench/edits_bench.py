@@ -10,12 +10,11 @@ for every mode) and take turns going first, task by task, so the machine's noise
 them alike. Each run records whether the result is right (``EditTask.judge``: the exact
 change, every other byte as it was), the wait, tokens generated against the file's
 length, the mode that produced the result (``edit_mode``; ``edit_reason`` when ``auto``
-chose a whole rewrite at once, ``edit_fallback`` when blocks were given up), the machine's load average, the diff and, for a wrong result,
-what the model wrote.
+chose a whole rewrite at once, ``edit_fallback`` when blocks were given up), the
+machine's load average, the diff and, for a wrong result, what the model wrote.
 
 The record (``bench/results/edits-<time>.json``, rewritten after each task: a run cut
-short keeps its rows) has every run and, per mode, the
-number of right results and the medians of wait and generated tokens: over all tasks,
+short keeps its rows) has every run and, per mode, the number of right results and the medians of wait and generated tokens: over all tasks,
 over the few-line kinds (``FEW_LINES``), the broad edits and the big file. A mode that
 cannot run a task (a whole rewrite of a file longer than the context) records it as
 wrong, with the error. A plot (``.png``) shows right results and median waits by group
