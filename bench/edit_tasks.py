@@ -1,17 +1,25 @@
 """The edit suite: instructions on real files, each with its exact right answer.
 
-Contract: ``EDIT_TASKS`` are ``EditTask``\\ s on the standard-library files vendored in
-``bench/data`` (see its README; none is used by the other benchmarks). ``task.source()``
-is the text to edit (for a ``bug`` task, the file with the bug planted), and
-``task.judge(new_text)`` says whether a result is right: the file with exactly the
-expected change and every other byte as it was (``task.expected()``), or, for a change
-with more than one right answer (type hints), a check that the code is unchanged apart
-from the annotations and that only signature lines changed. Kinds:
+Contract: ``EDIT_TASKS`` are ``EditTask``\\ s on the files vendored in ``bench/data``
+(see its README: standard-library modules, none used by the other benchmarks, and
+config files and docs of our own). ``HOLDOUT_TASKS`` are tasks of the same kinds on
+other files, kept out of any tuning: they check that a gain holds outside the suite
+(``TASK_SETS`` names both). The first 24 tasks are written here, the rest in
+``bench/edit_tasks_more.py``. ``task.source()`` is the text to edit (for a ``bug``
+task, the file with the bug planted), and ``task.judge(new_text)`` says whether a
+result is right: the file with exactly the expected change and every other byte as it
+was (``task.expected()``), or, for a change with more than one right answer (type
+hints), a check that the code is unchanged apart from the annotations and that only
+signature lines changed. Kinds:
   * ``line``: a one-line change; ``local``: rename a local variable in one function;
-  * ``two``: a change in two functions far apart; ``param``: add a parameter;
+  * ``two``: a change in two places or more (functions far apart, a method and its
+    calls); ``param``: add a parameter;
   * ``bug``: fix an obvious bug (the task plants it);
+  * ``config``: a few-line change to a JSON, TOML, INI or shell file (a value, a key
+    added, a flag); ``doc``: a few-line change to Markdown (a sentence, a list item);
   * ``broad``: a rename used everywhere, type hints on every signature;
-  * ``big``: a one-line change to a 2,630-line file (longer than the default context).
+  * ``big``: a one-line change to a file of 2,000 lines or more (longer than the
+    default context).
 ``FEW_LINES`` are the kinds that change a few lines.
 """
 
@@ -24,8 +32,10 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
+from .edit_tasks_more import HOLDOUT, MORE
+
 DATA = Path(__file__).resolve().parent / "data"
-FEW_LINES = ("line", "local", "two", "param", "bug")
+FEW_LINES = ("line", "local", "two", "param", "bug", "config", "doc")
 KINDS = (*FEW_LINES, "broad", "big")
 
 
@@ -138,7 +148,7 @@ def _t(name, kind, file, instruction, **kw) -> EditTask:
     return EditTask(name, kind, file, instruction, **kw)
 
 
-EDIT_TASKS: tuple[EditTask, ...] = (
+_FIRST: tuple[EditTask, ...] = (
     # one line
     _t(
         "reprlib-maxstring",
@@ -382,3 +392,8 @@ EDIT_TASKS: tuple[EditTask, ...] = (
         ),
     ),
 )
+
+
+EDIT_TASKS: tuple[EditTask, ...] = _FIRST + tuple(EditTask(**kw) for kw in MORE)
+HOLDOUT_TASKS: tuple[EditTask, ...] = tuple(EditTask(**kw) for kw in HOLDOUT)
+TASK_SETS: dict[str, tuple[EditTask, ...]] = {"suite": EDIT_TASKS, "holdout": HOLDOUT_TASKS}

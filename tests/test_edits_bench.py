@@ -1,34 +1,62 @@
-"""The edit suite (bench/edit_tasks.py) and its runner (``specedit bench edits``).
+"""The edit suite (bench/edit_tasks.py), its held-out set and its runner
+(``specedit bench edits``).
 
-The tasks' answers are checked without a model; the runner's plumbing runs one task on
-the real 0.5B model with tiny settings (what it records, not how fast or right it is).
+The tasks' answers, of both sets, are checked without a model; the runner's plumbing
+runs one task on the real 0.5B model with tiny settings (what it records, not how fast
+or right it is).
 """
 
 from __future__ import annotations
 
+import difflib
 import json
 
 import pytest
 
-from specedit.bench.edit_tasks import DATA, EDIT_TASKS, FEW_LINES, KINDS, type_hints_ok
+from specedit.bench.edit_tasks import (
+    DATA,
+    EDIT_TASKS,
+    FEW_LINES,
+    HOLDOUT_TASKS,
+    KINDS,
+    TASK_SETS,
+    type_hints_ok,
+)
 
 
-def test_the_suite_covers_every_kind_on_vendored_files():
-    assert len(EDIT_TASKS) >= 20 and len({t.name for t in EDIT_TASKS}) == len(EDIT_TASKS)
-    assert {t.kind for t in EDIT_TASKS} == set(KINDS)
-    assert sum(t.kind in FEW_LINES for t in EDIT_TASKS) >= 15
+@pytest.mark.parametrize("tasks", [EDIT_TASKS, HOLDOUT_TASKS], ids=["suite", "holdout"])
+def test_each_set_covers_every_kind_on_vendored_files(tasks):
+    assert len({t.name for t in tasks}) == len(tasks)
+    assert {t.kind for t in tasks} == set(KINDS)
     assert (DATA / "LICENSE-PSF.txt").exists() and (DATA / "README.md").exists()
-    for t in EDIT_TASKS:
-        assert (DATA / t.file).exists(), t.file
-    big = [t for t in EDIT_TASKS if t.kind == "big"]
-    assert big and all(2000 <= t.source().count("\n") <= 3000 for t in big)
+    readme = (DATA / "README.md").read_text()
+    for t in tasks:
+        assert (DATA / t.file).exists() and f"`{t.file}`" in readme, t.file
+        n = t.source().count("\n")
+        if t.kind == "big":  # longer than the default context
+            assert 1700 <= n <= 3000, t.name
+        elif t.file.endswith(".py"):  # the size of a file one edits a few lines of
+            assert 100 <= n <= 600, t.name
+        else:  # a project's own config file, script or doc
+            assert 60 <= n <= 250, t.name
     # the other benchmarks' files are not used here
     from specedit.bench.tasks import COPY_FILES
 
-    assert not {t.file for t in EDIT_TASKS} & set(COPY_FILES)
+    assert not {t.file for t in tasks} & set(COPY_FILES)
 
 
-@pytest.mark.parametrize("task", EDIT_TASKS, ids=lambda t: t.name)
+def test_the_suite_is_big_enough_and_the_held_out_set_apart():
+    assert len(EDIT_TASKS) >= 40 and len(HOLDOUT_TASKS) >= 12
+    assert sum(t.kind in FEW_LINES for t in EDIT_TASKS) >= 30
+    assert sum(t.kind in ("config", "doc") for t in EDIT_TASKS) >= 8
+    assert all(2000 <= t.source().count("\n") for t in EDIT_TASKS if t.kind == "big")
+    # held out: other names, other files, so a gain tuned on the suite cannot leak in
+    assert not {t.name for t in EDIT_TASKS} & {t.name for t in HOLDOUT_TASKS}
+    assert not {t.file for t in EDIT_TASKS} & {t.file for t in HOLDOUT_TASKS}
+    assert set(TASK_SETS) == {"suite", "holdout"} and TASK_SETS["suite"] is EDIT_TASKS
+
+
+@pytest.mark.parametrize("task", EDIT_TASKS + HOLDOUT_TASKS, ids=lambda t: t.name)
 def test_each_answer_is_right_and_the_source_is_not(task):
     src = task.source()
     assert not task.judge(src) and not task.judge(None)
@@ -39,6 +67,11 @@ def test_each_answer_is_right_and_the_source_is_not(task):
     assert not task.judge(want + "\n")  # every other byte counts
     if task.bug is not None:
         assert task.bug[1] in src and want == (DATA / task.file).read_text()
+    # a few-line task changes a few lines (a method renamed with its calls: a few more)
+    ops = difflib.SequenceMatcher(None, src.splitlines(), want.splitlines()).get_opcodes()
+    changed = sum(max(i2 - i1, j2 - j1) for tag, i1, i2, j1, j2 in ops if tag != "equal")
+    if task.kind in FEW_LINES:
+        assert 1 <= changed <= 8, (task.name, changed)
 
 
 def test_type_hints_are_judged_by_what_changed():
@@ -74,7 +107,9 @@ def test_the_runner_records_each_mode(qwen05_path, tmp_path, capsys, monkeypatch
         assert r["warm_tokens"] > r["file_tokens"] and r["edit_mode"] in ("blocks", "whole")
         assert isinstance(r["right"], bool) and r["load"] >= 0
     whole = m["runs"][1]
-    assert whole["edit_mode"] == "whole" and whole["generated_tokens"] > 800
+    # how far the 0.5B's whole rewrite gets depends on the blocks the timing chose (inexact
+    # numerics): here only that it ran whole
+    assert whole["edit_mode"] == "whole" and whole["generated_tokens"] > 0
     # the second mode found the file in the cache too: only its instruction was read
     assert all(r["cached_tokens"] >= r["file_tokens"] for r in m["runs"])
     s = m["summary"]
