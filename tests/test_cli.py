@@ -187,6 +187,7 @@ def test_generate_quotes_context(tmp_path, qwen05_path, capsys):
             "--json",
             "--max-tokens",
             "80",
+            "--exact",  # the model's words are asserted: an exact run
         ]
     )
     assert rc == 0
@@ -219,7 +220,7 @@ def test_a_cut_generation_is_never_written(capsys, tmp_path, qwen05_path):
     nothing is written, the command fails and says how to raise the limit."""
     f = tmp_path / "m.py"
     f.write_text(SHORT)
-    args = ["rewrite", str(f), "-i", "Add a docstring to sub.", "--write"]
+    args = ["rewrite", str(f), "-i", "Add a docstring to sub.", "--write", "--exact"]
     rc = main([*args, "--model", str(qwen05_path), "--ctx", "2048", "--max-tokens", "6"])
     assert rc == 1
     msg = _err(capsys)

@@ -245,7 +245,10 @@ def test_real_vocab_mismatch(qwen05, smollm_path):
 
 @pytest.mark.model
 def test_real_05b_drafting_for_itself(qwen05, qwen05_path):
-    """The same weights as draft: greedy drafts are accepted up to batched-numerics noise."""
+    """The same weights as draft, in an exact run: greedy output equals plain decoding and
+    the drafts are used. How many are accepted depends on the CPU's batched numerics (the
+    draft reads the prompt in one batch, the target in canonical ones): a figure for
+    ``specedit bench draft``, not an assertion."""
     from specedit.models.llama_cpp_backend import LlamaTarget
 
     target = qwen05.target
@@ -255,12 +258,16 @@ def test_real_05b_drafting_for_itself(qwen05, qwen05_path):
         prompt = target.tokenize(target.chat_prompt(msgs), special=True)
         drafter = ModelDrafter(draft, SamplingParams(), target=target)
         target.rollback(0)
-        spec = generate(
-            target, prompt, GenConfig(max_tokens=16, policy=PolicyConfig(fixed_k=4)), drafter
+        plain = generate(target, prompt, GenConfig(max_tokens=16, speculate=False))
+        target.rollback(0)
+        cfg = GenConfig(
+            max_tokens=16, policy=PolicyConfig(fixed_k=4), exact_block=qwen05.exact_block
         )
-        assert len(spec.tokens) == 16
-        assert spec.metrics.acceptance >= 0.9
-        assert spec.metrics.tokens_per_call >= 3.5
+        spec = generate(target, prompt, cfg, drafter)
+        assert spec.tokens == plain.tokens and len(spec.tokens) == 16
+        m = spec.metrics
+        assert m.drafted_tokens > 0 and m.accepted_tokens > 0
+        assert set(m.snapshot()["acceptance_by_source"]) == {"model"}
     finally:
         draft.close()
         target.rollback(0)

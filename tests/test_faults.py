@@ -262,7 +262,7 @@ def test_sigkill_during_cli_rewrite_write(tmp_path, state, qwen05_path) -> None:
     env = {**os.environ, "SPECEDIT_STATE_DIR": str(state)}
     cmd = [sys.executable, "-m", "specedit.app.cli", "--log-level", "DEBUG", "rewrite", str(p)]
     cmd += ["-i", INSTRUCTION, "--write", "--model", str(qwen05_path), "--max-tokens", "100"]
-    cmd += ["--no-prompt-cache", "--ctx", "2048"]
+    cmd += ["--no-prompt-cache", "--ctx", "2048", "--exact"]  # the text is asserted
     p.write_bytes(SMALL)
     whole = run_and_kill(cmd, delay_s=900, env=env)  # not killed: the run's length
     assert not whole.killed and whole.returncode == 0, "".join(whole.output[-20:])

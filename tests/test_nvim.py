@@ -36,7 +36,7 @@ local ok, err = xpcall(function()
   local client = require('specedit.client')
   sp.setup({ socket = os.getenv('SPECEDIT_SOCK'), auto_start = os.getenv('SPECEDIT_CMD') ~= nil,
              cmd = os.getenv('SPECEDIT_CMD') and vim.json.decode(os.getenv('SPECEDIT_CMD')) or nil,
-             options = { maxTokens = 24 } })
+             options = { maxTokens = 24, exact = true } })
   local mode = os.getenv('SPECEDIT_MODE')
   if mode == 'autostart' then
     local done = false

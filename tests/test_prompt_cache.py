@@ -28,8 +28,9 @@ def _text() -> str:
 
 
 def _opts(instruction: str, cache: bool = True) -> RewriteOptions:
-    # the whole-file prompt: its prefix (system text and file) is what the cache keeps
-    return RewriteOptions(instruction=instruction, prompt_cache=cache, max_tokens=12, edit="whole")
+    # the whole-file prompt: its prefix (system text and file) is what the cache keeps;
+    # exact, since outputs are compared (inexact blocks follow the timing)
+    return RewriteOptions(instruction, prompt_cache=cache, max_tokens=12, edit="whole", exact=True)
 
 
 def test_second_process_prefills_only_the_instruction(qwen05, state):

@@ -40,7 +40,13 @@ def test_rewrite_range_streams_and_apply(qwen05, tmp_path, monkeypatch):
     with ServerThread(qwen05, tmp_path / "run" / "rpc.sock") as st:
         client = RpcClient.unix(st.socket_path, timeout=600)
         client.call("initialize", {"client": "pytest"})
-        params = {"text": TEXT, "path": "m.py", **RENAME, "options": {"maxTokens": 24}}
+        # exact: the model's text is asserted
+        params = {
+            "text": TEXT,
+            "path": "m.py",
+            **RENAME,
+            "options": {"maxTokens": 24, "exact": True},
+        }
         sid = client.call("rewrite/start", {**params, "baseSha256": sha})["sessionId"]
         done = _done(client, sid)
         assert done["status"] == "ok", done
@@ -95,7 +101,8 @@ def _client_applies(sock: Path, path: Path, box: dict) -> None:
             "path": str(path),
             "instruction": "Rename the function add to plus.",
         }
-        sid = c.call("rewrite/start", {**params, "options": {"maxTokens": 100}})["sessionId"]
+        opts = {"maxTokens": 100, "exact": True}  # the text is asserted: an exact run
+        sid = c.call("rewrite/start", {**params, "options": opts})["sessionId"]
         box["done"] = _done(c, sid)
         if box["done"]["status"] != "ok":  # no apply: stop the server, the test fails
             c.call("shutdown")

@@ -53,6 +53,10 @@ from specedit.app.tui.widgets.status import (  # noqa: E402
     live_rate,
 )
 
+# the 0.5B in an exact run, for tests that assert what it wrote (inexact blocks follow the
+# timing, so the text could change on a loaded machine)
+EXACT = TuiSettings(model="qwen2.5-coder-0.5b", exact=True)
+
 
 @pytest.fixture
 def workdir(tmp_path, monkeypatch) -> Path:
@@ -293,7 +297,7 @@ def test_end_to_end_rewrite_review_write_undo(workdir, qwen05, monkeypatch):
     _slowed(qwen05.target, monkeypatch)
 
     async def run() -> None:
-        app = app_for(session=qwen05)
+        app = app_for(session=qwen05, settings=EXACT)  # the model must change something
         async with app.run_test(size=SIZE) as pilot:
             screen = app.screen
             await pilot.press(*"Rename the function average to mean.")
@@ -597,7 +601,7 @@ def test_pull_progress_reaches_the_settings_bar(workdir, monkeypatch):
 @pytest.mark.model
 def test_region_rewrite_keeps_the_rest_byte_identical(workdir, qwen05):
     async def run() -> None:
-        app = app_for(session=qwen05)
+        app = app_for(session=qwen05, settings=EXACT)  # the new name is asserted
         async with app.run_test(size=SIZE) as pilot:
             screen = app.screen
             screen.editor.cursor_location = (8, 4)

@@ -289,7 +289,7 @@ def test_real_load_keys_answer_and_a_queued_rewrite_runs(workdir, qwen05_path, m
 
         return load_model(cfg, on_stage=seen)
 
-    settings = TuiSettings(model=str(qwen05_path), n_ctx=4096)
+    settings = TuiSettings(model=str(qwen05_path), n_ctx=4096, exact=True)  # text asserted
 
     async def run() -> None:
         app = app_for(load_on_start=True, loader=loader, settings=settings)

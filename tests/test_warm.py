@@ -24,8 +24,9 @@ def _text(lines: int = 80) -> str:
 
 
 def _opts(instruction: str, region=None) -> RewriteOptions:
-    # the whole-file prompt: blocks share its prefix (tests/test_edit_modes.py)
-    return RewriteOptions(instruction=instruction, max_tokens=12, region=region, edit="whole")
+    # the whole-file prompt: blocks share its prefix (tests/test_edit_modes.py); exact, since
+    # outputs are compared (inexact blocks follow the timing)
+    return RewriteOptions(instruction, max_tokens=12, region=region, edit="whole", exact=True)
 
 
 def test_warm_leaves_only_the_instruction_to_prefill():
