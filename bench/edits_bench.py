@@ -1,24 +1,31 @@
 """The edit suite: each edit mode's correctness, wait after Enter and tokens, side by side.
 
-Contract: ``specedit bench edits [--model M] [--modes auto whole] [--tasks ...]
-[--kinds ...] [-r R] [--threads N] [--ctx N]`` loads one model and runs every task of
-``bench/edit_tasks.py`` in every mode through the product's own ``app.rewrite.rewrite``,
-warm, as an editor runs it: the cache held another file, the file was read while the
-instruction was typed (``app.rewrite.warm``, to the end), then Enter; ``wait`` is the
-time from Enter to the result. Modes share that warm-up (the file's prefix is the same
-for every mode) and take turns going first, task by task, so the machine's noise hits
-them alike. Each run records whether the result is right (``EditTask.judge``: the exact
-change, every other byte as it was), the wait, tokens generated against the file's
-length, the mode that produced the result (``edit_mode``; ``edit_reason`` when ``auto``
-chose a whole rewrite at once, ``edit_fallback`` when blocks were given up), the
-machine's load average, the diff and, for a wrong result, what the model wrote.
+Contract: ``specedit bench edits [--model M] [--modes auto whole] [--set suite|holdout]
+[--tasks ...] [--kinds ...] [-r R] [--threads N] [--ctx N]`` loads one model and runs
+every task of a set of ``bench/edit_tasks.py`` (``EDIT_TASKS``, the default, or the
+held-out ``HOLDOUT_TASKS``, which nothing is tuned on) in every mode through the
+product's own ``app.rewrite.rewrite``, warm, as an editor runs it: the cache held
+another file, the file was read while the instruction was typed (``app.rewrite.warm``,
+to the end), then Enter; ``wait`` is the time from Enter to the result. Modes share that
+warm-up (the file's prefix is the same for every mode) and take turns going first, task
+by task, so the machine's noise hits them alike. Each run records whether the result is
+right (``EditTask.judge``: the exact change, every other byte as it was), the wait,
+tokens generated against the file's length, the mode that produced the result
+(``edit_mode``; ``edit_reason`` when ``auto`` chose a whole rewrite at once,
+``edit_fallback`` when blocks were given up), the machine's load average, the diff and,
+for a wrong result, what the model wrote and why it is wrong (``failure``, a class of
+``bench/edit_failures.py``; after a fall-back, ``failure_after_fallback`` is the class
+of the whole rewrite itself).
 
 The record (``bench/results/edits-<time>.json``, rewritten after each task: a run cut
-short keeps its rows) has every run and, per mode, the number of right results and the medians of wait and generated tokens: over all tasks,
-over the few-line kinds (``FEW_LINES``), the broad edits and the big file. A mode that
-cannot run a task (a whole rewrite of a file longer than the context) records it as
-wrong, with the error. A plot (``.png``) shows right results and median waits by group
-and mode. ``--model`` may be given twice: both models run, one after the other.
+short keeps its rows, and says which set ran) has every run and, per mode, the number of
+right results and the medians of wait and generated tokens: over all tasks, over the
+few-line kinds (``FEW_LINES``), the config and doc files among them, the broad edits and
+the big file, each with its wrong results counted by failure class (``failures``); the
+report ends with those classes per model and mode. A mode that cannot run a task (a
+whole rewrite of a file longer than the context) records it as wrong, with the error. A
+plot (``.png``) shows right results and median waits by group and mode. ``--model`` may
+be given twice: both models run, one after the other.
 """
 
 from __future__ import annotations
@@ -31,14 +38,21 @@ import sys
 import time
 from pathlib import Path
 
-from .edit_tasks import EDIT_TASKS, FEW_LINES, KINDS, EditTask
+from .edit_failures import CLASSES, classify, failure_table
+from .edit_tasks import FEW_LINES, KINDS, TASK_SETS, EditTask
 from .record import pyplot, save_record
 
 log = logging.getLogger(__name__)
 
 MODELS = ("qwen2.5-coder-1.5b",)
 MODES = ("auto", "whole")
-GROUPS = {"few-line": FEW_LINES, "broad": ("broad",), "big": ("big",), "all": KINDS}
+GROUPS = {
+    "few-line": FEW_LINES,
+    "conf/doc": ("config", "doc"),
+    "broad": ("broad",),
+    "big": ("big",),
+    "all": KINDS,
+}
 
 
 def run_task(session, task: EditTask, modes: list[str], first: int) -> list[dict]:
@@ -59,6 +73,7 @@ def run_task(session, task: EditTask, modes: list[str], first: int) -> list[dict
             res = rewrite(session, text, opts, path=task.file)
         except UserError as e:
             rows.append(_row(task, mode, w, load, error=str(e)))
+            rows[-1]["failure"] = classify(task, None, rows[-1])
             continue
         wait = time.perf_counter() - t
         s = res.metrics.snapshot()
@@ -85,12 +100,18 @@ def run_task(session, task: EditTask, modes: list[str], first: int) -> list[dict
             )
         )
         if not rows[-1]["right"]:
-            rows[-1]["raw"] = res.raw[:4000]  # what the model wrote, to see why
+            row = rows[-1]
+            row["raw"] = res.raw[:4000]  # what the model wrote, to see why
+            row["failure"] = classify(task, res.new_text, row)
+            if row["edit_fallback"]:  # and what went wrong in the whole rewrite itself
+                row["failure_after_fallback"] = classify(
+                    task, res.new_text, {**row, "edit_fallback": ""}
+                )
         log.warning(
             "%s %s: %s in %.1f s, %d tokens (%s%s)",
             task.name,
             mode,
-            "right" if rows[-1]["right"] else "WRONG",
+            "right" if rows[-1]["right"] else f"WRONG ({rows[-1]['failure']})",
             wait,
             s["generated_tokens"],
             s["edit_mode"],
@@ -137,6 +158,7 @@ def summarise(runs: list[dict], modes: list[str]) -> dict:
                 "median_file_tokens": _median(r["file_tokens"] for r in done),
                 "fell_back": sum(bool(r.get("edit_fallback")) for r in rs),
                 "errors": sum("error" in r for r in rs),
+                "failures": failure_table(rs).get(mode, {}),
             }
     return out
 
@@ -165,6 +187,8 @@ def run_model(model: str, a, tasks: list[EditTask], on_task=None) -> dict:
 
 
 def table(rec: dict) -> str:
+    """Per model: right results, waits and tokens by mode and group, then the wrong
+    results by failure class (rows) and mode (columns), over all tasks."""
     lines = []
     for m in rec["models"]:
         lines.append(f"{m['model']}  (load average {m['load_range'][0]}-{m['load_range'][1]})")
@@ -179,7 +203,21 @@ def table(rec: dict) -> str:
                     f"{_fmt(g['median_wait_s']):>14} {_fmt(g['median_generated_tokens']):>14} "
                     f"{_fmt(g['median_file_tokens']):>12} {g['fell_back']:>9}"
                 )
+        lines += failures_table(m)
     return "\n".join(lines) + "\n"
+
+
+def failures_table(m: dict) -> list[str]:
+    """The lines of one model's failure classes by mode (all tasks)."""
+    modes = list(m["summary"])
+    counts = {md: m["summary"][md].get("all", {}).get("failures", {}) for md in modes}
+    seen = [c for c in (*CLASSES, "unclassified") if any(c in counts[md] for md in modes)]
+    if not seen:
+        return []
+    out = [f"  {'failure class (wrong results)':<30}" + "".join(f"{md:>8}" for md in modes)]
+    for c in seen:
+        out.append(f"  {c:<30}" + "".join(f"{counts[md].get(c, 0):>8}" for md in modes))
+    return out
 
 
 def _fmt(x) -> str:
@@ -218,6 +256,12 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="specedit bench edits", description=__doc__)
     ap.add_argument("--model", action="append", help="repeatable (default: the 1.5B)")
     ap.add_argument("--modes", nargs="+", default=list(MODES), choices=EDIT_MODES)
+    ap.add_argument(
+        "--set",
+        default="suite",
+        choices=list(TASK_SETS),
+        help="the suite (default) or the held-out tasks, which nothing is tuned on",
+    )
     ap.add_argument("--tasks", nargs="+", default=None, help="task names (default: all)")
     ap.add_argument("--kinds", nargs="+", default=list(KINDS), choices=KINDS)
     ap.add_argument("-r", "--repeats", type=int, default=1)
@@ -228,10 +272,11 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
     # where a big file's change was located, and what blocks were given up, on stderr
     logging.getLogger("specedit.app.stages").setLevel(logging.INFO)
-    tasks = [t for t in EDIT_TASKS if t.kind in a.kinds and (not a.tasks or t.name in a.tasks)]
+    pool = TASK_SETS[a.set]
+    tasks = [t for t in pool if t.kind in a.kinds and (not a.tasks or t.name in a.tasks)]
     if not tasks:
-        ap.error("no task matches --tasks/--kinds")
-    record: dict = {"tasks": [t.name for t in tasks], "modes": a.modes, "models": []}
+        ap.error(f"no task of --set {a.set} matches --tasks/--kinds")
+    record: dict = {"set": a.set, "tasks": [t.name for t in tasks], "modes": a.modes, "models": []}
     path = None
     for model in a.model or MODELS:
 
