@@ -13,6 +13,7 @@ import json
 
 import pytest
 
+from specedit.bench.edit_failures import CLASSES
 from specedit.bench.edit_tasks import (
     DATA,
     EDIT_TASKS,
@@ -99,6 +100,7 @@ def test_the_runner_records_each_mode(qwen05_path, tmp_path, capsys, monkeypatch
     path = next(tmp_path.glob("edits-*.json"))
     assert path.with_suffix(".png").exists()
     rec = json.loads(path.read_text())
+    assert rec["set"] == "suite"
     (m,) = rec["models"]
     assert [r["mode"] for r in m["runs"]] == ["auto", "whole"]  # the first task: auto first
     for r in m["runs"]:
@@ -106,6 +108,7 @@ def test_the_runner_records_each_mode(qwen05_path, tmp_path, capsys, monkeypatch
         assert r["wait_s"] > 0 and r["generated_tokens"] > 0 and r["file_tokens"] > 1000
         assert r["warm_tokens"] > r["file_tokens"] and r["edit_mode"] in ("blocks", "whole")
         assert isinstance(r["right"], bool) and r["load"] >= 0
+        assert r["right"] or r["failure"] in CLASSES  # why a wrong result is wrong
     whole = m["runs"][1]
     # how far the 0.5B's whole rewrite gets depends on the blocks the timing chose (inexact
     # numerics): here only that it ran whole
