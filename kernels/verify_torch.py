@@ -2,7 +2,9 @@
 
 Contract: ``verify_torch(logits, draft, params, draft_probs, ...)`` computes what
 ``engine.verify.verify`` and the Triton kernel compute (their docstrings give the rules), on
-the tensors' device, in a fixed number of torch ops with no host sync, and returns the kernel's
+the tensors' device, in a fixed number of torch ops with no host sync (no ``.item()``, no
+indexing by a device scalar, no data-dependent shapes; ``tests/test_verify_syncs.py`` counts
+them), and returns the kernel's
 output format: one int64 tensor ``out [n+2]`` with ``out[0]`` = num_accepted and ``out[1:]`` =
 accepted drafts, the recovered or bonus token, then -1. Randomness is explicit (``uniforms``,
 ``noise``) or position-keyed Philox from ``(seed, position)``: ``philox4x32`` here is Triton's
@@ -142,7 +144,9 @@ def verify_torch(
             residual = torch.where(empty, p, residual)
             extra = (residual / e).argmax(-1)
     rejected = torch.cat([~accept, accept.new_ones(1)])
-    j = rejected.int().argmax()  # first rejection; row n always "rejects"
+    j = rejected.int().argmax()  # first rejection; row n always "rejects"; a 0-dim tensor
     padded = torch.cat([draft, draft.new_zeros(1)])
-    tokens = torch.where(rows < j, padded, torch.where(rows == j, extra[j], -1))
+    # row j takes its own ``extra``: elementwise, never ``extra[j]`` (indexing with a 0-dim
+    # device tensor is an ``.item()``, a host sync)
+    tokens = torch.where(rows < j, padded, torch.where(rows == j, extra, -1))
     return torch.cat([j.to(torch.int64)[None], tokens])
