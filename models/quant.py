@@ -1,11 +1,15 @@
 """Weight-only int8 / int4 quantization of a torch causal LM, kept quantized on the device.
 
-Contract: ``quantize(model, mode)`` replaces, in place, every ``nn.Linear`` of the decoder
-layers with ``Int8Linear`` (``mode="int8"``: per-output-channel symmetric scales) or
-``Int4Linear`` (``mode="int4"``: groups of 128 along the input, asymmetric, tinygemm layout;
-a layer whose shape tinygemm cannot take stays int8), and the token embedding and ``lm_head``
-with one int8 table (``Int8Embedding``) that both read when the model ties them. Activations
-stay in the model's dtype. ``mode="none"`` changes nothing. ``resolve_quant(quant, gguf)``
+Contract: ``quantize(model, mode, keep_head=None)`` replaces, in place, every ``nn.Linear``
+of the decoder layers with ``Int8Linear`` (``mode="int8"``: per-output-channel symmetric
+scales) or ``Int4Linear`` (``mode="int4"``: groups of 128 along the input, asymmetric,
+tinygemm layout; a layer whose shape tinygemm cannot take stays int8). The head: with
+``keep_head`` (the default on CUDA) ``lm_head`` stays in the model's dtype, a cuBLAS GEMV,
+because CUDA's ``_weight_int8pack_mm`` is the slowest kernel of a batch-1 step at
+V = 151,936; the token embedding becomes an int8 table (``Int8Embedding``) unless the model
+ties it to the head, which then stays as it is. Without ``keep_head`` (the CPU) the
+embedding and ``lm_head`` share one int8 table when tied, or get one each. Activations stay
+in the model's dtype. ``mode="none"`` changes nothing. ``resolve_quant(quant, gguf)``
 maps the CLI value and the GGUF's file type to a mode: ``"int4"|"int8"|"none"`` win,
 ``None`` takes the nearest option to the GGUF (Q8_0 and Q6_K -> int8; Q5, Q4, Q3, Q2 and the
 IQ types -> int4; F32/F16/BF16 -> none; a checkpoint directory -> none).
@@ -14,9 +18,10 @@ buffer, shared storages counted once).
 
 The matmuls are PyTorch's own weight-only kernels, the ones gpt-fast and torchao's tinygemm
 layout call: ``aten._weight_int8pack_mm`` and ``aten._weight_int4pack_mm`` on CUDA,
-``aten._weight_int4pack_mm_for_cpu`` on the CPU. Where an int8 kernel is missing on a device
-(checked once per device) the layer dequantizes into the activation dtype before
-``F.linear``: correct, not fast. Not torchao: its 0.18 wheel's default int4 path needs the
+``aten._weight_int4pack_mm_for_cpu`` on the CPU. Where an int8 kernel is missing for a device
+and activation dtype (probed once per pair, with that dtype: CUDA's kernel may take bf16
+and refuse fp32) the layer dequantizes into the activation dtype before ``F.linear``:
+correct, not fast. Not torchao: its 0.18 wheel's default int4 path needs the
 ``mslk`` package, its compiled ops load only for the torch it was built against, and the
 offline GPU machine would have to carry both; the kernels it would call ship with torch.
 """
@@ -78,17 +83,23 @@ def resolve_quant(quant: str | None, gguf_path=None) -> str:
 
 
 @functools.cache
-def _has_int8_kernel(device_type: str) -> bool:
+def _has_int8_kernel(device_type: str, dtype: torch.dtype = torch.float32) -> bool:
+    """Whether ``_weight_int8pack_mm`` runs on ``device_type`` for activations of ``dtype``."""
     try:
-        x = torch.zeros(1, 16, device=device_type)
+        x = torch.zeros(1, 16, device=device_type, dtype=dtype)
         torch.ops.aten._weight_int8pack_mm(
             x,
             torch.zeros(8, 16, dtype=torch.int8, device=device_type),
-            torch.ones(8, device=device_type),
+            torch.ones(8, device=device_type, dtype=dtype),
         )
         return True
     except (RuntimeError, NotImplementedError) as e:
-        log.info("no int8 weight-only kernel on %s (%s): dequantizing per call", device_type, e)
+        log.info(
+            "no int8 weight-only kernel on %s for %s (%s): dequantizing per call",
+            device_type,
+            dtype,
+            str(e).splitlines()[0] if str(e) else type(e).__name__,
+        )
         return False
 
 
@@ -119,7 +130,7 @@ def int8_matmul(x, q, scales, bias=None) -> torch.Tensor:
     """``x [..., K] @ (q [N, K] * scales [N]).T``, in x's dtype."""
     shape = x.shape
     x2 = x.reshape(-1, shape[-1])
-    if _has_int8_kernel(x.device.type):
+    if _has_int8_kernel(x.device.type, x.dtype):
         y = torch.ops.aten._weight_int8pack_mm(x2.contiguous(), q, scales.to(x.dtype))
     else:
         y = F.linear(x2, q.to(x.dtype)) * scales.to(x.dtype)
@@ -201,8 +212,10 @@ class Int4Linear(nn.Module):
         return y.reshape(*shape[:-1], self.out_features)
 
 
-def quantize(model: nn.Module, mode: str) -> nn.Module:
-    """Quantize ``model``'s weights in place (module docstring); returns the model."""
+def quantize(model: nn.Module, mode: str, keep_head: bool | None = None) -> nn.Module:
+    """Quantize ``model``'s weights in place (module docstring); returns the model.
+
+    ``keep_head`` None: keep ``lm_head`` in the model's dtype when the model is on CUDA."""
     if mode == "none":
         return model
     if mode not in MODES:
@@ -216,6 +229,19 @@ def quantize(model: nn.Module, mode: str) -> nn.Module:
     emb = model.get_input_embeddings()
     head = model.get_output_embeddings()
     tied = head is not None and head.weight is emb.weight
+    if keep_head is None:
+        keep_head = emb.weight.device.type == "cuda"
+    if keep_head:
+        if not tied:
+            model.set_input_embeddings(Int8Embedding(emb.weight))
+        log.info(
+            "quantized %s weight-only to %s; lm_head kept in %s (tied embeddings: %s)",
+            type(model).__name__,
+            mode,
+            emb.weight.dtype,
+            tied,
+        )
+        return model
     table = Int8Embedding(emb.weight)
     model.set_input_embeddings(table)
     if head is not None:

@@ -20,6 +20,17 @@ embedding and head modules) and owns a KV cache preallocated for ``max_ctx`` pos
     chunk longer than the largest bucket, a block too close to ``max_ctx``).
   * Positions come from a persistent ``arange(max_ctx)`` on the device (sliced, never
     built from host data), so a step uploads nothing but its token ids.
+  * The batch-1 step is a few large kernels (``fused=True``, the default): q, k and v are
+    one matmul (and gate and up one more) over concatenated weights, the layers' own
+    ``nn.Linear``/``Int8Linear`` parameters re-pointed at their rows of it, so nothing is
+    stored twice (int4 layers stay separate); RMSNorm is ``F.rms_norm``; RoPE is applied to
+    q and k together with ``x * cos + roll(x, hd/2) * sin_signed`` and the rows' cos/sin
+    gathered once per forward, not per layer; attention folds the query heads of a group
+    into the query length (``[kv_heads, b * group, hd]``), so a plain SDPA call with one
+    additive mask per forward attends to the cache without ``repeat_interleave`` or the
+    math backend that ``enable_gqa`` with a mask falls to. ``fused=False`` runs the
+    model's own modules (the reference the tests compare with, and the "before" of
+    ``bench/gpu_check_models.kernels_per_token``).
 ``supports(model)`` says whether a checkpoint can take this path (Llama-like attention,
 RoPE whose frequencies do not depend on the sequence length); others use transformers'
 dynamic cache.
@@ -31,6 +42,7 @@ import logging
 
 import torch
 import torch.nn.functional as F
+from torch import nn
 
 log = logging.getLogger(__name__)
 
@@ -73,7 +85,9 @@ def _rotate_half(x: torch.Tensor) -> torch.Tensor:
 class StaticLM:
     """Static-cache forward over a transformers model's own modules (module docstring)."""
 
-    def __init__(self, model, max_ctx: int, *, graphs: bool | None = None) -> None:
+    def __init__(
+        self, model, max_ctx: int, *, graphs: bool | None = None, fused: bool = True
+    ) -> None:
         ok, why = supports(model)
         if not ok:
             raise ValueError(why)
@@ -94,6 +108,16 @@ class StaticLM:
             probe = torch.zeros(1, dtype=self.dtype, device=self.device)
             cos, sin = model.model.rotary_emb(probe, self.positions[None])
         self.cos, self.sin = cos[0].to(self.dtype), sin[0].to(self.dtype)  # [max_ctx, head_dim]
+        half = self.head_dim // 2
+        self.sin_signed = torch.cat([-self.sin[:, :half], self.sin[:, half:]], dim=-1)
+        self.group = self.n_heads // self.n_kv
+        self.fused = fused
+        if fused:
+            self._qkv = [
+                _fuse([lay.self_attn.q_proj, lay.self_attn.k_proj, lay.self_attn.v_proj])
+                for lay in self.layers
+            ]
+            self._gate_up = [_fuse([lay.mlp.gate_proj, lay.mlp.up_proj]) for lay in self.layers]
         self.graphs = self.device.type == "cuda" if graphs is None else graphs
         if self.graphs and self.device.type != "cuda":
             raise ValueError("CUDA graphs need a CUDA device")
@@ -108,7 +132,7 @@ class StaticLM:
         return 2 * self.k_cache.numel() * self.k_cache.element_size()
 
     # ---- eager forward ----------------------------------------------------------------
-    def _attn(self, layer, i: int, h: torch.Tensor, pos: torch.Tensor, kv_len: int):
+    def _attn_ref(self, layer, i: int, h: torch.Tensor, pos: torch.Tensor, kv_len: int):
         att = layer.self_attn
         b = h.shape[0]
         q = att.q_proj(h).view(b, self.n_heads, self.head_dim).transpose(0, 1)  # [nh, b, hd]
@@ -130,10 +154,39 @@ class StaticLM:
     def _hidden(self, ids: torch.Tensor, pos: torch.Tensor, kv_len: int) -> torch.Tensor:
         """Final hidden states ``[b, H]`` of ``ids [b]`` at positions ``pos [b]`` (device)."""
         x = self.model.model.embed_tokens(ids).to(self.dtype)
+        if not self.fused:
+            for i, layer in enumerate(self.layers):
+                x = x + self._attn_ref(layer, i, layer.input_layernorm(x), pos, kv_len)
+                x = x + layer.mlp(layer.post_attention_layernorm(x))
+            return self.model.model.norm(x)
+        b, nh, nkv, hd, g = x.shape[0], self.n_heads, self.n_kv, self.head_dim, self.group
+        cos, sin = self.cos[pos][:, None], self.sin_signed[pos][:, None]  # [b, 1, hd], once
+        keep = self.positions[:kv_len][None, :] <= pos[:, None]  # [b, kv_len]
+        mask = torch.zeros(keep.shape, dtype=self.dtype, device=x.device)
+        mask = mask.masked_fill_(~keep, float("-inf"))[:, None].expand(b, g, kv_len)
+        mask = mask.reshape(b * g, kv_len)  # row b_i * g + g_i: query head g_i of token b_i
         for i, layer in enumerate(self.layers):
-            x = x + self._attn(layer, i, layer.input_layernorm(x), pos, kv_len)
-            x = x + layer.mlp(layer.post_attention_layernorm(x))
-        return self.model.model.norm(x)
+            att = layer.self_attn
+            qkv = self._qkv[i](_norm(layer.input_layernorm, x))  # [b, (nh + 2 nkv) hd]
+            qk = qkv[:, : (nh + nkv) * hd].view(b, nh + nkv, hd)
+            qk = qk * cos + qk.roll(hd // 2, -1) * sin  # RoPE on q and k at once
+            k = qk[:, nh:].transpose(0, 1)  # [nkv, b, hd]
+            v = qkv[:, (nh + nkv) * hd :].view(b, nkv, hd).transpose(0, 1)
+            self.k_cache[i].index_copy_(1, pos, k.to(self.dtype))
+            self.v_cache[i].index_copy_(1, pos, v.to(self.dtype))
+            # the g query heads of a kv head become g * b query rows of that head
+            q = qk[:, :nh].reshape(b, nkv, g, hd).permute(1, 0, 2, 3).reshape(nkv, b * g, hd)
+            out = F.scaled_dot_product_attention(
+                q[None],
+                self.k_cache[i, :, :kv_len][None],
+                self.v_cache[i, :, :kv_len][None],
+                attn_mask=mask[None, None],
+            )  # [1, nkv, b*g, hd]
+            out = out[0].reshape(nkv, b, g, hd).permute(1, 0, 2, 3).reshape(b, nh * hd)
+            x = x + att.o_proj(out)
+            gate, up = self._gate_up[i](_norm(layer.post_attention_layernorm, x)).chunk(2, -1)
+            x = x + layer.mlp.down_proj(layer.mlp.act_fn(gate) * up)
+        return _norm(self.model.model.norm, x)
 
     def _head(self, h: torch.Tensor) -> torch.Tensor:
         return self.model.lm_head(h)
@@ -189,6 +242,49 @@ class StaticLM:
                     key = (b, _kv_bucket(kv_len, self.max_ctx))
                     if key not in self._graphs and b <= key[1]:
                         self._graphs[key] = self._capture(*key)
+
+
+def _norm(mod, x: torch.Tensor) -> torch.Tensor:
+    """An RMSNorm module's output through ``F.rms_norm`` (one fused op where torch has it)."""
+    w = getattr(mod, "weight", None)
+    eps = getattr(mod, "variance_epsilon", None) or getattr(mod, "eps", None)
+    if w is None or eps is None or not hasattr(F, "rms_norm"):
+        return mod(x)
+    return F.rms_norm(x, (x.shape[-1],), w, eps)
+
+
+def _fuse(mods: list) -> callable:
+    """One matmul for several projections of the same input: ``x -> cat(m(x) for m)``.
+
+    ``nn.Linear`` and ``Int8Linear`` layers of one kind get a concatenated weight (and scales,
+    bias) and are re-pointed at their rows of it (nothing stored twice); anything else (int4,
+    mixed kinds, mixed biases) is called one by one.
+    """
+    from .quant import Int8Linear, int8_matmul
+
+    kinds = {type(m) for m in mods}
+    has_bias = {getattr(m, "bias", None) is not None for m in mods}
+    if len(kinds) != 1 or len(has_bias) != 1 or kinds.pop() not in (nn.Linear, Int8Linear):
+        return lambda x: torch.cat([m(x) for m in mods], dim=-1)
+    names = ["weight", "bias"] if isinstance(mods[0], nn.Linear) else ["weight", "scales", "bias"]
+    if True not in has_bias:
+        names.remove("bias")
+    with torch.no_grad():
+        whole = {n: torch.cat([getattr(m, n).detach() for m in mods]) for n in names}
+        off = 0
+        for m in mods:
+            rows = m.out_features
+            for n in names:
+                part = whole[n][off : off + rows]
+                if isinstance(getattr(m, n), nn.Parameter):
+                    part = nn.Parameter(part, requires_grad=False)
+                setattr(m, n, part)  # a parameter or a registered buffer, now a view
+            off += rows
+    w, b = whole["weight"], whole.get("bias")
+    if isinstance(mods[0], nn.Linear):
+        return lambda x: F.linear(x, w, b)
+    scales = whole["scales"]
+    return lambda x: int8_matmul(x, w, scales, b)
 
 
 def _compute_dtype(model) -> torch.dtype:

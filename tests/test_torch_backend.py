@@ -313,3 +313,59 @@ def test_device_api_uploads_and_reads_back(tiny):
     last = tiny.eval_ids(tiny.upload(ids[3:]), 3, None, last_only=True)
     assert last.shape == (1, 320) and tiny.cache_tokens == ids[:3]  # unknown ids: prefix only
     assert tiny.readback(torch.tensor([3, 1, 4])).tolist() == [3, 1, 4]
+
+
+def test_fused_step_equals_the_model_modules_step():
+    """The fused batch-1 step (one qkv and one gate/up matmul over re-pointed weights,
+    F.rms_norm, joint RoPE, folded-GQA SDPA) gives the logits of the model's own modules."""
+    from specedit.models.torch_static import StaticLM
+
+    t = TorchTarget(tiny_model(), _tok(), n_ctx=512, static=True)
+    assert t._static.fused
+    ids = _loop_prompt(t)
+    fused = t.eval(ids, 0, range(len(ids))).copy()
+    t._static = StaticLM(t.model, t.n_ctx, graphs=False, fused=False)
+    t.rollback(0)
+    np.testing.assert_allclose(t.eval(ids, 0, range(len(ids))), fused, atol=1e-5)
+    att = t.model.model.layers[0].self_attn  # re-pointed: one storage, no second copy
+    assert att.q_proj.weight.untyped_storage().data_ptr() == (
+        att.v_proj.weight.untyped_storage().data_ptr()
+    )
+    with torch.inference_mode():  # the modules still compute what they did
+        x = torch.randn(3, 64)
+        torch.testing.assert_close(att.k_proj(x), x @ att.k_proj.weight.T + att.k_proj.bias)
+
+
+def test_fused_step_with_int8_layers_equals_their_modules():
+    from specedit.models.torch_static import StaticLM
+
+    t = TorchTarget(tiny_model(), _tok(), n_ctx=512, static=True, quant="int8")
+    ids = _loop_prompt(t)
+    fused = t.eval(ids, 0, range(len(ids))).copy()
+    t._static = StaticLM(t.model, t.n_ctx, graphs=False, fused=False)
+    t.rollback(0)
+    np.testing.assert_allclose(t.eval(ids, 0, range(len(ids))), fused, atol=1e-4)
+
+
+def test_quant_keeps_the_head_where_asked_and_probes_the_activation_dtype():
+    from specedit.models.quant import Int8Embedding, _has_int8_kernel, quantize
+
+    model = tiny_model()
+    untie = torch.nn.Linear(64, 320, bias=False)
+    untie.weight = torch.nn.Parameter(model.lm_head.weight.detach().clone())
+    model.lm_head = untie
+    quantize(model, "int8", keep_head=True)  # what CUDA gets: a bf16 GEMV, not int8pack_mm
+    assert model.get_output_embeddings() is untie
+    assert isinstance(model.get_input_embeddings(), Int8Embedding)
+    tied = tiny_model()
+    head = tied.get_output_embeddings()
+    quantize(tied, "int8", keep_head=True)  # tied: the shared table stays as it is
+    assert tied.get_output_embeddings() is head and head.weight is tied.model.embed_tokens.weight
+    assert _has_int8_kernel("cpu", torch.float32) in (True, False)
+    assert _has_int8_kernel.cache_info().currsize >= 1  # probed per (device, dtype)
+
+
+def _tok():
+    from torch_tiny import tiny_tokenizer
+
+    return tiny_tokenizer()
