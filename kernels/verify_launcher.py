@@ -76,6 +76,7 @@ def verify_triton_async(
     splits: int | None = None,
     block: int | None = None,
     out: torch.Tensor | None = None,
+    scratch: torch.Tensor | None = None,
 ) -> torch.Tensor:
     """Launch the kernel; returns ``out [n+2] int64``: num_accepted, then ``tokens [n+1]``.
 
@@ -84,7 +85,8 @@ def verify_triton_async(
     so the arrival counter exists; a captured graph replays the same seed and position).
     ``seed`` defaults to ``params.seed``; ``position`` is the output position of row 0;
     ``splits`` (column slices per row) defaults to a heuristic; ``block`` (columns per step,
-    a power of two >= 16) to 2048 on CUDA; ``out`` may be given to reuse a buffer.
+    a power of two >= 16) to 2048 on CUDA; ``out`` and ``scratch`` (``verify_scratch``) may be
+    given to reuse buffers, so a call allocates nothing (back-to-back timing, graphs).
     """
     assert logits.dim() == 2 and logits.dtype in _FLOATS, (logits.shape, logits.dtype)
     assert logits.stride(1) == 1, "logits must be contiguous along the vocabulary"
@@ -126,9 +128,7 @@ def verify_triton_async(
     use_top_k = not params.greedy and 0 < params.top_k < vocab
     use_top_p = not params.greedy and params.top_p < 1.0
     top_p_hi = float(np.float32(params.top_p))
-    accept = torch.empty(n + 1, dtype=torch.int32, device=device)
-    cand_score = torch.empty((n + 1, splits, 3), dtype=torch.float32, device=device)
-    cand_col = torch.empty((n + 1, splits, 2), dtype=torch.int32, device=device)
+    accept, cand_score, cand_col = _scratch_views(scratch, n, splits, device)
     if out is None:
         out = torch.empty(n + 2, dtype=torch.int64, device=device)
     assert out.shape == (n + 2,) and out.dtype == torch.int64 and out.is_contiguous()
@@ -170,6 +170,37 @@ def verify_triton_async(
         num_warps=8,
     )
     return out
+
+
+def _up4(x: int) -> int:
+    return (x + 3) // 4 * 4  # int32 elements: 16-byte aligned, as fresh allocations are
+
+
+def _scratch_len(n: int, splits: int) -> int:
+    r = n + 1
+    return _up4(r) + _up4(3 * r * splits) + 2 * r * splits
+
+
+def verify_scratch(n: int, max_splits: int, device) -> torch.Tensor:
+    """A reusable int32 workspace for drafts of up to ``n`` tokens and ``max_splits`` slices."""
+    return torch.empty(_scratch_len(n, max_splits), dtype=torch.int32, device=device)
+
+
+def _scratch_views(scratch, n: int, splits: int, device):
+    """(accept [n+1] int32, cand_score [n+1, splits, 3] fp32, cand_col [n+1, splits, 2] int32)."""
+    r = n + 1
+    if scratch is None:
+        return (
+            torch.empty(r, dtype=torch.int32, device=device),
+            torch.empty((r, splits, 3), dtype=torch.float32, device=device),
+            torch.empty((r, splits, 2), dtype=torch.int32, device=device),
+        )
+    assert scratch.dtype == torch.int32 and scratch.is_contiguous() and scratch.device == device
+    assert scratch.numel() >= _scratch_len(n, splits), "scratch too small for n and splits"
+    a, sc = _up4(r), _up4(3 * r * splits)
+    score = scratch[a : a + 3 * r * splits].view(torch.float32).view(r, splits, 3)
+    col = scratch[a + sc : a + sc + 2 * r * splits].view(r, splits, 2)
+    return scratch[:r], score, col
 
 
 def verify_triton(
