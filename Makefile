@@ -7,7 +7,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 LLAMA := llama-cpp-python==0.3.36
 
-.PHONY: setup setup-test llama demo test lint format bench docs-images clean
+.PHONY: setup setup-test llama demo test test-long lint format bench docs-images clean
 
 $(BIN)/python:
 	@command -v $(PY) >/dev/null || { echo "need $(PY)"; exit 1; }
@@ -46,6 +46,11 @@ test: setup-test
 	$(BIN)/ruff check . && $(BIN)/ruff format --check .
 	$(BIN)/python -m pytest -q
 	if [ -f plugins/vscode/package.json ]; then cd plugins/vscode && npm test; fi
+
+# the nightly run: the default suite's long stress runs at full length (tests/conftest.py)
+test-long: setup-test
+	SPECEDIT_LONG=1 SPECEDIT_STRESS_REPS=3 SPECEDIT_STRESS_TOKENS=160 \
+	  $(BIN)/python -m pytest -q -m "long or model"
 
 lint:
 	$(BIN)/ruff check . && $(BIN)/ruff format --check .

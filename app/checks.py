@@ -1,44 +1,50 @@
-"""Checks on a finished rewrite before it may be written: lines the model dropped.
+"""Checks on a finished rewrite before it may be written: verdicts that need no answer key.
 
-A small model sometimes closes its block early: asked to rename a function it returns
-the file without its last function, and the diff says "delete those lines". Nothing in
-the output tells that apart from a wanted deletion except the instruction, so:
+A small model sometimes closes its block early, renames a name on one line of several,
+changes one of the two functions it was asked to, or edits a function nobody named. Nothing
+in the output tells such a result from the one asked for except the instruction, read
+without a model (``app.intent``), and the file's own structure (``app.syntax``).
 
-Contract:
-  * ``suspect_deletion(old, new, instruction) -> Suspect | None`` flags a complete
-    result that, when ``instruction`` does not ask for anything to be removed
-    (``asks_removal``), either
+Contract: each check is a function of ``(old, new, intent, path)`` (``suspect_deletion``
+of ``(old, new, instruction)``) that returns a ``Suspect`` (a verdict with its reason and
+one line for any front end) or None:
+  * ``suspect_deletion``: when the instruction does not ask for anything to be removed
+    (``app.intent.asks_removal``), the result either
       - deletes a trailing block: its last hunk runs to the end of ``old`` and removes
         more non-blank lines than it adds: at least ``TAIL_LINES``, or at least
-        ``TAIL_SHARE`` of ``old``'s non-blank lines (a two-line function at the end of a
-        six-line file) (``drops_tail``), or
-      - deletes a large share: on balance at least ``SHARE`` of ``old``'s non-blank
-        lines, and at least ``MIN_SHARE_LINES`` of them, are gone (``drops_share``).
-  * ``Suspect.message`` is one line for any front end; ``to_json`` is the wire form
-    (``rewrite/done.suspect``). Front ends show it and refuse to write or apply the
-    result unless the user forces it.
+        ``TAIL_SHARE`` of ``old``'s non-blank lines (``drops_tail``), or
+      - deletes on balance at least ``SHARE`` of ``old``'s non-blank lines, and at least
+        ``MIN_SHARE_LINES`` of them (``drops_share``);
+  * ``rename_left``: a rename "A to B" leaves A as a name in the scope the rename covers
+    (``rename_scope``: the definitions the instruction names, else the whole file when A
+    is a definition of it, else the definitions the change was made in) (``rename_left``);
+  * ``sites_missed``: a definition the instruction joins with "and" to another ("of
+    Queue.put and of Queue.get") has no change (``site_missed``);
+  * ``value_missed``: "from a to b" is asked and no changed line held a and now holds b
+    (``value_missed``);
+  * ``outside_named``: the instruction names definitions of the file (and not the whole
+    file) and a hunk lies in none of them, nor is it the asked rename (``outside_named``);
+  * ``syntax_worse``: the result has more syntax errors than the original (``syntax``).
+``vouch(old, new, intent, path)`` runs them all and returns the verdicts in that order;
+``Suspect.to_json`` is the wire form (``rewrite/done.suspect``: the first verdict). Front
+ends show the message and refuse to write or apply a flagged result unless forced.
 A cut result (no closing fence) is never written at all: that is the rewrite's
 ``truncated`` status, not a check here.
 """
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
-from .diff import compute_hunks, split_lines
+from .diff import Hunk, compute_hunks, split_lines
+from .intent import Intent, asks_removal
+from .names import rename, uses
+from .syntax import Definition, definitions, language_for_path, syntax_warning
 
 TAIL_LINES = 3
 TAIL_SHARE = 0.2
 SHARE = 0.3
 MIN_SHARE_LINES = 5
-
-_REMOVAL = re.compile(
-    r"\b(remov\w*|delet\w*|drop\w*|strip\w*|cut|trim\w*|eras\w*|eliminat\w*|get rid|"
-    r"shorten\w*|condens\w*|dedup\w*|minif\w*|prun\w*|keep only|only keep|without|"
-    r"clean(?:s|ed|ing)?[ -]?up)\b",
-    re.IGNORECASE,
-)
 
 
 @dataclass(frozen=True)
@@ -46,18 +52,14 @@ class Suspect:
     """Why a complete result looks like lost lines rather than the edit asked for."""
 
     reason: str
-    """``drops_tail`` or ``drops_share``."""
+    """``drops_tail``, ``drops_share``, ``rename_left``, ``site_missed``,
+    ``value_missed``, ``outside_named`` or ``syntax``."""
     deleted_lines: int
-    """Non-blank lines removed on balance."""
+    """Non-blank lines removed on balance (0 for the verdicts on what changed)."""
     message: str
 
     def to_json(self) -> dict:
         return {"reason": self.reason, "deletedLines": self.deleted_lines, "message": self.message}
-
-
-def asks_removal(instruction: str) -> bool:
-    """True when the instruction asks for something to be removed or shortened."""
-    return _REMOVAL.search(instruction) is not None
 
 
 def _nonblank(text: str) -> int:
@@ -90,3 +92,176 @@ def suspect_deletion(old: str, new: str, instruction: str) -> Suspect | None:
             "which the instruction did not ask to remove",
         )
     return None
+
+
+# ---- what changed against what was asked ---------------------------------------------------
+
+
+def _lines_list(lines: list[int]) -> str:
+    """``line 3``, ``lines 3 and 7``, ``lines 3, 7, 9, 12, 15 and 4 more`` (1-based)."""
+    shown = [str(n + 1) for n in lines[:5]]
+    if len(lines) > 5:
+        return f"lines {', '.join(shown)} and {len(lines) - 5} more"
+    if len(shown) == 1:
+        return f"line {shown[0]}"
+    return f"lines {', '.join(shown[:-1])} and {shown[-1]}"
+
+
+def _touches(h: Hunk, d: Definition) -> bool:
+    """True when hunk ``h`` (old line numbers) changes lines of definition ``d``."""
+    if h.start_line == h.end_line:  # an insertion: inside, or right after the signature
+        return d.start < h.start_line <= d.end - (0 if h.start_line < d.end else 1)
+    return h.start_line < d.end and d.start < h.end_line
+
+
+def rename_scope(
+    old: str, new: str, intent: Intent, path: str | None
+) -> list[tuple[int, int]] | None:
+    """Where the asked rename applies (module docstring), in ``old``'s lines; None for the
+    whole file, [] when there is no rename."""
+    if intent.rename is None:
+        return []
+    a = intent.rename[0]
+    if intent.everywhere:
+        return None
+    defs = definitions(old, language_for_path(path))
+    own = [] if intent.rename_variable else [d for d in defs if d.name.rsplit(".", 1)[-1] == a]
+    if intent.named:  # the named definitions, and the renamed one's own signature
+        return [(d.start, d.end) for d in intent.named] + [(d.start, d.header_end) for d in own]
+    if own:
+        return None  # a definition of the file: every use of it
+    changed = compute_hunks(old, new)
+    b = intent.rename[1]
+    made = [d for d in defs if any(_touches(h, d) and b in h.new_text for h in changed)]
+    # the innermost definitions the model made the rename in
+    inner = [
+        d
+        for d in made
+        if not any(e is not d and d.start <= e.start and e.end <= d.end for e in made)
+    ]
+    return [(d.start, d.end) for d in inner] or None
+
+
+def _map_scope(old: str, new: str, scope: list[tuple[int, int]] | None):
+    """``scope`` (``old``'s lines) in ``new``'s line numbers (via the hunks between them)."""
+    if scope is None:
+        return None
+    hunks = compute_hunks(old, new)
+
+    def at(line: int) -> int:
+        shift = 0
+        for h in hunks:
+            if h.end_line <= line:
+                shift += len(split_lines(h.new_text)) - (h.end_line - h.start_line)
+        return line + shift
+
+    return [(at(a), at(b)) for a, b in scope]
+
+
+def rename_words(intent: Intent) -> bool:
+    """True when the rename reaches comments and strings too (it says so)."""
+    return intent.everywhere or intent.comments
+
+
+def rename_left(old: str, new: str, intent: Intent, path: str | None) -> Suspect | None:
+    """The verdict when the asked rename leaves the old name in its scope (module docstring)."""
+    if intent.rename is None:
+        return None
+    a, b = intent.rename
+    scope = rename_scope(old, new, intent, path)
+    if not uses(old, a, path, scope):
+        return None  # nothing of that name to rename there
+    left = uses(new, a, path, _map_scope(old, new, scope), rename_words(intent))
+    if not left:
+        return None
+    names = [d.name for d in intent.named if scope and (d.start, d.end) in scope]
+    where = f" in {', '.join(names)}" if names else ""
+    return Suspect(
+        "rename_left",
+        0,
+        f"{a} is still used{where} on {_lines_list(sorted({r for r, _ in left}))} "
+        f"after the rename to {b}",
+    )
+
+
+def sites_missed(old: str, new: str, intent: Intent, path: str | None) -> Suspect | None:
+    """The verdict when a definition the change goes to ("A and B") is left unchanged."""
+    if len(intent.each) < 2:
+        return None
+    hunks = compute_hunks(old, new)
+    missed = [g for g in intent.each if not any(_touches(h, d) for h in hunks for d in g)]
+    if not missed or len(missed) == len(intent.each):  # all or none: other checks say it
+        return None
+    missed = [g[0] for g in missed]
+    verb = "is" if len(missed) == 1 else "are"
+    return Suspect(
+        "site_missed",
+        0,
+        f"{' and '.join(d.name for d in missed)} {verb} not changed, though the instruction "
+        "asks for the change there too",
+    )
+
+
+def value_missed(old: str, new: str, intent: Intent, path: str | None) -> Suspect | None:
+    """The verdict when "from a to b" is asked and no changed line made that change."""
+    if not intent.values:
+        return None
+    hunks = compute_hunks(old, new)
+    for a, b in intent.values:
+        if any(a in h.old_text and b in h.new_text for h in hunks):
+            continue
+        if a not in old:  # the file never says it so: nothing to check against
+            continue
+        return Suspect("value_missed", 0, f"no line that held {a} now holds {b}")
+    return None
+
+
+def _is_rename(h: Hunk, intent: Intent, path: str | None) -> bool:
+    if intent.rename is None:
+        return False
+    a, b = intent.rename
+    return rename(h.old_text, a, b, path, None, True) == h.new_text
+
+
+def outside_named(old: str, new: str, intent: Intent, path: str | None) -> Suspect | None:
+    """The verdict when a hunk lies in no definition the instruction names."""
+    stray = unasked_hunks(old, new, intent, path)
+    if not stray:
+        return None
+    named = ", ".join(d.name for d in intent.named)
+    return Suspect(
+        "outside_named",
+        0,
+        f"the result also changes {_lines_list([h.start_line for h in stray])}, outside "
+        f"{named}, which the instruction names",
+    )
+
+
+def unasked_hunks(old: str, new: str, intent: Intent, path: str | None) -> list[Hunk]:
+    """The hunks ``outside_named`` finds (module docstring). A change "everywhere" asks for
+    nothing outside the named definitions but the rename it names, if any."""
+    if not intent.named or (intent.everywhere and intent.rename is None):
+        return []
+    return [
+        h
+        for h in compute_hunks(old, new)
+        if not any(_touches(h, d) for d in intent.named) and not _is_rename(h, intent, path)
+    ]
+
+
+def syntax_worse(old: str, new: str, intent: Intent, path: str | None) -> Suspect | None:
+    """The verdict when the result parses with more errors than the original."""
+    lang = language_for_path(path)
+    warning = syntax_warning(old, new, lang) if lang else None
+    return Suspect("syntax", 0, warning) if warning else None
+
+
+CHECKS = (rename_left, sites_missed, value_missed, outside_named, syntax_worse)
+
+
+def vouch(old: str, new: str, intent: Intent, path: str | None) -> list[Suspect]:
+    """Every verdict on ``new`` as the change ``intent`` asks of ``old`` (module docstring),
+    the lost lines first."""
+    out = [suspect_deletion(old, new, intent.instruction)]
+    out += [check(old, new, intent, path) for check in CHECKS]
+    return [s for s in out if s is not None]

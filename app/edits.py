@@ -39,7 +39,9 @@ Contract:
     a big file's outline shows it) stands for those lines, and its change is made across
     them. A block whose two sides are the same, placed only at the fuzzy level, was
     written with the change made on both sides: the file's lines take its text where
-    they differ. Raises ``EditError`` (one line naming the block and why) when a block
+    they differ. A one-line block whose search side is only a piece of one file line
+    (``quiet=False``) changes that piece of that line, when the piece is on no other.
+    Raises ``EditError`` (one line naming the block and why) when a block
     cannot be placed or two blocks overlap; nothing is ever half-applied. ``within``
     restricts the matches to given line ranges (the windows a big file's prompt shows).
   * ``apply_blocks(text, blocks) -> str``: the new text, all blocks or none.
@@ -344,6 +346,29 @@ def _unjoin(file: list[str], search: list[str], replace: list[str]):
     return (new_s, new_r) if changed else None
 
 
+def _inline(
+    file: list[str], search: list[str], replace: list[str], within
+) -> tuple[int, int, str] | None:
+    """A block whose two sides are one line each, the search side a piece of one file line
+    (``quiet=False`` for the line ``def f(x, quiet=False):``; models write that): the
+    replacement of that line, made where the piece is, when the piece is on exactly one
+    line of the file (inside ``within``), once; else None."""
+    if len(search) != 1 or len(replace) != 1:
+        return None
+    piece, new = search[0].strip(), replace[0].strip()
+    if len(piece) < 3 or piece == new:
+        return None
+    hits = [
+        k
+        for k, f in enumerate(file)
+        if piece in f and (within is None or any(a <= k < b for a, b in within))
+    ]
+    if len(hits) != 1 or file[hits[0]].count(piece) != 1:
+        return None
+    k = hits[0]
+    return k, k + 1, file[k].replace(piece, new, 1)
+
+
 def _made_already(file: list[str], lines: list[str], where: list[int]):
     """A block whose two sides are the same lines, only like the file's where they match:
     the model wrote the lines with the change made on both sides (small models do: the
@@ -368,6 +393,9 @@ def _block_hunks(
     try:
         where, fuzzy = _find(file, search, after, within)
     except EditError:
+        inline = _inline(file, search, replace, within)
+        if inline is not None:
+            return [inline], inline[0] + 1
         unjoined = _unjoin(file, search, replace)
         if unjoined is None:
             raise

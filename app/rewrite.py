@@ -57,13 +57,16 @@ from . import edits
 from .diff import split_lines
 from .files import FileError
 from .generation import run_prompt
+from .intent import read_intent
 from .loaded_model import LoadedModel
 from .options import EDIT_MODES, RewriteOptions
 from .outline import Outline, outline, widen
-from .prompt import Prompt, answer_prompt, outline_prompt, rewrite_prompt
+from .prompt import Prompt, answer_prompt, feedback_note, outline_prompt, rewrite_prompt
 from .quotes import Citation, all_found, check_citations
+from .rounds import redo_definitions, round_targets
 from .stages import (
     Context,
+    Fallback,
     RewriteResult,
     check_fits,
     run_blocks,
@@ -182,11 +185,33 @@ def rewrite(
     if mode == "blocks":
         res = run_blocks(ctx, _whole_prompt(ctx, "blocks"))
         if isinstance(res, RewriteResult):
-            return ctx.close(res, "blocks")
-        log.info("edit blocks given up (%s): rewriting the whole file", res)
+            return ctx.close(_mend(ctx, res) or res, "blocks")
+        mended = _mend(ctx, res)
+        if mended is not None:
+            return ctx.close(mended, "blocks", res.why)
+        log.info("edit blocks given up (%s): rewriting the whole file", res.why)
         ctx.next_stage()
-        return ctx.close(run_whole(ctx, prompt), "whole", res)
+        return ctx.close(run_whole(ctx, prompt), "whole", res.why)
     return ctx.close(run_whole(ctx, prompt), "whole")
+
+
+def _mend(ctx: Context, first: RewriteResult | Fallback) -> RewriteResult | None:
+    """Under ``auto``, one repair round (``app.rounds``) for a blocks answer that could not
+    be placed or that the checks flag: the better result of the two (fewer verdicts; the
+    first on a tie), or None when no round ran or it brought nothing back."""
+    if ctx.opts.edit != "auto" or ctx.metrics.stop_reason == "cancelled":
+        return None
+    asked = " ".join(filter(None, (ctx.opts.instruction, feedback_note(ctx.opts.feedback))))
+    defs = round_targets(ctx, first, read_intent(asked, ctx.text, ctx.path))
+    if not defs:
+        return None
+    log.info("repair round: rewriting %s whole", ", ".join(d.name for d in defs))
+    res = redo_definitions(ctx, first, defs)
+    if res is None or res.status == "cancelled":
+        return res
+    if isinstance(first, RewriteResult) and len(res.verdicts) >= len(first.verdicts):
+        return None
+    return res
 
 
 # ---- files too long to show whole -------------------------------------------------------
@@ -266,17 +291,18 @@ def _big(ctx: Context, whole: Prompt, mode: str) -> RewriteResult:
     res = run_blocks(ctx, prompt, within=ranges)
     if isinstance(res, RewriteResult):
         return ctx.close(res, "locate+blocks")
+    why = res.why
     span = (ranges[0][0], ranges[-1][1])
     if _count(ctx)("".join(ctx.lines[span[0] : span[1]])) > FALLBACK_TOKENS:
         where = _region_name(ctx, span)
         msg = (
-            f"the edit blocks cannot be applied ({res}); nothing changed: {where} are too "
+            f"the edit blocks cannot be applied ({why}); nothing changed: {where} are too "
             "long to rewrite whole here; rewrite them, or fewer, with --lines"
         )
-        return ctx.close(ctx.result("no_output", msg), "locate+blocks", res)
-    log.info("edit blocks given up (%s): rewriting the located lines", res)
+        return ctx.close(ctx.result("no_output", msg), "locate+blocks", why)
+    log.info("edit blocks given up (%s): rewriting the located lines", why)
     ctx.next_stage()
-    return _big_region(ctx, out, span, fallback=res)
+    return _big_region(ctx, out, span, fallback=why)
 
 
 def _region_prompt(ctx: Context, out: Outline, region: tuple[int, int]) -> Prompt:

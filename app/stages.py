@@ -8,8 +8,9 @@ Contract:
   * ``run_blocks(ctx, prompt, within=...)``: the model writes search/replace blocks
     (``app.edits``), placed in the file (inside the ``within`` line ranges when given);
     an answer stops as soon as it is ``edits.broken`` (no more text could mend it).
-    Returns the result, or, when ``ctx.opts.edit`` is ``auto``, a one-line reason
-    instead of a failed result, so the caller can fall back; nothing is applied then.
+    Returns the result, or, when ``ctx.opts.edit`` is ``auto``, a ``Fallback`` (why,
+    and the answer) instead of a failed result, so the caller can fall back or repair;
+    nothing is applied then.
   * ``run_locate(ctx, prompt, outline)``: the line ranges of a big file a change goes to
     (``app.outline.read_located``), from a short first answer.
   * ``check_fits(session, prompt, what, fix)`` raises ``FileError`` naming the real sizes
@@ -30,14 +31,16 @@ from dataclasses import dataclass, field
 
 from ..engine.metrics import Metrics
 from . import edits
-from .checks import Suspect, suspect_deletion
+from .checks import Suspect, suspect_deletion, vouch
 from .diff import Hunk, apply_hunks, compute_hunks, preview_in_file, unified_diff
 from .files import FileError
 from .generation import run_prompt
+from .intent import read_intent
 from .loaded_model import LoadedModel
 from .options import RewriteOptions
 from .outline import Outline, read_located
 from .prompt import Prompt, feedback_note
+from .repair import keep_copies, repair
 
 log = logging.getLogger(__name__)
 
@@ -63,9 +66,11 @@ class RewriteResult:
     status: str  # ok | truncated | cancelled | no_output
     message: str = ""
     suspect: Suspect | None = None
-    """Set on an ``ok`` result that drops lines the instruction did not ask to remove."""
+    """Set on an ``ok`` result the checks flag (``app.checks.vouch``): the first verdict."""
     edit_mode: str = "whole"
     """The edit mode that produced this result (``Metrics.edit_mode``, in the stats too)."""
+    verdicts: list[Suspect] = field(default_factory=list)
+    """Every verdict of the checks on an ``ok`` result (``suspect`` is the first)."""
 
     def to_json(self) -> dict:
         return {
@@ -75,8 +80,18 @@ class RewriteResult:
             "diff": self.diff,
             "hunks": [h.to_json() for h in self.hunks],
             "suspect": self.suspect.to_json() if self.suspect else None,
+            "verdicts": [v.to_json() for v in self.verdicts],
             "stats": self.metrics.snapshot(),
         }
+
+
+@dataclass(frozen=True)
+class Fallback:
+    """A blocks answer given up under ``auto``: why, and what the model wrote."""
+
+    why: str
+    """One line (``edit_fallback`` in the stats)."""
+    raw: str = ""
 
 
 @dataclass
@@ -96,6 +111,8 @@ class Context:
     """Tokens of the text a whole rewrite re-emits (the file, or the region asked for)."""
     edit_reason: str = ""
     """Why ``auto`` chose a whole rewrite without trying blocks (``app.rewrite.broad``)."""
+    repairs: list[str] = field(default_factory=list)
+    """The repairs made to the answer (``app.repair``) and repair rounds run, in order."""
 
     def next_stage(self) -> None:
         """The stage so far is over: keep its figures, start the metrics afresh."""
@@ -109,6 +126,7 @@ class Context:
         self.metrics.edit_mode = res.edit_mode = mode
         self.metrics.edit_fallback = fallback
         self.metrics.edit_reason = self.edit_reason
+        self.metrics.edit_repairs = tuple(self.repairs)
         self.metrics.file_tokens = self.file_tokens or self.metrics.file_tokens
         return res
 
@@ -144,15 +162,31 @@ def cut_message(stop_reason: str, max_tokens: int, region: bool) -> str:
 
 
 def finished(ctx: Context, new_text: str, raw: str, part: str, body: str) -> RewriteResult:
-    """The ``ok`` result of a complete rewrite: hunks, diff and the suspect check of
-    ``body`` against ``part`` (what the model was shown to rewrite)."""
+    """The ``ok`` result of a complete rewrite: the answer repaired (``app.repair``; a
+    region's answer only has its copies kept), hunks, diff and the checks' verdicts
+    (``app.checks.vouch``; a region's lost lines are judged on ``body`` against ``part``,
+    what the model was shown to rewrite); the first verdict is the result's ``suspect``."""
     text, m = ctx.text, ctx.metrics
-    hunks = compute_hunks(text, new_text)
     asked = " ".join(filter(None, (ctx.opts.instruction, feedback_note(ctx.opts.feedback))))
-    suspect = suspect_deletion(part, body, asked)
+    intent = read_intent(asked, text, ctx.path)
+    if ctx.opts.region is None and part == text:
+        new_text, labels = repair(text, new_text, intent, ctx.path)
+        verdicts = vouch(text, new_text, intent, ctx.path)
+    else:
+        fixed = keep_copies(text, new_text, intent, ctx.path)
+        labels = ["copies"] if fixed != new_text else []
+        new_text = fixed
+        lost = suspect_deletion(part, body, asked)
+        verdicts = [lost] if lost else []
+        verdicts += [v for v in vouch(text, new_text, intent, ctx.path) if not v.deleted_lines]
+    ctx.repairs += [x for x in labels if x not in ctx.repairs]
+    hunks = compute_hunks(text, new_text)
+    suspect = verdicts[0] if verdicts else None
     msg = suspect.message if suspect else ("" if hunks else "no changes")
     diff = unified_diff(text, new_text, ctx.path or "text")
-    return RewriteResult(text, new_text, raw, hunks, diff, m, "ok", msg, suspect, m.edit_mode)
+    return RewriteResult(
+        text, new_text, raw, hunks, diff, m, "ok", msg, suspect, m.edit_mode, verdicts
+    )
 
 
 def run_whole(ctx: Context, prompt: Prompt) -> RewriteResult:
@@ -188,14 +222,14 @@ def run_whole(ctx: Context, prompt: Prompt) -> RewriteResult:
 
 def run_blocks(
     ctx: Context, prompt: Prompt, within: Sequence[tuple[int, int]] | None = None
-) -> RewriteResult | str:
+) -> RewriteResult | Fallback:
     """The model writes search/replace blocks, placed in the file (module docstring)."""
     session, opts, m, text = ctx.session, ctx.opts, ctx.metrics, ctx.text
     forced = opts.edit == "blocks"
     room = session.target.n_ctx - len(prompt) - 1
     if room < 64:
         why = "no room left in the context for the blocks"
-        return ctx.result("no_output", f"{why}; nothing changed") if forced else why
+        return ctx.result("no_output", f"{why}; nothing changed") if forced else Fallback(why)
     # what the blocks can change: the file, or the windows of a big file's prompt
     shown = prompt.part_tokens or sum(e - s for s, e, lab in prompt.spans if lab == "whole")
     share = 1.0 if forced else BLOCKS_SHARE
@@ -234,7 +268,7 @@ def run_blocks(
     if why:
         log.info("blocks not applied: %s; the answer was %r", why, raw[:2000])
         if not forced:
-            return why
+            return Fallback(why, raw)
         if cut:
             return ctx.result(
                 "truncated", cut_message(m.stop_reason, max_tokens, False), raw, hunks

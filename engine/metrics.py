@@ -78,6 +78,8 @@ class Metrics:
     """Why a whole rewrite was chosen without trying an edit format ("" when it was not)."""
     edit_fallback: str = ""
     """Why an edit format was given up for a whole rewrite ("" when it was not)."""
+    edit_repairs: tuple[str, ...] = ()
+    """Which repairs the app made to the model's answer (``app.repair``), in order."""
     file_tokens: int = 0
     """Tokens of the text a whole rewrite re-emits (set by the app)."""
     drafted_at: list[int] = field(default_factory=list)
@@ -272,6 +274,7 @@ class Metrics:
             "edit_mode": self.edit_mode,
             "edit_reason": self.edit_reason,
             "edit_fallback": self.edit_fallback,
+            "edit_repairs": list(self.edit_repairs),
             "file_tokens": self.file_tokens,
             "k": self.k,
             "off_reason": self.off_reason,

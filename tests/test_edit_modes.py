@@ -39,6 +39,10 @@ def whole_answer(text: str) -> str:
     return "```python\n" + text + "```\n"
 
 
+# names no definition: no repair round (app/rounds.py) comes before the whole rewrite
+UNNAMED = "Make the eighth function multiply."
+
+
 def run(rules, text=TEXT, n_ctx=1 << 16, on_text=None, **opts):
     session = scripted_session(rules, n_ctx)
     opts.setdefault("instruction", "Make f7 multiply.")
@@ -80,7 +84,8 @@ def test_blocks_that_do_not_apply_fall_back_to_the_whole_file_and_count_both_sta
         [
             (BLOCKS, blocks_answer(block("    yield from nowhere\n", "    return x * 7\n"))),
             (WHOLE, whole_answer(WANT)),
-        ]
+        ],
+        instruction=UNNAMED,
     )
     assert res.status == "ok" and res.new_text == WANT and res.edit_mode == "whole"
     s = res.metrics.snapshot()
@@ -205,7 +210,7 @@ def test_a_broad_change_is_written_whole_at_once_under_auto_and_says_why():
 def test_a_blocks_answer_under_auto_stops_at_half_the_file_then_falls_back():
     # a model that copies the whole file into one block: cut at its share, then whole
     endless = "```python\n<<<<<<< SEARCH\n" + TEXT * 3
-    res, prompts = run([(BLOCKS, endless), (WHOLE, whole_answer(WANT))])
+    res, prompts = run([(BLOCKS, endless), (WHOLE, whole_answer(WANT))], instruction=UNNAMED)
     assert res.status == "ok" and res.new_text == WANT and len(prompts) == 2
     first = res.metrics.snapshot()["generated_tokens"] - len(whole_answer(WANT))
     assert first <= int(len(TEXT) * BLOCKS_SHARE) + BLOCKS_MARGIN + 8
@@ -216,7 +221,7 @@ def test_a_blocks_answer_that_cannot_be_mended_stops_at_once_then_falls_back():
     # the 0.5B's loop: a new ======= where >>>>>>> REPLACE belongs, over and over
     loop = "    return x + 7\n=======\n\n    return x * 7\n" * 200
     opening = "```python\n<<<<<<< SEARCH\n"
-    res, prompts = run([(BLOCKS, opening + loop), (WHOLE, whole_answer(WANT))])
+    res, prompts = run([(BLOCKS, opening + loop), (WHOLE, whole_answer(WANT))], instruction=UNNAMED)
     assert res.status == "ok" and res.new_text == WANT and len(prompts) == 2
     s = res.metrics.snapshot()
     assert "without its >>>>>>> REPLACE line" in s["edit_fallback"]

@@ -269,6 +269,7 @@ class Scheduler:
             "hunks": extra.get("hunks", []),
             "validation": extra.get("validation"),
             "suspect": extra.get("suspect"),
+            "verdicts": extra.get("verdicts", []),
             "stats": job.metrics.snapshot(),
         }
         job.done["stats"]["elapsedMs"] = job.elapsed_ms()
@@ -399,4 +400,5 @@ class Scheduler:
                 hunks=[h.to_json() for h in res.hunks],
                 validation=validation,
                 suspect=res.suspect.to_json() if res.suspect else None,
+                verdicts=[v.to_json() for v in res.verdicts],
             )

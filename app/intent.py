@@ -1,0 +1,152 @@
+"""What an instruction asks of a file, read without a model: the facts checks and repairs use.
+
+Contract: ``read_intent(instruction, text, path) -> Intent``. Every field is a plain reading
+of the words and of the file's definitions (``app.syntax.definitions``), never a guess
+about the model's answer:
+  * ``rename``: ``(old, new)`` for "rename [the function|variable …] OLD to NEW";
+  * ``named``: the file's definitions the instruction names, by their qualified name
+    (``Repr.repr_dict``) or their last part (``do_shorts``, ``do_shorts()``), in the
+    order named; a name that is several definitions' last part names all of them; a
+    lowercase word names one only when it reads as a name ("in getopt", "getopt()",
+    "the function digest", in backticks), not "add" in "and add a docstring"; the
+    names of a rename name none (they say what changes, not where);
+  * ``each``: the sites the instruction joins with "and" ("of Queue.put and of
+    Queue.get", "in do_longs and in do_shorts"), each the definitions its word names: the
+    change goes to every site;
+  * ``values``: ``(a, b)`` pairs of "from A to B" (quotes kept as written);
+  * ``everywhere``: the instruction asks for a change across the file
+    (``app.rewrite.broad``'s words);
+  * ``layout``, ``comments``, ``removal``: it asks to change white space or formatting,
+    comments or docstrings, or to remove something (``app.checks.asks_removal``): the
+    repairs that would undo such changes stay away.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from .syntax import Definition, definitions, language_for_path
+
+_RENAME = re.compile(
+    r"\brename\s+(?:the\s+)?(?:((?:local\s+)?(?:variable|function|method|class|parameter|"
+    r"argument|attribute|constant|field|name))\s+)?[`'\"]?([A-Za-z_]\w*)[`'\"]?\s+"
+    r"(?:to|as|into)\s+[`'\"]?([A-Za-z_]\w*)",
+    re.I,
+)
+_NOT_A_DEFINITION = re.compile(r"variable|parameter|argument|attribute|field|constant", re.I)
+_VALUE = re.compile(r"\bfrom\s+(\S+?)\s+to\s+(\S+?)(?=[\s,;]|\.(?:\s|$)|$)", re.I)
+_EVERYWHERE = re.compile(
+    r"\b(everywhere|throughout|every\s+\w+|(?:all|each)\s+(?:of\s+)?(?:the\s+|its\s+)?"
+    r"(?:occurrences?|uses?|usages?|references?|calls?|places?|functions?|methods?)|"
+    r"(?:whole|entire)\s+(?:file|module|text|code))\b",
+    re.I,
+)
+_LAYOUT = re.compile(
+    r"\b(indent\w*|white\s*space|spaces|tabs?|format\w*|reformat\w*|align\w*|wrap\w*|"
+    r"pep\s*8|style|blank\s+lines?|line\s+length)\b",
+    re.I,
+)
+_COMMENTS = re.compile(r"\b(comments?|docstrings?|documentation|docs?)\b", re.I)
+_REMOVAL = re.compile(
+    r"\b(remov\w*|delet\w*|drop\w*|strip\w*|cut|trim\w*|eras\w*|eliminat\w*|get rid|"
+    r"shorten\w*|condens\w*|dedup\w*|minif\w*|prun\w*|keep only|only keep|without|"
+    r"clean(?:s|ed|ing)?[ -]?up)\b",
+    re.I,
+)
+_DOTTED = re.compile(r"[A-Za-z_][\w.]*\w|[A-Za-z_]")
+_AND = re.compile(
+    r"[\s,]*(?:and|&)\s+(?:(?:of|in|to|for)\s+)?(?:the\s+)?(?:(?:function|method|class)\s+)?",
+    re.I,
+)
+
+
+@dataclass(frozen=True)
+class Intent:
+    instruction: str
+    rename: tuple[str, str] | None = None
+    rename_variable: bool = False
+    """The rename says its name is a variable, parameter, attribute or field."""
+    named: tuple[Definition, ...] = ()
+    each: tuple[tuple[Definition, ...], ...] = ()
+    """Per site the change goes to, the definitions its word names (one of them changes)."""
+    values: tuple[tuple[str, str], ...] = ()
+    everywhere: bool = False
+    layout: bool = False
+    comments: bool = False
+    removal: bool = False
+
+
+def asks_removal(instruction: str) -> bool:
+    """True when the instruction asks for something to be removed or shortened."""
+    return _REMOVAL.search(instruction) is not None
+
+
+def _strip(value: str) -> str:
+    return value.strip().rstrip(".,;:")
+
+
+_KIND = re.compile(r"\b(function|method|class)\s+$", re.I)
+_LEAD = re.compile(r"\b(function|method|class|def|in|of)\s+$", re.I)
+
+
+def _named(instruction: str, defs: list[Definition]) -> list[tuple[int, int, list[Definition]]]:
+    """``(start, end, definitions)`` of each word of ``instruction`` that names definitions;
+    "the function digest" names a top-level one where a method has that name too."""
+    found = []
+    for m in _DOTTED.finditer(instruction):
+        word = m.group(0).rstrip(".")
+        before, after = instruction[: m.start()], instruction[m.start() + len(word) :]
+        if (
+            word.isalpha()
+            and word.islower()
+            and not (
+                _LEAD.search(before) or after.startswith("(") or before.endswith(("`", "'", '"'))
+            )
+        ):
+            continue  # "add", "get", "run": an English word unless something says a name
+        hits = [d for d in defs if d.name == word or d.name.endswith("." + word)]
+        kind = _KIND.search(before)
+        if kind and len(hits) > 1:
+            top = kind.group(1).lower() != "method"
+            hits = [d for d in hits if (d.depth == 0) == top] or hits
+        if hits:
+            found.append((m.start(), m.start() + len(word), hits))
+    return found
+
+
+def read_intent(instruction: str, text: str, path: str | None = None) -> Intent:
+    """The ``Intent`` of ``instruction`` on ``text`` (module docstring)."""
+    defs = definitions(text, language_for_path(path))
+    rename, variable = None, False
+    r = _RENAME.search(instruction)
+    if r and r.group(2) != r.group(3):
+        rename = (r.group(2), r.group(3))
+    spans = _named(instruction, defs)
+    if rename is not None:  # the renamed name is what changes, not where
+        variable = bool(r.group(1) and _NOT_A_DEFINITION.search(r.group(1)))
+        spans = [s for s in spans if instruction[s[0] : s[1]] not in rename]
+    named: list[Definition] = []
+    for _, _, hits in spans:
+        named += [d for d in hits if d not in named]
+    each: list[tuple[Definition, ...]] = []
+    for (_, e1, h1), (s2, _, h2) in zip(spans, spans[1:], strict=False):
+        if _AND.fullmatch(instruction[e1:s2]):
+            each += [tuple(h) for h in (h1, h2) if tuple(h) not in each]
+    values = tuple(
+        (_strip(a), _strip(b))
+        for a, b in _VALUE.findall(instruction)
+        if _strip(a) and _strip(b) and _strip(a) != _strip(b)
+    )
+    return Intent(
+        instruction,
+        rename,
+        variable,
+        tuple(named),
+        tuple(each),
+        values,
+        _EVERYWHERE.search(instruction) is not None,
+        _LAYOUT.search(instruction) is not None,
+        _COMMENTS.search(instruction) is not None,
+        asks_removal(instruction),
+    )

@@ -1,0 +1,95 @@
+"""Where a name is used in a text, and the text with it renamed: the one home of that reading.
+
+Contract:
+  * ``uses(text, name, path, scope, words=False) -> list[(line, col)]``: 0-based places
+    of ``name`` as a name in ``text``, within ``scope`` (0-based ``[start, end)`` line
+    ranges; None for the whole text). In Python (``tokenize``) a use is a NAME token,
+    not an attribute (``x.name``) and not a keyword argument (``f(name=…)``), which name
+    other things; with ``words``, whole words inside comments and strings count too (a
+    rename "comments and docstrings included"). Elsewhere, or where Python does not
+    tokenize, a use is a whole word on a line.
+  * ``rename(text, old, new, path, scope, words=False) -> str``: ``text`` with every use
+    of ``old`` in ``scope`` replaced by ``new`` and every other byte as it was.
+"""
+
+from __future__ import annotations
+
+import io
+import re
+import tokenize
+from collections.abc import Sequence
+
+from .diff import split_lines
+from .syntax import language_for_path
+
+Scope = Sequence[tuple[int, int]] | None
+
+
+def _inside(line: int, scope: Scope) -> bool:
+    return scope is None or any(a <= line < b for a, b in scope)
+
+
+def _word(name: str) -> re.Pattern:
+    return re.compile(rf"(?<![\w]){re.escape(name)}(?![\w])")
+
+
+def _python_uses(text: str, name: str, words: bool) -> list[tuple[int, int]] | None:
+    try:
+        toks = list(tokenize.generate_tokens(io.StringIO(text).readline))
+    except (tokenize.TokenError, SyntaxError, IndentationError):
+        return None
+    word = _word(name)
+    out = []
+    sig = [t for t in toks if t.type not in (tokenize.NL, tokenize.NEWLINE, tokenize.COMMENT)]
+    parens: list[bool] = []  # per open bracket: is it a call's (not a def's parameters)?
+    for i, t in enumerate(sig):
+        if t.type == tokenize.OP and t.string in "([{":
+            is_def = t.string == "(" and i >= 2 and sig[i - 2].string in ("def", "class")
+            parens.append(t.string == "(" and not is_def)
+        elif t.type == tokenize.OP and t.string in ")]}" and parens:
+            parens.pop()
+        if t.type == tokenize.NAME and t.string == name:
+            before = sig[i - 1].string if i else ""
+            after = sig[i + 1].string if i + 1 < len(sig) else ""
+            if before == ".":
+                continue
+            if after == "=" and before in ("(", ",") and parens and parens[-1]:
+                continue  # a keyword argument of a call names the callee's parameter
+            out.append((t.start[0] - 1, t.start[1]))
+    for t in toks if words else ():
+        if t.type in (tokenize.COMMENT, tokenize.STRING):
+            row, col = t.start[0] - 1, t.start[1]
+            for k, piece in enumerate(t.string.split("\n")):
+                base = col if k == 0 else 0
+                out += [(row + k, base + m.start()) for m in word.finditer(piece)]
+    return out
+
+
+def uses(
+    text: str, name: str, path: str | None, scope: Scope = None, words: bool = False
+) -> list[tuple[int, int]]:
+    """The places of ``name`` in ``text`` (module docstring)."""
+    found = None
+    if language_for_path(path) == "python":
+        found = _python_uses(text, name, words)
+    if found is None:
+        word = _word(name)
+        found = [
+            (i, m.start()) for i, line in enumerate(split_lines(text)) for m in word.finditer(line)
+        ]
+    return sorted({p for p in found if _inside(p[0], scope)})
+
+
+def rename(
+    text: str, old: str, new: str, path: str | None, scope: Scope = None, words: bool = False
+) -> str:
+    """``text`` with ``old`` renamed ``new`` where ``uses`` finds it (module docstring)."""
+    places = uses(text, old, path, scope, words)
+    if not places:
+        return text
+    lines = split_lines(text)
+    for row, col in sorted(places, reverse=True):
+        line = lines[row]
+        if line[col : col + len(old)] == old:
+            lines[row] = line[:col] + new + line[col + len(old) :]
+    return "".join(lines)

@@ -1,0 +1,174 @@
+"""Repairs of a model's answer that need no model: the program does what a small model fumbles.
+
+A 1.5B model asked to rewrite a file re-emits a 35-space continuation indent as one space,
+stops before the file's last function, renames a local on its first line only, or adds
+docstrings to functions nobody named. Each repair here undoes one such fault, from the
+instruction (``app.intent``) and the file alone, and only where the instruction did not
+ask for that kind of change.
+
+Contract: ``repair(old, new, intent, path) -> (text, labels)`` runs, in order:
+  * ``keep_copies`` (label ``copies``): a changed line that equals an original line but
+    for white space, or (Python) but for its comment, takes the original, unless the
+    instruction asks for layout or comments, or the line's change is the asked rename;
+  * ``restore_tail`` (``tail``): a result whose last hunk drops the file's tail
+    (``app.checks.suspect_deletion``'s ``drops_tail``) gets the original tail back;
+  * ``drop_unasked`` (``unasked``): hunks outside every definition the instruction names
+    (``app.checks.unasked_hunks``; the asked rename is no stray change) are undone, when
+    at least one hunk is inside one;
+  * ``complete_rename`` (``rename``): a rename "A to B" the model made in part is made
+    everywhere in its scope (``app.checks.rename_scope``; comments and strings too when
+    the instruction says so); never when the model made none of it (B nowhere new).
+It returns the repaired text and the labels of the repairs that changed something; the
+text is ``new`` when none did. ``app.stages.finished`` runs it on every complete result,
+then ``app.checks.vouch`` judges what is left.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+
+from .checks import rename_scope, rename_words, suspect_deletion, unasked_hunks
+from .diff import Hunk, apply_hunks, compute_hunks, split_lines
+from .intent import Intent
+from .names import rename
+from .syntax import language_for_path
+
+
+def _squash(line: str) -> str:
+    return re.sub(r"\s+", "", line)
+
+
+def _code(line: str) -> str:
+    """A Python line without its comment (a ``#`` outside quotes), squashed."""
+    out, quote = [], ""
+    for ch in line:
+        if quote:
+            if ch == quote:
+                quote = ""
+        elif ch in "'\"":
+            quote = ch
+        elif ch == "#":
+            break
+        out.append(ch)
+    return _squash("".join(out))
+
+
+def keep_copies(old: str, new: str, intent: Intent, path: str | None) -> str:
+    """``new`` with mis-copied lines put back (module docstring)."""
+    if intent.layout:
+        return new
+    comments = not intent.comments and language_for_path(path) == "python"
+    a, b = split_lines(old), split_lines(new)
+    out = list(b)
+    ops = difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes()
+    for tag, i1, i2, j1, j2 in ops:
+        if tag != "replace":
+            continue
+        for norm in (_squash, _code) if comments else (_squash,):
+            sub = difflib.SequenceMatcher(
+                None, [norm(x) for x in a[i1:i2]], [norm(x) for x in out[j1:j2]], autojunk=False
+            )
+            for t, x1, x2, y1, _y2 in sub.get_opcodes():
+                if t != "equal":
+                    continue
+                for k in range(x2 - x1):
+                    was, got = a[i1 + x1 + k], out[j1 + y1 + k]
+                    if got != was and not _renamed(was, got, intent, path):
+                        out[j1 + y1 + k] = was
+    return "".join(out)
+
+
+def _renamed(was: str, got: str, intent: Intent, path: str | None) -> bool:
+    if intent.rename is None:
+        return False
+    return rename(was, *intent.rename, path, None, True) == got
+
+
+def restore_tail(old: str, new: str, intent: Intent, path: str | None) -> str:
+    """``new`` with its dropped tail put back (module docstring)."""
+    suspect = suspect_deletion(old, new, intent.instruction)
+    if suspect is None or suspect.reason != "drops_tail":
+        return new
+    hunks = compute_hunks(old, new)
+    return apply_hunks(old, hunks[:-1])
+
+
+def complete_rename(old: str, new: str, intent: Intent, path: str | None) -> str:
+    """``new`` with the asked rename made everywhere in its scope (module docstring)."""
+    if intent.rename is None:
+        return new
+    a, b = intent.rename
+    word = re.compile(rf"(?<![\w]){re.escape(b)}(?![\w])")
+    if not any(
+        len(word.findall(h.new_text)) > len(word.findall(h.old_text))
+        for h in compute_hunks(old, new)
+    ):
+        return new  # the model made none of it: what it did is not a rename to finish
+    scope = rename_scope(old, new, intent, path)
+    if scope == []:
+        return new
+    words = rename_words(intent)
+    # rename in the original and carry the model's other changes over: line numbers
+    # of the scope are the original's
+    want = rename(old, a, b, path, scope, words)
+    other = [h for h in compute_hunks(old, new) if not _covers(h, compute_hunks(old, want))]
+    if not other:
+        return want
+    merged = _merge(old, want, other)
+    return merged if merged is not None else new
+
+
+def _covers(h: Hunk, hunks: list[Hunk]) -> bool:
+    """True when the model's hunk ``h`` is one of the rename's own (the same lines, the same
+    new text, or the rename's change of those lines)."""
+    return any(
+        g.start_line <= h.start_line and h.end_line <= g.end_line and h.new_text in g.new_text
+        for g in hunks
+    )
+
+
+def _merge(old: str, want: str, other: list[Hunk]) -> str | None:
+    """``want`` (``old`` renamed) with the model's ``other`` hunks made too, where they do
+    not touch a renamed line; None where they do."""
+    renamed = compute_hunks(old, want)
+    for h in other:
+        if any(
+            g.start_line < max(h.end_line, h.start_line + 1) and h.start_line < g.end_line
+            for g in renamed
+        ):
+            return None
+    hunks = sorted([*renamed, *other], key=lambda h: (h.start_line, h.end_line))
+    return apply_hunks(
+        old,
+        [Hunk(i, h.start_line, h.end_line, h.old_text, h.new_text) for i, h in enumerate(hunks)],
+    )
+
+
+def drop_unasked(old: str, new: str, intent: Intent, path: str | None) -> str:
+    """``new`` without its hunks outside the named definitions (module docstring)."""
+    stray = unasked_hunks(old, new, intent, path)
+    hunks = compute_hunks(old, new)
+    if not stray or len(stray) == len(hunks):
+        return new
+    keep = [h for h in hunks if h not in stray]
+    return apply_hunks(old, keep)
+
+
+REPAIRS = (
+    ("copies", keep_copies),
+    ("tail", restore_tail),
+    ("unasked", drop_unasked),
+    ("rename", complete_rename),
+)
+
+
+def repair(old: str, new: str, intent: Intent, path: str | None) -> tuple[str, list[str]]:
+    """``new`` with every repair that applies made (module docstring), and their labels."""
+    labels = []
+    for label, fix in REPAIRS:
+        fixed = fix(old, new, intent, path)
+        if fixed != new:
+            labels.append(label)
+            new = fixed
+    return new, labels

@@ -1,0 +1,147 @@
+"""A repair round with the model: rewrite the definitions a change goes to, each whole.
+
+When a blocks answer cannot be placed, or the checks (``app.checks``) flag what it did (a
+second site left unchanged, the value asked for not set, a change outside the named
+definitions, a rename left half done, no change at all), the change is asked again of a
+smaller piece: each definition it goes to is rewritten whole as a region of the file
+(``app.stages.run_whole``; the prompt shares the file's warm prefix, so only the
+instruction and the definition are read), with the lookup drafter copying its lines.
+A 20-60 line definition is cheap to copy and small enough for a small model to copy
+faithfully; ``app.repair`` still puts back what it mis-copies.
+
+Contract: ``round_targets(ctx, first, intent) -> list[Definition]``: the definitions to rewrite
+(the missed ones of the named sites; else the named ones; else, for an answer that could
+not be placed, the definitions its search sides are most like), innermost, each at most
+``WIDEN_TOKENS`` long; [] when there are none or one is too long.
+``redo_definitions(ctx, first, defs) -> RewriteResult | None``: the file with each definition
+rewritten and the first answer's hunks outside them kept, checked and repaired as any
+result (``app.stages.finished``), or None when no definition came back complete. One
+round, never more; ``ctx.repairs`` gets ``widen``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import difflib
+import logging
+
+from . import edits
+from .diff import Hunk, apply_hunks, compute_hunks
+from .intent import Intent
+from .prompt import rewrite_fence, rewrite_prompt
+from .stages import Context, Fallback, RewriteResult, finished, run_whole
+from .syntax import Definition, definitions, language_for_path
+
+log = logging.getLogger(__name__)
+
+WIDEN_TOKENS = 1024
+"""A definition longer than this is not rewritten whole by a repair round."""
+FLAGS = ("rename_left", "site_missed", "value_missed", "outside_named")
+"""Verdicts a repair round may mend."""
+LIKE = 0.75
+"""A failed search line stands for the file line it is at least this like."""
+
+
+def _touches(h: Hunk, d: Definition) -> bool:
+    return h.start_line < d.end and d.start < max(h.end_line, h.start_line + 1)
+
+
+def _innermost(defs: list[Definition]) -> list[Definition]:
+    out = [
+        d
+        for d in defs
+        if not any(e is not d and d.start <= e.start and e.end <= d.end for e in defs)
+    ]
+    return sorted(set(out), key=lambda d: d.start)
+
+
+def _like(ctx: Context, raw: str) -> list[Definition]:
+    """The definitions the search sides of an answer that could not be placed are most
+    like (each block's first search line, at least ``LIKE`` like one file line)."""
+    parsed = edits.parse_blocks(edits.PREFILL + raw)
+    defs = definitions(ctx.text, language_for_path(ctx.path))
+    found = []
+    for block in parsed.blocks:
+        first = next((s.strip() for s in block.search.splitlines() if s.strip()), "")
+        if not first:
+            continue
+        best, at = 0.0, -1
+        for k, line in enumerate(ctx.lines):
+            r = difflib.SequenceMatcher(None, first, line.strip(), autojunk=False).ratio()
+            if r > best:
+                best, at = r, k
+        if best >= LIKE:
+            found += [d for d in defs if d.start <= at < d.end]
+    return _innermost(found)
+
+
+def round_targets(
+    ctx: Context, first: RewriteResult | Fallback, intent: Intent
+) -> list[Definition]:
+    """The definitions a repair round rewrites (module docstring)."""
+    if isinstance(first, RewriteResult):
+        reasons = {v.reason for v in first.verdicts}
+        if first.status != "ok" or not (reasons & set(FLAGS) or not first.hunks):
+            return []
+        if "site_missed" in reasons:
+            chosen = [
+                g[0]
+                for g in intent.each
+                if len(g) == 1 and not any(_touches(h, g[0]) for h in first.hunks)
+            ]
+        else:
+            chosen = list(intent.named)
+    else:
+        chosen = list(intent.named) or _like(ctx, first.raw)
+    chosen = _innermost(chosen)
+    if not chosen:
+        return []
+    tok = ctx.session.target.tokenize
+    for d in chosen:
+        if len(tok("".join(ctx.lines[d.start : d.end]), special=False)) > WIDEN_TOKENS:
+            return []
+    return chosen
+
+
+def redo_definitions(
+    ctx: Context, first: RewriteResult | Fallback, defs: list[Definition]
+) -> RewriteResult | None:
+    """Rewrite each of ``defs`` whole and merge (module docstring)."""
+    text = ctx.text
+    kept = []
+    if isinstance(first, RewriteResult) and first.status == "ok":
+        kept = [h for h in first.hunks if not any(_touches(h, d) for d in defs)]
+    made: list[Hunk] = []
+    raws = []
+    for d in defs:
+        ctx.next_stage()
+        sub = dataclasses.replace(
+            ctx, opts=dataclasses.replace(ctx.opts, region=(d.start, d.end)), on_text=None
+        )
+        prompt = rewrite_prompt(
+            ctx.session.target,
+            text,
+            ctx.opts.instruction,
+            lines=ctx.lines,
+            path=ctx.path,
+            context=ctx.opts.context,
+            region=(d.start, d.end),
+        )
+        res = run_whole(sub, prompt)
+        raws.append(res.raw)
+        if res.status == "cancelled":
+            return res
+        if res.status != "ok" or res.new_text is None:
+            log.info("widen %s: %s", d.name, res.status)
+            continue
+        made += compute_hunks(text, res.new_text)
+    if not made:
+        return None
+    ctx.repairs.append("widen")
+    hunks = sorted([*kept, *made], key=lambda h: (h.start_line, h.end_line))
+    merged = apply_hunks(text, [dataclasses.replace(h, id=i) for i, h in enumerate(hunks)])
+    res = finished(ctx, merged, "\n".join(raws), text, merged)
+    if ctx.on_text is not None:  # the new text at once, as a blocks answer sends it
+        fence = rewrite_fence(text)
+        ctx.on_text(merged + ("" if merged.endswith("\n") else "\n") + fence + "\n")
+    return res

@@ -1,0 +1,217 @@
+"""Checks that need no answer key (app/checks.py) and repairs that need no model
+(app/repair.py), on right and wrong results of the shapes the edit suite's runs showed."""
+
+from __future__ import annotations
+
+import pytest
+
+from specedit.app.checks import vouch
+from specedit.app.intent import read_intent
+from specedit.app.names import rename, uses
+from specedit.app.repair import repair
+
+CALL = """\
+def open_log(path, mode="a", bufsize=-1,
+                                   encoding=None):
+    # Open the log file for appending.
+    return open(path, mode, bufsize,
+                encoding=encoding)
+
+
+def close_log(f):
+    f.close()
+
+
+def flush_log(f):
+    f.flush()
+"""
+
+SCHED = """\
+class scheduler:
+    def enter(self, delay, action):
+        return self.enterabs(delay, action)
+
+    def run(self, blocking=True):
+        q = self._queue
+        pop = heapq.heappop
+        while q:
+            if blocking:
+                pop(q)
+            else:
+                q.pop()
+        return pop
+
+
+def pop(q):
+    return q[-1]
+"""
+
+
+def _both(text, new, instruction, path="m.py"):
+    intent = read_intent(instruction, text, path)
+    fixed, labels = repair(text, new, intent, path)
+    return fixed, labels, vouch(text, fixed, intent, path)
+
+
+def test_a_collapsed_continuation_indent_and_a_reworded_comment_are_put_back():
+    # the 1.5B's whole rewrites: a 35-space continuation indent as one space, a comment
+    # said in its own words; the asked change is kept
+    new = CALL.replace("                                   encoding=None", " encoding=None")
+    new = new.replace("# Open the log file for appending.", "# Opens the log file.")
+    new = new.replace('mode="a"', 'mode="w"')
+    fixed, labels, verdicts = _both(
+        CALL, new, 'Change the default mode of open_log from "a" to "w".'
+    )
+    assert fixed == CALL.replace('mode="a"', 'mode="w"') and labels == ["copies"]
+    assert verdicts == []
+
+
+def test_asked_layout_and_comment_changes_are_kept():
+    new = CALL.replace("                                   encoding=None", "        encoding=None")
+    fixed, labels, _ = _both(CALL, new, "Indent the continuation line of open_log by 8 spaces.")
+    assert fixed == new and labels == []
+    new = CALL.replace("# Open the log file for appending.", "# Open the log.")
+    fixed, labels, _ = _both(CALL, new, "Shorten the comment in open_log.")
+    assert fixed == new and labels == []
+
+
+def test_a_dropped_tail_is_put_back():
+    new = CALL.replace('mode="a"', 'mode="w"')
+    cut = new[: new.index("def flush_log")]
+    fixed, labels, verdicts = _both(CALL, cut, 'In open_log, change mode from "a" to "w".')
+    assert fixed == new and labels == ["tail"] and verdicts == []
+    # asked to remove: nothing put back, nothing flagged
+    removed = CALL[: CALL.index("def flush_log")].rstrip() + "\n"
+    fixed, labels, verdicts = _both(CALL, removed, "Remove flush_log.")
+    assert fixed == removed and labels == [] and verdicts == []
+
+
+def test_a_local_rename_made_on_one_line_is_made_in_the_whole_function():
+    instr = "In scheduler.run, rename the local variable pop to heappop."
+    first_line = SCHED.replace("        pop = heapq.heappop", "        heappop = heapq.heappop")
+    intent = read_intent(instr, SCHED, "sched.py")
+    assert intent.rename == ("pop", "heappop") and [d.name for d in intent.named] == [
+        "scheduler.run"
+    ]
+    verdicts = vouch(SCHED, first_line, intent, "sched.py")
+    assert [v.reason for v in verdicts] == ["rename_left"]
+    assert "pop is still used in scheduler.run on lines 10 and 13" in verdicts[0].message
+    fixed, labels = repair(SCHED, first_line, intent, "sched.py")
+    # q.pop() is an attribute, the module's own pop() another function: both stay
+    want = SCHED.replace("        pop = heapq", "        heappop = heapq")
+    want = want.replace("                pop(q)", "                heappop(q)")
+    want = want.replace("        return pop\n", "        return heappop\n")
+    assert fixed == want and labels == ["rename"]
+    assert vouch(SCHED, fixed, intent, "sched.py") == []
+
+
+def test_a_rename_the_model_did_not_begin_is_left_to_the_checks():
+    instr = "In scheduler.run, rename the local variable pop to heappop."
+    other = SCHED.replace("if blocking:", "if not blocking:")
+    fixed, labels, verdicts = _both(SCHED, other, instr, "sched.py")
+    assert fixed == other and labels == []
+    assert {v.reason for v in verdicts} == {"rename_left"}
+
+
+def test_a_function_rename_reaches_its_callers_but_not_attributes_or_keywords():
+    text = "def f(x):\n    return x\n\n\ndef g(f=None):\n    return f(1) + obj.f + h(f=2)\n"
+    assert uses(text, "f", "m.py") == [(0, 4), (4, 6), (5, 11)]
+    assert rename(text, "f", "ff", "m.py") == text.replace("def f(", "def ff(").replace(
+        "g(f=None)", "g(ff=None)"
+    ).replace("return f(1)", "return ff(1)")
+    # outside Python a use is a whole word
+    assert uses("a = f(1)\nff = 2\n", "f", "x.js") == [(0, 4)]
+
+
+def test_docstrings_added_to_functions_nobody_named_are_undone():
+    # make demo: "add a docstring to total_value"; the model documented others too
+    text = (
+        "class Inventory:\n    def add(self, item):\n        self.items.append(item)\n\n"
+        "    def total_value(self):\n        return sum(i.price for i in self.items)\n\n"
+        "    def low_stock(self, n):\n        return [i for i in self.items if i.count < n]\n"
+    )
+    new = text.replace("add(self, item):\n", 'add(self, item):\n        """Add."""\n')
+    new = new.replace("total_value(self):\n", 'total_value(self):\n        """The total."""\n')
+    new = new.replace("low_stock(self, n):\n", 'low_stock(self, n):\n        """Low."""\n')
+    instr = "Add a docstring to total_value."
+    fixed, labels, verdicts = _both(text, new, instr, "inv.py")
+    assert labels == ["unasked"] and verdicts == []
+    assert fixed == text.replace(
+        "total_value(self):\n", 'total_value(self):\n        """The total."""\n'
+    )
+    # make demo's instruction: the rename everywhere is no stray change, the other
+    # docstrings are
+    both = new.replace("Inventory", "Stock")
+    instr = "Rename the class Inventory to Stock everywhere and add a docstring to total_value."
+    intent = read_intent(instr, text, "inv.py")
+    want = fixed.replace("Inventory", "Stock")
+    assert repair(text, both, intent, "inv.py") == (want, ["unasked"])
+
+
+def test_a_second_site_left_unchanged_is_flagged():
+    text = (
+        "class Queue:\n    def put(self, item, timeout=None):\n        pass\n\n"
+        "    def get(self, timeout=None):\n        pass\n"
+    )
+    instr = "Change the default timeout of Queue.put and of Queue.get from None to 5.0."
+    intent = read_intent(instr, text, "q.py")
+    assert [[d.name for d in g] for g in intent.each] == [["Queue.put"], ["Queue.get"]]
+    assert intent.values == (("None", "5.0"),)
+    one = text.replace("item, timeout=None", "item, timeout=5.0")
+    assert [v.reason for v in vouch(text, one, intent, "q.py")] == ["site_missed"]
+    assert "Queue.get is not changed" in vouch(text, one, intent, "q.py")[0].message
+    both = one.replace("self, timeout=None", "self, timeout=5.0")
+    assert vouch(text, both, intent, "q.py") == []
+
+
+def test_a_value_change_that_was_not_made_and_worse_syntax_are_flagged():
+    text = "MAXLINESIZE = 76\nHEX = b'0123456789ABCDEF'\n"
+    intent = read_intent("Change MAXLINESIZE from 76 to 72.", text, "quopri.py")
+    wrong = text.replace("HEX = b", "HEX = B")
+    assert [v.reason for v in vouch(text, wrong, intent, "quopri.py")] == ["value_missed"]
+    broken = text.replace("b'0123456789ABCDEF'", "(")
+    reasons = [v.reason for v in vouch(text, broken, intent, "quopri.py")]
+    assert reasons == ["value_missed", "syntax"]
+    assert vouch(text, text.replace("76", "72"), intent, "quopri.py") == []
+
+
+def test_a_change_outside_the_named_function_is_flagged_when_it_cannot_be_undone():
+    text = "def a():\n    return 1\n\n\ndef b():\n    return 2\n"
+    intent = read_intent("In a, return 3 instead of 1.", text, "m.py")
+    wrong_place = text.replace("return 2", "return 3")
+    assert [v.reason for v in vouch(text, wrong_place, intent, "m.py")] == ["outside_named"]
+    # the only change is the stray one: the repair does not undo everything
+    assert repair(text, wrong_place, intent, "m.py") == (wrong_place, [])
+
+
+@pytest.mark.parametrize(
+    "instruction, rename_, named",
+    [
+        ("Rename the function reindent to reindent_source.", ("reindent", "reindent_source"), []),
+        ("rename `x` to `y` in f", ("x", "y"), ["f"]),
+        ("In Repr.repr_dict, rename pieces to parts.", ("pieces", "parts"), ["Repr.repr_dict"]),
+        ("Change MAXLINESIZE from 76 to 72.", None, []),
+    ],
+)
+def test_the_instruction_is_read_without_a_model(instruction, rename_, named):
+    text = (
+        "def reindent(s):\n    x = 1\n\n\ndef f():\n    x = 2\n\n\n"
+        "class Repr:\n    def repr_dict(self):\n        pieces = []\n"
+    )
+    intent = read_intent(instruction, text, "m.py")
+    assert intent.rename == rename_
+    assert [d.name for d in intent.named if d.name != "reindent"] == named
+
+
+def test_no_false_alarm_and_no_repair_on_the_edit_suites_right_answers():
+    """Every exact right answer of the edit suite passes every check, and no repair
+    changes it (the checks and repairs know nothing of the answer key)."""
+    from specedit.bench.edit_tasks import EDIT_TASKS
+
+    checked = [t for t in EDIT_TASKS if t.expected() is not None]
+    assert len(checked) >= 20
+    for t in checked:
+        src, want = t.source(), t.expected()
+        intent = read_intent(t.instruction, src, t.file)
+        assert vouch(src, want, intent, t.file) == [], t.name
+        assert repair(src, want, intent, t.file) == (want, []), t.name

@@ -1,0 +1,131 @@
+"""The repair round (app/rounds.py) and the repairs on a rewrite's answer, with a scripted
+model: what the app does when blocks do not place, a site is missed, or a copy is off."""
+
+from __future__ import annotations
+
+from scripted import scripted_session
+from test_edit_modes import BLOCKS, WHOLE, block, blocks_answer, whole_answer
+
+from specedit.app.options import RewriteOptions
+from specedit.app.rewrite import rewrite
+
+REGION = "Rewrite only this part of it and output only the rewritten part:\n```python\n"
+
+TEXT = "".join(f"def f{i}(x):\n    return x + {i}\n\n\n" for i in range(12))
+
+
+def region_rule(name: str, new_body: str) -> tuple[str, str]:
+    """The model's answer to a repair round's prompt for definition ``name``."""
+    return REGION + f"def {name}(x):", whole_answer(new_body)
+
+
+def run(rules, instruction, text=TEXT, **opts):
+    session = scripted_session(rules)
+    opts = RewriteOptions(instruction=instruction, **opts)
+    res = rewrite(session, text, opts, path="m.py")
+    return res, session.target.prompts
+
+
+def test_blocks_that_do_not_place_are_redone_on_the_named_definition_only():
+    want = TEXT.replace("return x + 7\n", "return x * 7\n")
+    res, prompts = run(
+        [
+            (BLOCKS, blocks_answer(block("    return x plus 7\n", "    return x * 7\n"))),
+            region_rule("f7", "def f7(x):\n    return x * 7\n"),
+            (WHOLE, whole_answer(want)),  # never asked
+        ],
+        "In f7, multiply instead of adding.",
+    )
+    assert res.status == "ok" and res.new_text == want and res.suspect is None
+    s = res.metrics.snapshot()
+    assert s["edit_mode"] == "blocks" and "cannot be placed" in s["edit_fallback"]
+    assert s["edit_repairs"] == ["widen"]
+    assert len(prompts) == 2 and REGION in prompts[1] and "def f7(x):" in prompts[1]
+
+
+def test_a_second_site_the_blocks_missed_gets_a_round_of_its_own():
+    want = TEXT.replace("return x + 3\n", "return x * 3\n").replace(
+        "return x + 9\n", "return x * 9\n"
+    )
+    res, prompts = run(
+        [
+            (BLOCKS, blocks_answer(block("    return x + 3\n", "    return x * 3\n"))),
+            region_rule("f9", "def f9(x):\n    return x * 9\n"),
+        ],
+        "In f3 and in f9, multiply instead of adding.",
+    )
+    assert res.new_text == want and res.suspect is None
+    assert res.metrics.snapshot()["edit_repairs"] == ["widen"]
+    assert len(prompts) == 2 and "def f9(x):" in prompts[1].split(REGION)[1]
+
+
+def test_a_round_that_does_no_better_leaves_the_first_answer_flagged():
+    one = TEXT.replace("return x + 3\n", "return x * 3\n")
+    res, prompts = run(
+        [
+            (BLOCKS, blocks_answer(block("    return x + 3\n", "    return x * 3\n"))),
+            region_rule("f9", "def f9(x):\n    return x + 9\n"),  # no change again
+        ],
+        "In f3 and in f9, multiply instead of adding.",
+    )
+    assert res.new_text == one and res.suspect is not None
+    assert res.suspect.reason == "site_missed" and "f9 is not changed" in res.suspect.message
+    assert res.to_json()["verdicts"][0]["reason"] == "site_missed"
+    assert len(prompts) == 2
+
+
+def test_without_a_named_definition_a_failed_answer_is_redone_where_it_points():
+    want = TEXT.replace("return x + 5\n", "return x - 5\n")
+    res, prompts = run(
+        [
+            # a paraphrased search side: placed nowhere, but most like f5's line
+            (BLOCKS, blocks_answer(block("    return (x + 5)\n", "    return x - 5\n"))),
+            region_rule("f5", "def f5(x):\n    return x - 5\n"),
+        ],
+        "Subtract five instead of adding it.",
+    )
+    assert res.new_text == want and res.metrics.snapshot()["edit_repairs"] == ["widen"]
+    assert len(prompts) == 2
+
+
+def test_nothing_to_point_at_falls_back_to_the_whole_file():
+    want = TEXT.replace("return x + 5\n", "return x - 5\n")
+    res, prompts = run(
+        [
+            (BLOCKS, blocks_answer(block("    nothing like the file\n", "    x\n"))),
+            (WHOLE, whole_answer(want)),
+        ],
+        "Subtract five instead of adding it.",
+    )
+    assert res.new_text == want and res.edit_mode == "whole"
+    assert len(prompts) == 2 and REGION not in prompts[1]
+
+
+def test_a_whole_answer_with_a_collapsed_indent_and_no_tail_is_repaired():
+    text = (
+        'def open_log(path, mode="a",\n             bufsize=-1):\n    return open(path, mode)\n'
+        "\n\ndef close_log(f):\n    f.close()\n\n\ndef flush_log(f):\n    f.flush()\n"
+    )
+    want = text.replace('mode="a"', 'mode="w"')
+    bad = want.replace("             bufsize", " bufsize")
+    bad = bad[: bad.index("def flush_log")]
+    res, _ = run(
+        [(WHOLE, whole_answer(bad))],
+        'Change the default mode of open_log from "a" to "w".',
+        text=text,
+        edit="whole",
+    )
+    assert res.new_text == want and res.suspect is None
+    assert res.metrics.snapshot()["edit_repairs"] == ["copies", "tail"]
+
+
+def test_forced_blocks_get_no_round():
+    res, prompts = run(
+        [
+            (BLOCKS, blocks_answer(block("    return x plus 7\n", "    return x * 7\n"))),
+            region_rule("f7", "def f7(x):\n    return x * 7\n"),
+        ],
+        "In f7, multiply instead of adding.",
+        edit="blocks",
+    )
+    assert res.status == "no_output" and len(prompts) == 1
