@@ -15,7 +15,10 @@ the same prompt decoded speculatively with the model's own greedy output as the 
 block costs allow: the adaptive policy (seeded with the measured curve, as a session
 seeds it) and fixed k = 7..127. EOS is ignored so every run has the same length. Writes
 ``DIR/gpu_check_llama.json``; exits 1 when a model fails to load, stays on the CPU when
-offload was asked for, or speculation never accepts a token.
+offload was asked for, or speculation never accepts a token. With ``--jsonl FILE`` every
+figure also goes to FILE as it is measured (``bench/gpu_check_results.Results``, step
+``model_<size>``, e.g. ``model_0.5b``), with the checks and the targets t(32)/t(1) <= 1.3 and
+self-copy (adaptive) >= 5x plain, so a run killed half way keeps what it measured.
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import re
 import statistics
 import sys
 import time
@@ -37,6 +41,7 @@ from ..engine.decode import GenConfig, generate
 from ..engine.draft import Draft
 from ..engine.policy import AdaptivePolicy, PolicyConfig
 from ..models.llama_build import gguf_layer_count, llama_build, resolve_gpu_layers
+from .gpu_check_results import Results
 
 log = logging.getLogger("specedit.bench.gpu_check_llama")
 
@@ -122,12 +127,14 @@ def _run(target, prompt, cfg, drafter=None, policy=None) -> tuple[list[int], dic
     return res.tokens, out
 
 
-def self_copy(target, n_tokens: int, curve: dict) -> dict:
+def self_copy(target, n_tokens: int, curve: dict, emit=None) -> dict:
     """Plain greedy decoding, then speculative decoding with that output as the draft."""
     prompt = target.tokenize(PROMPT)
     plain_cfg = GenConfig(max_tokens=n_tokens, speculate=False)
     ref, plain = _run(target, prompt, plain_cfg)  # warm: the first run pays allocations
     ref, plain = _run(target, prompt, plain_cfg)
+    if emit:
+        emit("plain", plain)
     costs = {b: curve[b] for b in POLICY_SIZES if b in curve}
     runs = {}
     for name, k in [("adaptive", None), *((f"k{k}", k) for k in FIXED_K)]:
@@ -139,11 +146,24 @@ def self_copy(target, n_tokens: int, curve: dict) -> dict:
         r["diverged_at"] = drafter.diverged_at
         r["speedup"] = round(r["decode_tps"] / plain["decode_tps"], 3)
         runs[name] = r
+        if emit:
+            emit(f"speculative_{name}", r)
     return {"prompt_tokens": len(prompt), "plain": plain, "speculative": runs}
 
 
+def model_label(path: Path) -> str:
+    """``qwen2.5-coder-0.5b.gguf`` -> ``0.5b`` (the size the plan's step names use)."""
+    m = re.search(r"(\d+(?:\.\d+)?b)$", path.stem.lower())
+    return m.group(1) if m else path.stem
+
+
 def check_model(
-    path: Path, gpu_layers: str, n_tokens: int, sizes: Sequence[int], threads: int | None
+    path: Path,
+    gpu_layers: str,
+    n_tokens: int,
+    sizes: Sequence[int],
+    threads: int | None,
+    res=None,
 ) -> dict:
     from ..models.llama_cpp_backend import LlamaTarget
 
@@ -156,20 +176,36 @@ def check_model(
     try:
         target.eos_ids = frozenset()  # random weights: run every task to its full length
         log.info("%s: %s, %s layers on %s", path.name, why, target.gpu_layers, target.device_name)
-        if gpu_layers != "auto" and n and target.device_name == "CPU":
+        placement = {"backend": target.backend, **target.describe()}
+        if res:
+            res.figure("placement", placement)
+        on_cpu = gpu_layers != "auto" and n and target.device_name == "CPU"
+        if res:
+            res.check("offloaded", not on_cpu, asked=gpu_layers, device=target.device_name)
+        if on_cpu:
             raise ModelError(f"{path.name}: asked for {gpu_layers} layers, ran on the CPU")
         curve = cost_curve(target, sizes)
         t1 = curve[1]
+        if res:
+            res.figure("cost_curve_ms", {str(b): round(v * 1e3, 4) for b, v in curve.items()})
+            if 32 in curve:
+                res.target(
+                    f"llama_{model_label(path)}_t32_over_t1", round(curve[32] / t1, 3), "<= 1.3"
+                )
         log.info(
             "%s: t(1) %.2f ms; t(b)/t(1): %s",
             path.name,
             t1 * 1e3,
             ", ".join(f"{b}: {curve[b] / t1:.2f}" for b in POLICY_SIZES if b in curve),
         )
-        task = self_copy(target, n_tokens, curve)
+        task = self_copy(target, n_tokens, curve, res.figure if res else None)
     finally:
         target.close()
     spec = task["speculative"]["adaptive"]
+    if res:
+        best = max(r["tokens_per_call"] for r in task["speculative"].values())
+        res.check("speculation_accepts", best > 1.0, best_tokens_per_call=best)
+        res.target(f"llama_{model_label(path)}_self_copy_vs_plain", spec["speedup"], ">= 5")
     log.info(
         "%s: plain %.1f tok/s, speculative %.1f tok/s (%.2fx, %.1f tokens/call, blocks %s)",
         path.name,
@@ -183,7 +219,7 @@ def check_model(
         "model": path.name,
         "file_bytes": path.stat().st_size,
         "resolve": why,
-        "placement": {"backend": target.backend, **target.describe()},
+        "placement": placement,
         "load_s": round(load_s, 3),
         "cost_curve_s": {str(b): round(v, 6) for b, v in curve.items()},
         "cost_ratio": {str(b): round(v / t1, 3) for b, v in curve.items()},
@@ -204,6 +240,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--tokens", type=int, default=512, help="length of the self-copy task")
     p.add_argument("--sizes", type=_sizes, default=list(range(1, 129)), help="e.g. 1-128")
     p.add_argument("--threads", type=int, default=None, help="CPU threads (default: all)")
+    p.add_argument("--jsonl", type=Path, help="append each figure here as it is made")
     a = p.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="gpu_check_llama: %(message)s")
     a.out.mkdir(parents=True, exist_ok=True)
@@ -211,11 +248,16 @@ def main(argv: list[str] | None = None) -> int:
     record: dict = {"build": build.to_json(), "models": [], "failures": []}
     sizes = sorted(set(a.sizes) | {b for b in POLICY_SIZES if b <= max(a.sizes)})
     for path in a.gguf:
+        res = Results(a.jsonl, f"model_{model_label(path)}") if a.jsonl else None
         try:
-            record["models"].append(check_model(path, a.gpu_layers, a.tokens, sizes, a.threads))
+            record["models"].append(
+                check_model(path, a.gpu_layers, a.tokens, sizes, a.threads, res)
+            )
         except (ModelError, OSError, ValueError) as e:
             log.error("%s: %s", path.name, e)
             record["failures"].append(f"{path.name}: {e}")
+            if res:
+                res.error(f"{path.name}: {e}")
     for m in record["models"]:
         runs = m["self_copy"]["speculative"]
         if max(r["tokens_per_call"] for r in runs.values()) <= 1.0:

@@ -50,12 +50,12 @@ PLANS: dict[str, list[tuple[str, int, bool]]] = {
         ("compile", 18, False),  # the kernel compiled for sm_86, sm_89, sm_90 and sm_120
     ],
     "llama": [
-        ("wheels", 15, False),
-        ("configure", 20, False),
-        ("build", 170, False),  # llama-cpp-python's CUDA build, the card's architecture only
+        ("wheels", 10, False),
+        ("configure", 15, False),
+        ("build", 195, False),  # llama-cpp-python's CUDA build, the card's architecture only
         ("install", 10, False),
-        ("doctor", 15, False),
-        ("model_0.5b", 60, False),  # random GGUF + t(1..128) + self-copy, all layers offloaded
+        ("doctor", 10, False),
+        ("model_0.5b", 50, False),  # random GGUF + t(1..128) + self-copy, all layers offloaded
         ("model_1.5b", 60, True),  # only when that much time is left
     ],
 }

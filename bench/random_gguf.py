@@ -16,6 +16,11 @@ Norm weights are 1, biases 0.
     python -m specedit.bench.random_gguf shapes MODEL_GGUF... --out bench/gguf_shapes.json
     python -m specedit.bench.random_gguf vocab MODEL_GGUF --out .whl/qwen2.5-vocab.json.gz
     python -m specedit.bench.random_gguf write NAME --vocab V --out FILE [--shapes JSON]
+    python -m specedit.bench.random_gguf rehearsal --out DIR   # tiny vocab + shapes (CPU)
+
+``tiny_vocab()`` and ``tiny_shapes()`` are a 260-token byte-level vocabulary and the 0.5B's
+metadata at toy sizes: the CPU rehearsal of the GPU check (``bench/gpu_check.sh llama``)
+writes its "models" from them, and the tests use them.
 """
 
 from __future__ import annotations
@@ -158,6 +163,65 @@ def write_random_gguf(
     }
 
 
+def _byte_symbols() -> list[str]:
+    """GPT-2's byte-to-unicode table: the 256 byte tokens of a byte-level BPE vocabulary."""
+    keep = [*range(ord("!"), ord("~") + 1), *range(ord("¡"), ord("¬") + 1)]
+    keep += range(ord("®"), ord("ÿ") + 1)
+    out, extra = {}, 0
+    for b in range(256):
+        if b in keep:
+            out[b] = chr(b)
+        else:
+            out[b] = chr(256 + extra)
+            extra += 1
+    return [out[b] for b in range(256)]
+
+
+def tiny_vocab() -> dict:
+    tokens = [*_byte_symbols(), "re", "<|endoftext|>", "<|im_start|>", "<|im_end|>"]
+    return {"tokens": tokens, "token_type": [1] * 257 + [3] * 3, "merges": ["r e"]}
+
+
+def tiny_shapes(vocab: int = 260, dim: int = 64, ff: int = 128, blocks: int = 2) -> dict:
+    """The 0.5B's metadata with small numbers, and the qwen2 tensors at those sizes."""
+    small = {
+        "qwen2.block_count": blocks,
+        "qwen2.context_length": 1024,
+        "qwen2.embedding_length": dim,
+        "qwen2.feed_forward_length": ff,
+        "qwen2.attention.head_count": 4,
+        "qwen2.attention.head_count_kv": 2,
+        "tokenizer.ggml.eos_token_id": vocab - 1,
+        "tokenizer.ggml.padding_token_id": vocab - 3,
+        "tokenizer.ggml.bos_token_id": vocab - 3,
+    }
+    real = json.loads(SHAPES.read_text())["qwen2.5-coder-0.5b"]
+    kv = [[k, t, small.get(k, v)] for k, t, v in real["kv"]]
+    kvd = dim // 2  # 2 kv heads of dim / 4
+    tensors = [
+        ["token_embd.weight", [dim, vocab], "Q8_0"],
+        ["output_norm.weight", [dim], "F32"],
+        ["output.weight", [dim, vocab], "Q8_0"],
+    ]
+    for i in range(blocks):
+        b = f"blk.{i}."
+        tensors += [
+            [b + "attn_norm.weight", [dim], "F32"],
+            [b + "attn_q.weight", [dim, dim], "Q5_0"],
+            [b + "attn_q.bias", [dim], "F32"],
+            [b + "attn_k.weight", [dim, kvd], "Q8_0"],
+            [b + "attn_k.bias", [kvd], "F32"],
+            [b + "attn_v.weight", [dim, kvd], "Q8_0"],
+            [b + "attn_v.bias", [kvd], "F32"],
+            [b + "attn_output.weight", [dim, dim], "Q5_0"],
+            [b + "ffn_norm.weight", [dim], "F32"],
+            [b + "ffn_gate.weight", [dim, ff], "Q8_0"],
+            [b + "ffn_up.weight", [dim, ff], "Q8_0"],
+            [b + "ffn_down.weight", [ff, dim], "Q8_0"],
+        ]
+    return {"tiny": {"kv": kv, "tensors": tensors}}
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="random_gguf", description=__doc__.split("\n")[0])
     sub = p.add_subparsers(dest="cmd", required=True)
@@ -173,6 +237,8 @@ def main(argv: list[str] | None = None) -> int:
     w.add_argument("--out", type=Path, required=True)
     w.add_argument("--shapes", type=Path, default=SHAPES)
     w.add_argument("--seed", type=int, default=0)
+    r = sub.add_parser("rehearsal", help="tiny vocab.json.gz + shapes.json under the catalog names")
+    r.add_argument("--out", type=Path, required=True)
     a = p.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(message)s")
     if a.cmd == "shapes":
@@ -183,6 +249,14 @@ def main(argv: list[str] | None = None) -> int:
         with gzip.open(a.out, "wt", encoding="utf-8") as f:
             json.dump(read_vocab(a.model), f, separators=(",", ":"))
         log.info("wrote %s (%d bytes)", a.out, a.out.stat().st_size)
+    elif a.cmd == "rehearsal":
+        a.out.mkdir(parents=True, exist_ok=True)
+        with gzip.open(a.out / "vocab.json.gz", "wt", encoding="utf-8") as f:
+            json.dump(tiny_vocab(), f)
+        tiny = tiny_shapes()["tiny"]
+        names = json.loads(SHAPES.read_text())
+        (a.out / "shapes.json").write_text(json.dumps({n: tiny for n in names}))
+        log.info("wrote %s/vocab.json.gz and shapes.json (%s)", a.out, ", ".join(names))
     else:
         with gzip.open(a.vocab, "rt", encoding="utf-8") as f:
             vocab = json.load(f)

@@ -16,64 +16,7 @@ from specedit.bench import gpu_check_llama, random_gguf, trim_llama_sdist
 from specedit.models.gguf_meta import scan_header
 
 SHAPES = json.loads(random_gguf.SHAPES.read_text())
-
-
-def _byte_symbols() -> list[str]:
-    """GPT-2's byte-to-unicode table: the 256 byte tokens of a byte-level BPE vocabulary."""
-    keep = [*range(ord("!"), ord("~") + 1), *range(ord("¡"), ord("¬") + 1)]
-    keep += range(ord("®"), ord("ÿ") + 1)
-    out, extra = {}, 0
-    for b in range(256):
-        if b in keep:
-            out[b] = chr(b)
-        else:
-            out[b] = chr(256 + extra)
-            extra += 1
-    return [out[b] for b in range(256)]
-
-
-def tiny_vocab() -> dict:
-    tokens = [*_byte_symbols(), "re", "<|endoftext|>", "<|im_start|>", "<|im_end|>"]
-    return {"tokens": tokens, "token_type": [1] * 257 + [3] * 3, "merges": ["r e"]}
-
-
-def tiny_shapes(vocab: int = 260, dim: int = 64, ff: int = 128, blocks: int = 2) -> dict:
-    """The 0.5B's metadata with small numbers, and the qwen2 tensors at those sizes."""
-    small = {
-        "qwen2.block_count": blocks,
-        "qwen2.context_length": 1024,
-        "qwen2.embedding_length": dim,
-        "qwen2.feed_forward_length": ff,
-        "qwen2.attention.head_count": 4,
-        "qwen2.attention.head_count_kv": 2,
-        "tokenizer.ggml.eos_token_id": vocab - 1,
-        "tokenizer.ggml.padding_token_id": vocab - 3,
-        "tokenizer.ggml.bos_token_id": vocab - 3,
-    }
-    kv = [[k, t, small.get(k, v)] for k, t, v in SHAPES["qwen2.5-coder-0.5b"]["kv"]]
-    kvd = dim // 2  # 2 kv heads of dim / 4
-    tensors = [
-        ["token_embd.weight", [dim, vocab], "Q8_0"],
-        ["output_norm.weight", [dim], "F32"],
-        ["output.weight", [dim, vocab], "Q8_0"],
-    ]
-    for i in range(blocks):
-        b = f"blk.{i}."
-        tensors += [
-            [b + "attn_norm.weight", [dim], "F32"],
-            [b + "attn_q.weight", [dim, dim], "Q5_0"],
-            [b + "attn_q.bias", [dim], "F32"],
-            [b + "attn_k.weight", [dim, kvd], "Q8_0"],
-            [b + "attn_k.bias", [kvd], "F32"],
-            [b + "attn_v.weight", [dim, kvd], "Q8_0"],
-            [b + "attn_v.bias", [kvd], "F32"],
-            [b + "attn_output.weight", [dim, dim], "Q5_0"],
-            [b + "ffn_norm.weight", [dim], "F32"],
-            [b + "ffn_gate.weight", [dim, ff], "Q8_0"],
-            [b + "ffn_up.weight", [dim, ff], "Q8_0"],
-            [b + "ffn_down.weight", [ff, dim], "Q8_0"],
-        ]
-    return {"tiny": {"kv": kv, "tensors": tensors}}
+tiny_vocab, tiny_shapes = random_gguf.tiny_vocab, random_gguf.tiny_shapes
 
 
 @pytest.fixture(scope="module")
@@ -265,3 +208,40 @@ def test_shapes_agree_with_the_torch_checks_model_configs():
         assert cfg["rope_theta"] == pytest.approx(kv["qwen2.rope.freq_base"])
         assert cfg["vocab_size"] == tensors["token_embd.weight"][1]
         assert cfg["tie_word_embeddings"] == ("output.weight" not in tensors)
+
+
+def test_call_2_rehearses_on_the_cpu(tmp_path):
+    """``SPECEDIT_GPU_CHECK_CPU=1 bash bench/gpu_check.sh llama``: the installed llama_cpp,
+    tiny random models under the catalog names, every step recorded, the same verdict rules
+    (complete and correct; the CPU misses the GPU targets: exit 2)."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    from specedit.bench import gpu_check_results as gr
+
+    root = Path(__file__).resolve().parents[1]
+    env = {
+        **os.environ,
+        "OUT": str(tmp_path),
+        "PYTHON": sys.executable,
+        "SPECEDIT_GPU_CHECK_CPU": "1",
+        "GPU_CHECK_WORK": str(tmp_path / "work"),
+        "GPU_CHECK_SIZES": "1-32",
+    }
+    proc = subprocess.run(
+        ["bash", str(root / "bench" / "gpu_check.sh"), "llama"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    s = json.loads((tmp_path / "gpu_check_llama.json").read_text())
+    assert proc.returncode == 2 and s["verdict"] == "targets missed", (s["reasons"], proc.stdout)
+    planned = [name for name, _, _ in gr.PLANS["llama"]]
+    assert all(s["steps"][name]["status"] == "ok" for name in planned), s["steps"]
+    assert set(s["checks"].values()) == {True}
+    fig = s["figures"]["model_0.5b"]
+    assert set(fig["cost_curve_ms"]) >= {"1", "32"} and "speculative_adaptive" in fig
+    assert "llama_0.5b_self_copy_vs_plain" in s["targets"]
