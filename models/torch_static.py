@@ -24,7 +24,7 @@ embedding and head modules) and owns a KV cache preallocated for ``max_ctx`` pos
     one matmul (and gate and up one more) over concatenated weights, the layers' own
     ``nn.Linear``/``Int8Linear`` parameters re-pointed at their rows of it, so nothing is
     stored twice (int4 layers stay separate); RMSNorm is ``F.rms_norm``; RoPE is applied to
-    q and k together with ``x * cos + roll(x, hd/2) * sin_signed`` and the rows' cos/sin
+    q and k together as ``addcmul(x * cos, roll(x, hd/2), sin_signed)``, the rows' cos/sin
     gathered once per forward, not per layer; attention folds the query heads of a group
     into the query length (``[kv_heads, b * group, hd]``), so a plain SDPA call with one
     additive mask per forward attends to the cache without ``repeat_interleave`` or the
@@ -169,7 +169,7 @@ class StaticLM:
             att = layer.self_attn
             qkv = self._qkv[i](_norm(layer.input_layernorm, x))  # [b, (nh + 2 nkv) hd]
             qk = qkv[:, : (nh + nkv) * hd].view(b, nh + nkv, hd)
-            qk = qk * cos + qk.roll(hd // 2, -1) * sin  # RoPE on q and k at once
+            qk = torch.addcmul(qk * cos, qk.roll(hd // 2, -1), sin)  # RoPE on q and k at once
             k = qk[:, nh:].transpose(0, 1)  # [nkv, b, hd]
             v = qkv[:, (nh + nkv) * hd :].view(b, nkv, hd).transpose(0, 1)
             self.k_cache[i].index_copy_(1, pos, k.to(self.dtype))
