@@ -40,10 +40,10 @@ from pathlib import Path
 # its budget (``BUDGET_S``), so every required step fits; bench/README.md gives the estimates.
 PLANS: dict[str, list[tuple[str, int, bool]]] = {
     "torch": [
-        ("kernel", 35, False),  # kernel µs (GPU time) + host-inclusive step overhead
-        ("figures_0.5b", 65, False),  # t(1..128), self-copy vs plain (graphs), syncs per step
+        ("kernel", 45, False),  # kernel µs (GPU time) + host-inclusive step overhead
+        ("figures_0.5b", 60, False),  # t(1..128), self-copy vs plain (graphs), syncs per step
         ("correctness", 40, False),  # greedy == plain at clear margins, exact, sampled
-        ("tests", 60, False),  # the kernel tests on CUDA (each new variant a compile)
+        ("tests", 50, False),  # the kernel tests on CUDA (each new variant a compile)
         ("quant_0.5b", 25, False),  # int8 and int4 timings
         ("figures_1.5b", 30, False),  # the 1.5B's figures
         ("kernels_per_token", 12, False),  # kernels per decoded token, fused vs HF modules

@@ -11,7 +11,7 @@ plain sampling (lookup and probabilistic drafts) and top-k + top-p, in the engin
     larger of the host's launch cost and the GPU time;
   * ``host_us``: one call and a sync, wall clock: the host-inclusive overhead a step pays.
 
-It sweeps the kernel's column slices (GPU time) and reports whether kernel and baseline agree
+It sweeps the kernel's column slices for greedy (GPU time) and reports whether kernel and baseline agree
 on the same uniforms and noise and on the same position-keyed Philox numbers. The baseline is
 ``kernels.verify_torch`` (the verifier's torch fallback, which syncs nowhere, so it is
 captured and timed the same way). On the CPU (interpreter rehearsals) every figure is wall
@@ -171,7 +171,7 @@ def run(
             "triton": time_call(seeded, reps, dev),
             "torch": time_call(seeded_baseline, reps, dev),
         }
-        if len(splits) > 1:
+        if len(splits) > 1 and params.greedy:  # each slice count is another compile
             rec["triton_gpu_us_by_splits"] = {
                 str(k): time_call(lambda k=k: seeded(splits=k), reps, dev)["gpu_us"] for k in splits
             }
