@@ -6,9 +6,10 @@
 # those: platformdirs (specedit.models.catalog), jinja2 + markupsafe (chat templates, imported
 # by tests/torch_tiny.py), pytest + pluggy + iniconfig + pygments + packaging (the kernel
 # tests run in-process).
-# They land in .whl/gpu/ (git-ignored, well under 64 MiB); pass `carry: [".whl/gpu"]` to the
-# device run, and gpu_check_torch.py installs whichever are missing into a temporary
-# directory with `pip install --no-index --no-deps` before importing anything.
+# They land in .whl/gpu/ (git-ignored, well under 64 MiB); carry ".whl" to the device run
+# (bench/gpu_check.sh torch), and each step of gpu_check_torch.py unpacks the wheels of the
+# modules the machine lacks, only those, into build/gpu_check_torch/site, appended to the END
+# of sys.path: a carried pytest or pluggy never shadows the machine's own.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 DEST=.whl/gpu
