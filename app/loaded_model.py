@@ -2,7 +2,8 @@
 
 Contract: ``load_model(LoadConfig | model, ...)`` resolves the backend
 (``resolve_backend``: ``auto`` is torch on a CUDA machine, llama.cpp otherwise), a
-catalog name or GGUF path (a catalog model's file is checked against its pinned
+catalog name, GGUF path or store name (``ollama:qwen2.5-coder:7b``: ``models.stores``;
+a catalog model's file is checked against its pinned
 sha256 at first use: ``catalog.check_once``, remembered in ``model_hash_record()``),
 loads the model, runs the batch-exactness self-check (cached on disk per model file,
 backend, device and offload, build and thread count, so only the first load pays for
@@ -33,6 +34,7 @@ from ..engine.backend import Describes, ModelError, TargetModel
 from ..engine.policy import AdaptivePolicy, PolicyConfig
 from ..engine.verifier import calibration_target
 from ..models.catalog import CATALOG, check_once, resolve_model
+from ..models.stores import is_store_name
 from .options import LoadConfig
 from .state import state_dir, state_subdir, write_private
 
@@ -265,7 +267,7 @@ def _load_target(model: str, backend: str, cfg: LoadConfig, threads: int):
     else:
         path = resolve_model(model)
         check_once(path, model_hash_record())  # a catalog model's sha256, once per version
-    name = model if model in CATALOG else path.name
+    name = model if model in CATALOG or is_store_name(model) else path.name
     if backend == "llama.cpp":
         from ..models.llama_build import gguf_layer_count, llama_build, resolve_gpu_layers
         from ..models.llama_cpp_backend import LlamaTarget

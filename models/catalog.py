@@ -481,10 +481,13 @@ def ensure_model(name: str | CatalogEntry, progress: Progress | None = None) -> 
 
 
 def resolve_model(name_or_path: str) -> Path:
-    """Turn a catalog name or a GGUF file path into a checked path, or raise ``ModelError``."""
+    """A catalog name, GGUF path or store name (``models.stores``) as a checked path."""
+    from . import stores
     from .gguf_meta import read_metadata
 
     candidate = Path(name_or_path).expanduser()
+    if not candidate.is_file() and stores.is_store_name(name_or_path):
+        candidate = stores.resolve(name_or_path)  # in place: Ollama's blob, HF's snapshot
     if candidate.is_file():
         read_metadata(candidate)
         return candidate

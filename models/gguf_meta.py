@@ -66,6 +66,21 @@ class GGUFInfo:
     eos_ids: tuple[int, ...]
     file_size: int
     tokenizer_model: str | None
+    file_type: int | None = None
+    """``general.file_type`` (llama.cpp's ``LlamaFileType``), None when the header has none."""
+
+    @property
+    def quantization(self) -> str | None:
+        """The file type as llama.cpp names it (``Q4_K_M``, ``F16``), None when unknown."""
+        if self.file_type is None:
+            return None
+        from gguf import LlamaFileType
+
+        try:
+            name = LlamaFileType(self.file_type).name
+        except ValueError:
+            return f"type {self.file_type}"
+        return name.removeprefix("MOSTLY_").removeprefix("ALL_")
 
 
 @dataclass(frozen=True)
@@ -252,6 +267,7 @@ def _info(fields: dict[str, Any], path: Path, file_size: int) -> GGUFInfo:
         eos_ids=tuple(eos_ids),
         file_size=file_size,
         tokenizer_model=text("tokenizer.ggml.model"),
+        file_type=integer("general.file_type"),
     )
     logger.debug("read GGUF metadata: %s", info)
     return info
