@@ -101,7 +101,8 @@ def _add_model(p: argparse.ArgumentParser, draft_model: bool = True) -> None:
     g.add_argument(
         "--model",
         default=os.environ.get("SPECEDIT_MODEL") or d.model,
-        help=f"catalog name or GGUF path (default: $SPECEDIT_MODEL, else {d.model})",
+        help="catalog name, GGUF path, or an Ollama/LM Studio/HF name: ollama:NAME:TAG, "
+        f"lmstudio:PUB/MODEL, hf:ORG/REPO/FILE.gguf (default: $SPECEDIT_MODEL, else {d.model})",
     )
     if draft_model:
         g.add_argument(
@@ -216,10 +217,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     m = sub.add_parser("models", help="list, pull, locate or verify catalog models")
     ms = m.add_subparsers(dest="action", required=True)
-    ms.add_parser("list", help="the catalog, and which models are installed")
+    ms.add_parser("list", help="the catalog, and what Ollama, LM Studio and HF's cache hold")
     for action, text in (
         ("pull", "download and check a model"),
-        ("path", "print the file of an installed model"),
+        ("path", "print the file of an installed model (or of ollama:NAME, lmstudio:…, hf:…)"),
         ("verify", "recompute the sha256 of an installed model"),
     ):
         ma = ms.add_parser(action, help=text)
@@ -410,7 +411,7 @@ def _citations(citations) -> None:
 
 
 def cmd_models(a) -> int:
-    from ..models import catalog
+    from ..models import catalog, stores
     from .progress import rich_progress
 
     if a.action == "list":
@@ -418,6 +419,7 @@ def cmd_models(a) -> int:
             mark = "installed" if catalog.is_installed(name) else "-"
             default = " (default)" if name == DEFAULT_MODEL else ""
             out.print(f"{name:22} {e.size_bytes / 1e6:7.0f} MB  {mark:9}  {e.description}{default}")
+        out.out("\n".join(stores.listing()))  # Ollama, LM Studio, HF: plain, never markup
         return 0
     from .loaded_model import model_hash_record
 

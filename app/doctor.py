@@ -15,6 +15,9 @@ Contract: ``collect(verify=False)`` returns a dict of sections, each a dict of J
                     ``plan(cfg)``
   ``models``        the catalog's models: installed, size, sha256 status (the check made
                     at first use, ``catalog.recorded_check``; ``--verify`` hashes again)
+  ``stores``        per store (ollama, lmstudio, hf): the folders searched and the models
+                    found there (``models.stores.scan``): the name that runs them as
+                    ``--model``, size, quantization, path, and a ``problem`` if unusable
   ``server``        the socket and discovery file of ``specedit serve``
   ``state``         the state dir and the models dir, with their sizes
 
@@ -44,6 +47,7 @@ SECTIONS = {
     "triton": "Triton",
     "runs_on": "What would run where",
     "models": "Models",
+    "stores": "Models in Ollama, LM Studio and the Hugging Face cache",
     "server": "Server",
     "state": "State",
 }
@@ -204,6 +208,21 @@ def models_section(verify: bool) -> dict[str, Any]:
     return out
 
 
+def stores_section() -> dict[str, Any]:
+    """What the other apps' stores hold; nothing is hashed, only GGUF headers are read."""
+    from ..models import stores
+
+    out: dict[str, Any] = {}
+    for store, found in stores.scan().items():
+        models = []
+        for m in found:
+            size, quant, path = m.size, m.quantization, str(m.path)
+            entry = {"name": m.name, "size": size, "quantization": quant, "path": path}
+            models.append({**entry, "problem": m.problem} if m.problem else entry)
+        out[store] = {"dirs": [str(d) for d in stores.roots(store)[0]], "models": models}
+    return out
+
+
 def server_section() -> dict[str, Any]:
     from .server.paths import default_socket_path, discovery_path, read_discovery, socket_alive
 
@@ -277,6 +296,7 @@ def collect(verify: bool = False) -> dict[str, dict[str, Any]]:
         "triton": triton_section(t),
         "runs_on": {name: plan(cfg) for name, cfg in entry_configs().items()},
         "models": models_section(verify),
+        "stores": stores_section(),
         "server": server_section(),
         "state": state_section(),
     }

@@ -25,6 +25,7 @@ TITLES = [
     "Triton",
     "What would run where",
     "Models",
+    "Models in Ollama, LM Studio and the Hugging Face cache",
     "Server",
     "State",
 ]
@@ -76,6 +77,21 @@ SCHEMA = {
         "dir": str,
         "default": str,
         **{name: {"installed": bool, "size": (int, NONE), "sha256": str} for name in CATALOG},
+    },
+    "stores": {
+        store: {
+            "dirs": [str],
+            "models": [
+                {
+                    "name": str,
+                    "size": (int, NONE),
+                    "quantization": (str, NONE),
+                    "path": str,
+                    "?problem": str,
+                }
+            ],
+        }
+        for store in ("ollama", "lmstudio", "hf")
     },
     "server": {
         "socket": str,
