@@ -76,7 +76,9 @@ def bootstrap(cpu: bool) -> None:
     if missing:
         wheels = [
             w
-            for w in sorted((ROOT / ".whl" / "gpu").glob("*.whl"))
+            for w in sorted(
+                Path(os.environ.get("GPU_CHECK_WHEELS") or ROOT / ".whl/gpu").glob("*.whl")
+            )
             if w.name.split("-")[0].lower() in {_CARRIED[m].lower() for m in missing}
         ]
         import zipfile

@@ -216,3 +216,29 @@ def test_cpu_rehearsal_runs_a_real_step(tmp_path):
     assert k["fused"]["per_token"] < k["model_modules"]["per_token"]
     # complete and correct; the expected targets were not measured by this one step
     assert proc.returncode == 2 and s["exit"] == 2, s["reasons"]
+
+
+def test_carried_wheels_never_shadow_the_machines_own(tmp_path):
+    """Only the wheels of modules the machine lacks are unpacked, and they go last on
+    sys.path: a carried pytest (whose plugins would load against the wrong pluggy) is not."""
+    import zipfile
+
+    wheels = tmp_path / "wheels"
+    wheels.mkdir()
+    for dist, mod in (("pytest", "pytest"), ("fakecarried", "fakecarried")):
+        with zipfile.ZipFile(wheels / f"{dist}-0.0.1-py3-none-any.whl", "w") as z:
+            z.writestr(f"{mod}/__init__.py", "CARRIED = True\n")
+    code = f"""
+import sys
+sys.path.insert(0, {str(ROOT / "bench")!r})
+import gpu_check_torch as g
+g._CARRIED["fakecarried"] = "fakecarried"
+g.bootstrap(cpu=True)
+import fakecarried, pytest
+assert fakecarried.CARRIED and not hasattr(pytest, "CARRIED"), pytest.__file__
+assert sys.path[-1].endswith("site"), sys.path[-3:]
+"""
+    env = {**os.environ, "GPU_CHECK_WHEELS": str(wheels), "GPU_CHECK_WORK": str(tmp_path)}
+    proc = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert not (tmp_path / "site" / "pytest").exists()
