@@ -79,10 +79,20 @@ record() { # record STEP STATUS SECONDS [WHY]: a step record for bench/gpu_check
   printf '{"kind": "step", "step": "%s", "t": %s, "status": "%s", "seconds": %s, "rc": %s, "why": "%s"}\n' \
     "$1" "$(date +%s)" "$2" "$3" "${5:-null}" "$why" >>"$GPU_CHECK_JSONL"
 }
+CHILD=""
+bounded() { # bounded BOX CMD...: under timeout, in the background, so a TERM to this script
+  # reaches it at once (the trap below passes it on; timeout runs in a group of its own)
+  timeout -k 5 "$@" &
+  CHILD=$!
+  wait "$CHILD"
+  local rc=$?
+  CHILD=""
+  return $rc
+}
 timed() { # timed STEP BOX CMD...: run under timeout, log to $DEST/STEP.log, record it
   local step=$1 box=$2 t=$(date +%s) rc status
   shift 2
-  timeout -k 5 "$box" "$@" >"$DEST/$step.log" 2>&1
+  bounded "$box" "$@" >"$DEST/$step.log" 2>&1
   rc=$?
   local secs=$(($(date +%s) - t))
   TIMES+="$step $secs"$'\n'
@@ -110,7 +120,8 @@ fail() {
   summary 1 "$*"
   exit 1
 }
-trap 'exit 143' TERM # bench/gpu_check.sh ends the run: the steps not recorded did not run
+# bench/gpu_check.sh ends the run: the running step goes too; those not recorded did not run
+trap '[ -n "$CHILD" ] && kill -TERM "$CHILD" 2>/dev/null; exit 143' TERM
 
 echo "== gpu_check_llama: $(uname -m), $(nproc) cores, SPECEDIT_GPU=$SPECEDIT_GPU, work in $WORK"
 command -v nvidia-smi >/dev/null && nvidia-smi -L
@@ -206,7 +217,7 @@ timed configure "$(box configure 60)" cmake -S "$SRC" -B "$WORK/build" -G Ninja 
   -DLLAVA_BUILD=OFF -DCMAKE_INSTALL_PREFIX="$WORK/prefix" -DSKBUILD_PLATLIB_DIR="$WORK/platlib" \
   $ARGS || fail "CMake configure failed (see configure.log)"
 t=$(date +%s)
-timeout -k 5 "$BUILD_S" cmake --build "$WORK/build" -j "$JOBS" >"$DEST/build.log" 2>&1
+bounded "$BUILD_S" cmake --build "$WORK/build" -j "$JOBS" >"$DEST/build.log" 2>&1
 rc=$?
 secs=$(($(date +%s) - t))
 TIMES+="build $secs"$'\n'
@@ -251,7 +262,7 @@ for m in $MODELS; do
   fi
   # one box for the model: the random GGUF, then the measurements in what is left of it
   t=$(date +%s)
-  timeout -k 5 "$want" "$PY" -m specedit.bench.random_gguf write "$m" --vocab "$VOCAB" \
+  bounded "$want" "$PY" -m specedit.bench.random_gguf write "$m" --vocab "$VOCAB" \
     --out "$WORK/$m.gguf" "${SHAPES_ARG[@]}" >"$DEST/gguf-$m.log" 2>&1 || {
     record "$step" failed $(($(date +%s) - t)) "could not write the random GGUF (gguf-$m.log)"
     fail "could not write the random $m GGUF (gguf-$m.log)"
