@@ -244,6 +244,13 @@ def build_parser() -> argparse.ArgumentParser:
     s = sub.add_parser("serve", help="serve editor plugins on a local socket")
     _add_model(s)
     s.add_argument("--tcp", action="store_true", help="also listen on 127.0.0.1 with a token")
+    s.add_argument(
+        "--http",
+        default=None,
+        metavar="[HOST:]PORT",
+        help="serve an OpenAI-compatible HTTP API instead (host 127.0.0.1 by default; any "
+        "other address needs the bearer token kept in the state dir)",
+    )
     s.add_argument("--socket", default=None, help="socket path (default: per-user runtime dir)")
     s.add_argument("--log-file", default=None, help="default: <state dir>/logs/server.log")
     s.add_argument(
@@ -478,6 +485,10 @@ def main(argv: list[str] | None = None) -> int:
             return cmd_models(a)
         if a.cmd in ("undo", "redo"):
             return cmd_undo(a)
+        if a.cmd == "serve" and a.http:
+            from .server.http_serve import http_main
+
+            return http_main(a, load_config(a))
         if a.cmd == "serve":
             from .server import serve_main
 

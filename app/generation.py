@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from ..engine import prefill
@@ -32,6 +32,7 @@ from ..engine.draft_model import ModelDrafter
 from ..engine.lookup import LookupDrafter
 from ..engine.metrics import Metrics
 from ..engine.policy import AdaptivePolicy, PolicyConfig
+from ..engine.prediction import BesideDrafter
 from . import prompt_cache
 from .loaded_model import LoadedModel
 from .options import RewriteOptions
@@ -82,12 +83,24 @@ def lookup_drafter(target: TargetModel, spans: tuple[Span, ...], prompt_len: int
 
 
 def proposers(
-    session: LoadedModel, opts: RewriteOptions, prompt: Prompt, policy: AdaptivePolicy
+    session: LoadedModel,
+    opts: RewriteOptions,
+    prompt: Prompt,
+    policy: AdaptivePolicy,
+    prediction: Sequence[int] = (),
 ) -> Drafter | None:
-    """The proposer ``opts.draft`` asks for (None for plain decoding)."""
+    """The proposer ``opts.draft`` asks for (None for plain decoding); ``prediction``
+    (token ids the output is expected to copy, e.g. an API request's predicted output) is
+    one more lookup source, beside the prompt (``engine.prediction``)."""
     if opts.draft == "none":
         return None
-    lookup = lookup_drafter(session.target, prompt.spans, len(prompt))
+    n = len(prediction)
+    if n:
+        spans = ((0, n, "prediction"), *((a + n, b + n, lab) for a, b, lab in prompt.spans))
+        inner = lookup_drafter(session.target, spans, n + len(prompt))
+        lookup: Drafter = BesideDrafter(inner, prediction)
+    else:
+        lookup = lookup_drafter(session.target, prompt.spans, len(prompt))
     if opts.draft == "lookup" or (opts.draft == "auto" and session.draft is None):
         return lookup
     if session.draft is None:
@@ -114,6 +127,43 @@ def gen_config(session: LoadedModel, opts: RewriteOptions, max_tokens: int) -> G
     )
 
 
+class TextSink:
+    """The text of one run as it streams in: sent to ``on_text``, read for the closing
+    fence (``fence``: the prompt's, or None) and checked with ``stop_when`` as lines end.
+    Every engine feeds it (the local decode loop, ``app.remote_engine``)."""
+
+    def __init__(
+        self,
+        fence: str | None,
+        on_text: Callable[[str], None] | None = None,
+        stop_when: Callable[[str], bool] | None = None,
+    ) -> None:
+        self.parts: list[str] = []
+        self.fenced = FencedText(fence) if fence else None
+        self.on_text = on_text
+        self.stop_when = stop_when
+
+    def feed(self, piece: str) -> bool:
+        """Take ``piece``; False when the output must stop (fence closed, or stop_when)."""
+        if not piece:
+            return True
+        self.parts.append(piece)
+        if self.on_text is not None:
+            self.on_text(piece)
+        if self.fenced is not None and self.fenced.feed(piece):
+            return False  # the block is closed
+        stop = self.stop_when
+        return stop is None or "\n" not in piece or not stop("".join(self.parts))
+
+    def finish(self, tail: str = "") -> str:
+        """The output's text, cut after the closing fence when there is one."""
+        self.parts.append(tail)
+        if self.fenced is not None:
+            self.fenced.feed(tail)
+        # tokens past the closing fence arrive in the same accepted batch: not part of the text
+        return self.fenced.through_fence() if self.fenced is not None else "".join(self.parts)
+
+
 def run_prompt(
     session: LoadedModel,
     prompt: Prompt,
@@ -125,24 +175,22 @@ def run_prompt(
     metrics: Metrics | None = None,
     cold: bool = False,
     stop_when: Callable[[str], bool] | None = None,
+    prediction: Sequence[int] = (),
 ) -> RunResult:
-    """Generate from ``prompt`` (see the module docstring)."""
+    """Generate from ``prompt`` (see the module docstring); ``prediction`` is one more
+    lookup source (``proposers``). A session on a remote engine runs it there
+    (``app.remote_engine``)."""
+    sink = TextSink(prompt.fence, on_text, stop_when)
+    if session.remote is not None:
+        return session.remote.run_prompt(
+            session, prompt, opts, max_tokens, sink, cancel=cancel, metrics=metrics
+        )
     target = session.target
     cfg = gen_config(session, opts, max_tokens)
     dec = StreamDecoder(target)
-    fenced = FencedText(prompt.fence) if prompt.fence else None
-    parts: list[str] = []
 
     def on_tokens(toks: list[int]) -> bool:
-        piece = dec.feed(toks)
-        if not piece:
-            return True
-        parts.append(piece)
-        if on_text is not None:
-            on_text(piece)
-        if fenced is not None and fenced.feed(piece):
-            return False  # the block is closed
-        return stop_when is None or "\n" not in piece or not stop_when("".join(parts))
+        return sink.feed(dec.feed(toks))
 
     ids = list(prompt.ids)
     with session.lock:
@@ -157,7 +205,7 @@ def run_prompt(
             if (got := prompt_cache.restore(target, ids, key, have=have)) > have:
                 prefill.adopt(target, got)  # saved below from a run whose first mark it was
         policy = session.policy(cfg.policy)
-        drafter = proposers(session, opts, prompt, policy)  # owns the draft's cache
+        drafter = proposers(session, opts, prompt, policy, prediction)  # owns the draft's cache
         res = generate(
             target,
             ids,
@@ -175,10 +223,5 @@ def run_prompt(
             # only a prefix evaluated in the batches ``adopt`` records is worth a file
             if prefill.reusable(target, ids, (keep,), keep) == keep:
                 prompt_cache.store(target, ids, keep, key)
-    tail = dec.flush()
-    parts.append(tail)
-    if fenced is not None:
-        fenced.feed(tail)
-    # tokens past the closing fence arrive in the same accepted batch: not part of the text
-    text = fenced.through_fence() if fenced is not None else "".join(parts)
-    return RunResult(text, res.tokens, res.metrics, fenced)
+    text = sink.finish(dec.flush())
+    return RunResult(text, res.tokens, res.metrics, sink.fenced)

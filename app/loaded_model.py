@@ -29,6 +29,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ..engine.backend import Describes, ModelError, TargetModel
 from ..engine.policy import AdaptivePolicy, PolicyConfig
@@ -37,6 +38,9 @@ from ..models.catalog import CATALOG, check_once, resolve_model
 from ..models.stores import is_store_name
 from .options import LoadConfig
 from .state import state_dir, state_subdir, write_private
+
+if TYPE_CHECKING:
+    from .remote_engine import RemoteEngine
 
 log = logging.getLogger(__name__)
 
@@ -81,6 +85,10 @@ class LoadedModel:
     reused on a GPU."""
     config: LoadConfig = field(default_factory=LoadConfig)
     """What was asked for when it was loaded."""
+    remote: RemoteEngine | None = None
+    """Set when the target runs on an OpenAI-compatible server (``--engine``): ``target``
+    then only tokenizes and renders the chat template, and ``app.generation.run_prompt``
+    sends each prompt to the server (``app.remote_engine``)."""
 
     @property
     def batch_exact(self) -> bool:

@@ -32,6 +32,7 @@ SUITES = {
     "replay": ("replay_bench", "speculation policies replayed on recorded outputs, without noise"),
     "server": ("server_bench", "specedit serve: how fast a rewrite stops, and a soak"),
     "rag": ("rag_bench", "answers that quote: quote rate, right answers, lookup vs plain"),
+    "predict": ("predict_bench", "serve --http: an edit with and without prediction, and plain"),
 }
 
 

@@ -1,0 +1,154 @@
+"""Running ``specedit serve --http``: the command, the token file, a server in a thread.
+
+Contract:
+
+* :func:`http_main` is the CLI entry of ``specedit serve --http [HOST:]PORT``: on a
+  non-loopback host it reads the bearer token from :func:`token_file` (0600, in the state
+  dir), creating it with a random token the first time and printing it then, once; it
+  logs to the server log (``serve._setup_logging``), loads the model, serves
+  (:class:`~specedit.app.server.http_api.HttpApi`) until SIGINT/SIGTERM (the running
+  request ends within one target call) and exits with status 0.
+* :class:`HttpThread` runs an ``HttpApi`` over a preloaded session in a daemon thread
+  (tests, benchmarks); extra keyword arguments go to ``HttpApi`` (``token``, ``limits``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import secrets
+import signal
+import sys
+import threading
+from pathlib import Path
+from typing import Any
+
+from ...engine.backend import UserError
+from ..files import FileError
+from ..loaded_model import LoadedModel
+from ..options import LoadConfig
+from ..state import state_subdir, write_private
+from .http_api import HttpApi, is_loopback, parse_address
+
+log = logging.getLogger(__name__)
+
+__all__ = ["HttpThread", "http_main", "load_token", "token_file"]
+
+
+class HttpThread:
+    """Run an :class:`HttpApi` over a preloaded session in a daemon thread (tests,
+    benchmarks); ``base_url`` once started."""
+
+    def __init__(self, session: LoadedModel, host: str = "127.0.0.1", **kw: Any) -> None:
+        self.session, self.host, self.kw = session, host, kw
+        self.api: HttpApi | None = None
+        self.loop: asyncio.AbstractEventLoop | None = None
+        self._ready = threading.Event()
+        self._error: BaseException | None = None
+        self._thread = threading.Thread(target=self._main, name="specedit-http", daemon=True)
+
+    @property
+    def base_url(self) -> str:
+        assert self.api is not None
+        return self.api.base_url
+
+    def start(self, timeout: float = 30.0) -> HttpThread:
+        self._thread.start()
+        if not self._ready.wait(timeout):
+            raise TimeoutError("the HTTP API did not start")
+        if self._error is not None:
+            raise self._error
+        return self
+
+    def _main(self) -> None:
+        async def run() -> None:
+            self.loop = asyncio.get_running_loop()
+            try:
+                self.api = HttpApi(self.session, self.host, **self.kw)
+                await self.api.start()
+            except BaseException as e:
+                self._error = e
+                self._ready.set()
+                return
+            self._ready.set()
+            await self.api.stopped.wait()
+
+        asyncio.run(run())
+
+    def stop(self, timeout: float = 30.0) -> None:
+        if self.loop is not None and self.api is not None and self._thread.is_alive():
+            fut = asyncio.run_coroutine_threadsafe(self.api.close(), self.loop)
+            with contextlib.suppress(Exception):
+                fut.result(timeout)
+        self._thread.join(timeout)
+
+    def __enter__(self) -> HttpThread:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+
+def token_file() -> Path:
+    """Where the bearer token of a non-loopback ``serve --http`` is kept (0600)."""
+    return state_subdir("run") / "http-token"
+
+
+def load_token() -> tuple[str, bool]:
+    """The bearer token and whether it was created just now (then it is printed, once)."""
+    path = token_file()
+    try:
+        token = path.read_text().strip()
+        if token:
+            os.chmod(path, 0o600)
+            return token, False
+    except FileNotFoundError:
+        pass
+    token = secrets.token_urlsafe(32)
+    write_private(path, token.encode() + b"\n")
+    return token, True
+
+
+def http_main(args: Any, config: LoadConfig) -> int:
+    """``specedit serve --http [HOST:]PORT`` (module docstring)."""
+    from ..loaded_model import load_model
+    from .serve import _setup_logging
+
+    try:
+        host, port = parse_address(args.http)
+    except ValueError as e:
+        raise UserError(str(e)) from None
+    token = None
+    if not is_loopback(host):
+        token, new = load_token()
+        if new:
+            sys.stderr.write(f"specedit serve: bearer token (kept in {token_file()}): {token}\n")
+        else:
+            sys.stderr.write(f"specedit serve: the bearer token is in {token_file()}\n")
+    level = getattr(args, "serve_log_level", None) or "INFO"
+    log_path = _setup_logging(level, getattr(args, "log_file", None), asyncio_too=True)
+    log.info("loading %s (log: %s)", config.model, log_path)
+    session = load_model(config)
+
+    async def main() -> None:
+        api = HttpApi(session, host, port, token=token)
+        try:
+            await api.start()
+        except OSError as e:
+            raise FileError(f"cannot listen on {host}:{port}: {e.strerror or e}") from None
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(sig, lambda: loop.create_task(api.close()))
+        sys.stderr.write(
+            f"specedit serve: {session.model_name} on {api.base_url} (pid {os.getpid()})\n"
+        )
+        sys.stderr.flush()
+        await api.stopped.wait()
+
+    try:
+        asyncio.run(main())
+    finally:
+        session.target.close()
+    return 0
