@@ -36,6 +36,7 @@ import os
 import statistics
 import sys
 import time
+from collections import Counter
 from pathlib import Path
 
 from .edit_failures import CLASSES, classify, failure_table
@@ -96,12 +97,15 @@ def run_task(session, task: EditTask, modes: list[str], first: int) -> list[dict
                 edit_mode=s["edit_mode"],
                 edit_reason=s["edit_reason"],
                 edit_fallback=s["edit_fallback"],
+                edit_repairs=s.get("edit_repairs", []),
+                flagged=res.suspect.reason if res.suspect else "",
+                flag_message=res.suspect.message if res.suspect else "",
                 diff=res.diff,
             )
         )
+        rows[-1]["raw"] = res.raw  # what the model wrote (tests replay some)
         if not rows[-1]["right"]:
             row = rows[-1]
-            row["raw"] = res.raw[:4000]  # what the model wrote, to see why
             row["failure"] = classify(task, res.new_text, row)
             if row["edit_fallback"]:  # and what went wrong in the whole rewrite itself
                 row["failure_after_fallback"] = classify(
@@ -157,6 +161,12 @@ def summarise(runs: list[dict], modes: list[str]) -> dict:
                 "median_generated_tokens": _median(r["generated_tokens"] for r in done),
                 "median_file_tokens": _median(r["file_tokens"] for r in done),
                 "fell_back": sum(bool(r.get("edit_fallback")) for r in rs),
+                # what the checks said: wrong results flagged, right ones flagged (false alarms)
+                "wrong_flagged": sum(bool(r.get("flagged")) for r in rs if not r["right"]),
+                "right_flagged": sum(bool(r.get("flagged")) for r in rs if r["right"]),
+                "repairs": dict(
+                    sorted(Counter(x for r in rs for x in r.get("edit_repairs", [])).items())
+                ),
                 "errors": sum("error" in r for r in rs),
                 "failures": failure_table(rs).get(mode, {}),
             }
