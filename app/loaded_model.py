@@ -183,7 +183,7 @@ def load_model(
     """Load the model of ``config`` (a ``LoadConfig``, or a model name/path with
     ``LoadConfig`` fields as keywords) and its draft model, if any, on the same backend,
     and prepare them for speculative decoding (see the module docstring)."""
-    from ..engine.decode import check_batch_exactness
+    from ..engine.exactness import check_batch_exactness
 
     cfg = LoadConfig(model=config, **changes) if isinstance(config, str) else config
     if changes and not isinstance(config, str):

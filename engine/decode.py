@@ -21,8 +21,8 @@ Plain decoding is the same loop with k = 0, so both paths share every line.
 
 Exact mode: a backend whose batched numerics differ from 1-token evaluation
 (llama.cpp's CPU path past a block size) is evaluated in sub-blocks of at most
-``exact_block`` tokens, found by ``check_batch_exactness`` when the model
-loads; then greedy speculative output equals plain output token for token.
+``exact_block`` tokens, found by ``engine.exactness.check_batch_exactness`` when the
+model loads; then greedy speculative output equals plain output token for token.
 
 Where the logits are judged is the ``verifier``'s business (``engine.verifier``): numpy
 on the host, or the Triton kernel on the device for a torch target on CUDA, chosen by
@@ -31,13 +31,10 @@ on the host, or the Triton kernel on the device for a torch target on CUDA, chos
 
 from __future__ import annotations
 
-import logging
 import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-
-import numpy as np
 
 from .backend import TargetModel
 from .draft import Draft, Drafter
@@ -46,9 +43,6 @@ from .policy import AdaptivePolicy, PolicyConfig
 from .prefill import prefill as canonical_prefill
 from .sampling import SamplingParams
 from .verifier import HostVerifier, Verifier, choose_verifier
-from .verify import VerifyResult
-
-log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -166,7 +160,9 @@ def generate(
         block = [ctx[-1], *(int(t) for t in draft.tokens)]
         t = time.perf_counter()
         with m.time("verify"):
-            res = _verify_block(ver, target, block, pos, draft, cfg, len(out), m)
+            # randomness is keyed by output position (len(out) is the first one this step
+            # decides), so a seed gives the same text whatever k was and whichever verifier ran
+            res = ver.verify_block(target, block, pos, draft, cfg, len(out), m)
         dt = time.perf_counter() - t
         m.observe_step(len(draft), res.num_accepted, len(res.tokens), draft.source)
         pol.observe(len(block), dt, len(draft), res.num_accepted, len(res.tokens), draft.match_len)
@@ -193,18 +189,6 @@ def _draft(drafter, pol, ctx, cfg, m, room: int) -> tuple[Draft, int]:
     return probe, k
 
 
-def _verify_block(
-    ver: Verifier, target, block, pos, draft: Draft, cfg, n_out: int, m: Metrics
-) -> VerifyResult:
-    """Evaluate ``block`` at ``pos`` (in sub-blocks in exact mode) and verify the draft.
-
-    Randomness is tied to output positions (``n_out`` is the index of the first
-    token this step decides), so a seed gives the same text whatever k was, and
-    whichever verifier ran.
-    """
-    return ver.verify_block(target, block, pos, draft, cfg, n_out, m)
-
-
 def _emit(new, out, ctx, eos, max_tokens, on_tokens, m: Metrics) -> bool:
     """Append accepted tokens; return True when generation must stop."""
     stop_reason = ""
@@ -225,74 +209,3 @@ def _emit(new, out, ctx, eos, max_tokens, on_tokens, m: Metrics) -> bool:
     if stop_reason:
         m.stop_reason = stop_reason
     return bool(stop_reason)
-
-
-def check_batch_exactness(
-    target: TargetModel, probe: Sequence[int], sizes: Sequence[int] = (2, 4, 8, 16, 32)
-) -> tuple[int, dict[int, float]]:
-    """Compare k-token block logits with 1-token evaluation on ``probe`` tokens.
-
-    Returns ``(exact_block, deltas)``: the largest block size whose logits equal
-    the 1-token path bit for bit (1 if none does), and max |delta logit| per size.
-    The cache is left empty.
-    """
-    n_max = max(sizes)
-    assert len(probe) >= n_max + 4, "probe too short"
-    base = list(probe[: len(probe) - n_max])
-    tail = list(probe[len(probe) - n_max :])
-    target.rollback(0)
-    target.eval(base, 0, [len(base) - 1])
-    ref = []
-    for i, t in enumerate(tail):
-        ref.append(np.array(target.eval([t], len(base) + i, [0])[0]))
-    ref = np.stack(ref)
-    deltas: dict[int, float] = {}
-    exact, still_exact = 1, True
-    for b in sorted(sizes):
-        got = np.array(target.eval(tail[:b], len(base), range(b)))
-        d = float(np.max(np.abs(got - ref[:b])))
-        deltas[b] = d
-        still_exact = still_exact and d == 0.0
-        if still_exact:
-            exact = b
-    target.rollback(0)
-    log.info("batch exactness: deltas %s -> exact block %d", deltas, exact)
-    return exact, deltas
-
-
-def stream(
-    target: TargetModel, prompt: Sequence[int], cfg: GenConfig, drafter: Drafter | None = None, **kw
-):
-    """Iterator form of ``generate``: yields each batch of accepted tokens as it is accepted.
-
-    The loop runs in a worker thread; closing the iterator early cancels it. The
-    final ``GenResult`` is the iterator's return value (``StopIteration.value``).
-    """
-    import queue
-
-    q: queue.Queue = queue.Queue()
-    cancel = kw.pop("cancel", None) or threading.Event()
-    done = object()
-    box: dict = {}
-
-    def work():
-        try:
-            box["result"] = generate(
-                target, prompt, cfg, drafter, on_tokens=q.put, cancel=cancel, **kw
-            )
-        except BaseException as e:  # re-raised in the consumer
-            box["error"] = e
-        finally:
-            q.put(done)
-
-    th = threading.Thread(target=work, name="specedit-generate", daemon=True)
-    th.start()
-    try:
-        while (item := q.get()) is not done:
-            yield item
-    finally:
-        cancel.set()
-        th.join()
-    if "error" in box:
-        raise box["error"]
-    return box["result"]

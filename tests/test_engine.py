@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import queue
+import threading
 from dataclasses import replace
 
 import numpy as np
 import pytest
 from toy import ToyModel
 
-from specedit.engine.decode import GenConfig, check_batch_exactness, generate
+from specedit.engine.decode import GenConfig, generate
 from specedit.engine.draft import Draft
+from specedit.engine.exactness import check_batch_exactness
 from specedit.engine.lookup import LookupDrafter
 from specedit.engine.policy import AdaptivePolicy, PolicyConfig
 from specedit.engine.prefill import bounds
@@ -278,13 +281,45 @@ def test_model_draft_probabilities_are_used():
     assert res.num_accepted == 3 and len(res.tokens) == 4
 
 
-def test_stream_iterator_yields_what_generate_returns():
-    from specedit.engine.decode import stream
+def _stream(target, prompt, cfg: GenConfig, drafter=None, **kw):
+    """Iterator form of ``generate``: yields each batch of accepted tokens as it is accepted.
 
+    The loop runs in a worker thread; closing the iterator early cancels it. The
+    final ``GenResult`` is the iterator's return value (``StopIteration.value``).
+    """
+    q: queue.Queue = queue.Queue()
+    cancel = kw.pop("cancel", None) or threading.Event()
+    done = object()
+    box: dict = {}
+
+    def work():
+        try:
+            box["result"] = generate(
+                target, prompt, cfg, drafter, on_tokens=q.put, cancel=cancel, **kw
+            )
+        except BaseException as e:  # re-raised in the consumer
+            box["error"] = e
+        finally:
+            q.put(done)
+
+    th = threading.Thread(target=work, name="specedit-generate", daemon=True)
+    th.start()
+    try:
+        while (item := q.get()) is not done:
+            yield item
+    finally:
+        cancel.set()
+        th.join()
+    if "error" in box:
+        raise box["error"]
+    return box["result"]
+
+
+def test_stream_iterator_yields_what_generate_returns():
     prompt = _prompt(6)
     cfg = GenConfig(max_tokens=50, policy=PolicyConfig(fixed_k=8))
     ref = generate(ToyModel(), prompt, cfg, LookupDrafter()).tokens
-    it = stream(ToyModel(), prompt, cfg, LookupDrafter())
+    it = _stream(ToyModel(), prompt, cfg, LookupDrafter())
     got: list[int] = []
     try:
         while True:

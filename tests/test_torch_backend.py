@@ -18,7 +18,8 @@ from torch_tiny import tiny_dir, tiny_gguf, tiny_model  # noqa: E402
 
 from specedit.app.stream import StreamDecoder  # noqa: E402
 from specedit.engine.backend import ModelError, TargetModel  # noqa: E402
-from specedit.engine.decode import GenConfig, check_batch_exactness, generate  # noqa: E402
+from specedit.engine.decode import GenConfig, generate  # noqa: E402
+from specedit.engine.exactness import check_batch_exactness  # noqa: E402
 from specedit.engine.lookup import LookupDrafter  # noqa: E402
 from specedit.engine.policy import PolicyConfig  # noqa: E402
 from specedit.models.torch_backend import TorchTarget  # noqa: E402
