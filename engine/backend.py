@@ -27,6 +27,12 @@ loaded by a later process): ``save_state(path) -> bytes`` and
 ``load_state(path, max_tokens) -> token ids`` (``[]`` when the file does not fit).
 ``Describes``: ``describe() -> dict`` says where and how the model runs.
 
+``DeviceTarget`` (a ``TargetModel`` whose logits can stay on its device, the torch
+backend; ``engine.verifier`` verifies there): ``device`` (a torch device),
+``upload(tokens)`` (ids as a device tensor), ``eval_ids(ids, pos, tokens, last_only)``
+(logits as a device tensor), ``readback(tensor)`` (a small tensor on the host: one
+sync) and ``synchronize()``.
+
 Errors: ``UserError`` is the base of every problem a user can fix (a bad file, a
 missing model, an empty instruction); ``str(err)`` is one clear line and front
 ends show it as such. ``ModelError`` is a model that cannot be found, read or
@@ -37,7 +43,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
@@ -96,6 +102,31 @@ class Describes(Protocol):
     def describe(self) -> dict:
         """Where and how the model runs (device, dtype, quantization, memory): for the
         stats and ``specedit doctor``."""
+        ...
+
+
+@runtime_checkable
+class DeviceTarget(TargetModel, Protocol):
+    device: Any
+    """Where the logits live (a ``torch.device``)."""
+
+    def upload(self, tokens: Sequence[int]) -> Any:
+        """Token ids as a device int64 tensor ``[n]``, valid until the next ``upload``."""
+        ...
+
+    def eval_ids(
+        self, ids: Any, pos: int, tokens: Sequence[int] | None = None, last_only: bool = False
+    ) -> Any:
+        """``eval`` of device ids: logits ``[n, V]`` (``[1, V]`` with ``last_only``) left
+        on the device; ``tokens`` are their host values, for ``cache_tokens``."""
+        ...
+
+    def readback(self, t: Any) -> np.ndarray:
+        """A small device tensor's values on the host: one copy, one sync."""
+        ...
+
+    def synchronize(self) -> None:
+        """Wait for the device's queued work."""
         ...
 
 

@@ -59,7 +59,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from .backend import ModelError, TargetModel, shared_prefix
+from .backend import DeviceTarget, ModelError, TargetModel, shared_prefix
 from .draft import Draft
 from .policy import AdaptivePolicy
 from .sampling import STREAM_DRAFT, SamplingParams, probs, sample_at
@@ -145,8 +145,8 @@ class ModelDrafter:
         if device is None:
             forced = os.environ.get("SPECEDIT_VERIFIER", "") in ("triton", "torch")
             on_cuda = getattr(getattr(draft, "device", None), "type", "") == "cuda"
-            device = hasattr(draft, "eval_ids") and (on_cuda or forced)
-        if device and not hasattr(draft, "eval_ids"):
+            device = isinstance(draft, DeviceTarget) and (on_cuda or forced)
+        if device and not isinstance(draft, DeviceTarget):
             raise ValueError(
                 f"{getattr(draft, 'name', 'draft')}: device drafting needs a torch draft"
             )

@@ -16,13 +16,14 @@ methods the decode loop calls:
 
 ``HostVerifier`` is the reference and the CPU path: ``target.eval`` logits in numpy, judged by
 ``RowVerifier`` row by row (an exact-mode sub-block is evaluated only while its predecessors
-were all accepted). ``DeviceVerifier`` never brings logits to the host: the block goes up as
-one small copy (``target.upload``, from a pinned buffer), ``target.eval_ids`` leaves the logits
-on the device, the Triton kernel (``kernels.verify_launcher``, imported lazily) or its torch
-twin (``kernels.verify_torch``) judges them there, and the step's only read-back is the
-kernel's ``out`` (accepted count and tokens: ``target.readback``, one sync). Exact mode
-evaluates every sub-block first and verifies all their rows in one launch. Both follow the
-same rules with the same position-keyed numbers, so a seed gives the same text on either.
+were all accepted). ``DeviceVerifier`` never brings logits to the host (its target is an
+``engine.backend.DeviceTarget``): the block goes up as one small copy (``target.upload``,
+from a pinned buffer), ``target.eval_ids`` leaves the logits on the device, the Triton
+kernel (``kernels.verify_launcher``, imported lazily) or its torch twin
+(``kernels.verify_torch``) judges them there, and the step's only read-back is the kernel's
+``out`` (accepted count and tokens: ``target.readback``, one sync). Exact mode evaluates
+every sub-block first and verifies all their rows in one launch. Both follow the same rules
+with the same position-keyed numbers, so a seed gives the same text on either.
 
 ``choose_verifier(target)``: ``SPECEDIT_VERIFIER=numpy|triton|torch`` forces a choice (under
 ``TRITON_INTERPRET=1`` the Triton verifier runs on CPU tensors; that is how CI tests it);
@@ -41,6 +42,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from .backend import DeviceTarget
 from .draft import Draft
 from .metrics import Metrics
 from .sampling import SamplingParams
@@ -121,16 +123,16 @@ class DeviceVerifier:
             self._verify = verify_torch
 
     def _launch(self, logits, draft_ids, sampling: SamplingParams, probs, n_out: int):
-        if probs is not None and not hasattr(probs, "device"):  # a host drafter's q rows
+        if isinstance(probs, np.ndarray):  # a host drafter's q rows
             import torch
 
             probs = torch.from_numpy(np.ascontiguousarray(probs, np.float32)).to(logits.device)
         return self._verify(logits, draft_ids, sampling, probs, position=n_out)
 
-    def fill(self, target, tokens: Sequence[int], pos: int) -> None:
+    def fill(self, target: DeviceTarget, tokens: Sequence[int], pos: int) -> None:
         target.eval_ids(target.upload(tokens), pos, tokens, last_only=True)  # stays queued
 
-    def prefill(self, target, tokens: Sequence[int], pos: int):
+    def prefill(self, target: DeviceTarget, tokens: Sequence[int], pos: int):
         logits = target.eval_ids(target.upload(tokens), pos, tokens, last_only=True)
         target.synchronize()  # once per generation: prefill time is measured, not queued
         return logits
@@ -141,7 +143,9 @@ class DeviceVerifier:
         draft = torch.empty(0, dtype=torch.int64, device=logits.device)
         return int(self._launch(logits, draft, sampling, None, n_out)[1])  # a sync
 
-    def verify_block(self, target, block, pos, draft: Draft, cfg, n_out: int, m: Metrics):
+    def verify_block(
+        self, target: DeviceTarget, block, pos, draft: Draft, cfg, n_out: int, m: Metrics
+    ):
         ids = target.upload(block)  # one small host-to-device copy
         step = cfg.exact_block or len(block)
         if step >= len(block):
@@ -168,7 +172,7 @@ class DeviceVerifier:
 def choose_verifier(target) -> Verifier:
     """The verifier for ``target``: forced by ``SPECEDIT_VERIFIER``, else by where its logits live."""
     forced = os.environ.get("SPECEDIT_VERIFIER", "").strip().lower()
-    on_device = hasattr(target, "eval_ids")
+    on_device = isinstance(target, DeviceTarget)
     if forced:
         if forced not in NAMES:
             raise ValueError(f"SPECEDIT_VERIFIER={forced!r}: use one of {', '.join(NAMES)}")

@@ -24,6 +24,7 @@ pytest.importorskip("triton")
 
 from torch_tiny import tiny_model, tiny_tokenizer  # noqa: E402
 
+from specedit.engine.backend import DeviceTarget  # noqa: E402
 from specedit.engine.combined import CombinedDrafter  # noqa: E402
 from specedit.engine.decode import GenConfig, generate  # noqa: E402
 from specedit.engine.draft_model import ModelDrafter  # noqa: E402
@@ -154,6 +155,7 @@ def test_choose_verifier(monkeypatch):
     if cpu is not None:  # logits on the CPU: the numpy path
         assert choose_verifier(cpu).name == "numpy"
     assert choose_verifier(ToyModel()).name == "numpy"
+    assert isinstance(_target(0), DeviceTarget) and not isinstance(ToyModel(), DeviceTarget)
     for name in ("numpy", "triton", "torch"):
         monkeypatch.setenv("SPECEDIT_VERIFIER", name)
         assert choose_verifier(_target(0)).name == name
