@@ -33,10 +33,10 @@ from typing import TYPE_CHECKING
 
 from ..engine.backend import Describes, ModelError, TargetModel
 from ..engine.policy import AdaptivePolicy, PolicyConfig
-from ..engine.verifier import calibration_target
+from ..engine.verifier import calibration_target, choose_verifier
 from ..models.catalog import CATALOG, check_once, resolve_model
 from ..models.stores import is_store_name
-from .options import LoadConfig
+from .options import LoadConfig, with_env
 from .state import state_dir, state_subdir, write_private
 
 if TYPE_CHECKING:
@@ -191,6 +191,7 @@ def load_model(
     threads = cfg.threads or max(1, os.cpu_count() or 1)
     stage = on_stage or (lambda _stage, _detail: None)
     backend = resolve_backend(cfg)
+    cfg = with_env(cfg)  # the environment's switches, read once here
     t = time.perf_counter()
     stage("weights", backend)
     path, name, target = _load_target(cfg.model, backend, cfg, threads)
@@ -217,7 +218,8 @@ def load_model(
     deltas = {int(k): float(v) for k, v in entry["deltas"].items()}
     stage("calibration", where)
     # the cost curve times the step that really runs (on a GPU: never a host copy of logits)
-    costs = _calibrate(calibration_target(target), entry, lambda: _save_cache(cache))
+    view = calibration_target(target, choose_verifier(target, cfg.verifier))
+    costs = _calibrate(view, entry, lambda: _save_cache(cache))
     sess = LoadedModel(
         target=target,
         model_name=name,
@@ -296,8 +298,10 @@ def _load_target(model: str, backend: str, cfg: LoadConfig, threads: int):
             n_ctx=cfg.n_ctx,
             name=name,
             n_threads=threads,
-            device=cfg.device,
+            device=cfg.device or cfg.fallback_device or None,
             quant=cfg.quant,
+            verifier=cfg.verifier,
+            cache=cfg.torch_cache,
         )
         return path, name, target
     raise ModelError(f"unknown backend {backend!r}; use llama.cpp, torch or auto")

@@ -4,7 +4,8 @@ Contract: two frozen dataclasses hold the one set of defaults the CLI, the termi
 app, the socket server and the benchmarks share (their flags and settings are built
 from these defaults, never written again):
   * ``LoadConfig``: the model, its backend, device and offload, the context length,
-    threads and an optional draft model; ``app.loaded_model.load_model`` takes it.
+    threads and an optional draft model; ``app.loaded_model.load_model`` takes it, with
+    the environment's switches (``ENV_SWITCHES``) read once there by ``with_env``.
   * ``RewriteOptions``: the instruction, the proposers, k, sampling, exactness, the
     output cap, context files, a region, the edit mode and the disk prompt cache;
     ``app.rewrite.rewrite`` and ``app.generation.run_prompt`` take it.
@@ -12,7 +13,9 @@ from these defaults, never written again):
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
 
 from ..engine.sampling import SamplingParams
 from ..models.catalog import DEFAULT_MODEL
@@ -44,6 +47,16 @@ class LoadConfig:
     build supports offload and a GPU is present, else none)."""
     quant: str | None = None
     """Torch weight quantization (``int4``, ``int8``, ``none``); None follows the GGUF."""
+    verifier: str = ""
+    """``numpy``, ``triton`` or ``torch`` forces where the logits are judged
+    (``engine.verifier.choose_verifier``); empty: by where they live. ``load_model``
+    takes it from ``SPECEDIT_VERIFIER`` when it is empty."""
+    fallback_device: str = ""
+    """The torch device when ``device`` is None; empty: CUDA when present
+    (``SPECEDIT_TORCH_DEVICE``)."""
+    torch_cache: bool = True
+    """Keep a GGUF converted for the torch backend under ``<models dir>/torch/``
+    (``SPECEDIT_TORCH_CACHE=0`` turns it off)."""
     n_ctx: int = DEFAULT_CTX
     """Context length in tokens."""
     threads: int | None = None
@@ -83,3 +96,25 @@ class RewriteOptions:
     prompt_cache: bool = False
     """Keep the KV state of the prompt's file prefix on disk for the next process
     (``app.prompt_cache``); for one-shot front ends such as ``specedit rewrite``."""
+
+
+ENV_SWITCHES = {
+    "verifier": "SPECEDIT_VERIFIER",
+    "fallback_device": "SPECEDIT_TORCH_DEVICE",
+    "torch_cache": "SPECEDIT_TORCH_CACHE",
+}
+"""The ``LoadConfig`` fields an environment variable sets (``with_env``)."""
+
+
+def with_env(cfg: LoadConfig, env: Mapping[str, str] | None = None) -> LoadConfig:
+    """``cfg`` with the fields of ``ENV_SWITCHES`` still at their defaults taken from
+    ``env`` (``os.environ``): the one place the environment reaches a load."""
+    env = os.environ if env is None else env
+    changes: dict[str, object] = {}
+    if not cfg.verifier and (v := env.get(ENV_SWITCHES["verifier"], "").strip().lower()):
+        changes["verifier"] = v
+    if not cfg.fallback_device and (v := env.get(ENV_SWITCHES["fallback_device"], "")):
+        changes["fallback_device"] = v
+    if cfg.torch_cache and env.get(ENV_SWITCHES["torch_cache"], "1") == "0":
+        changes["torch_cache"] = False
+    return replace(cfg, **changes) if changes else cfg

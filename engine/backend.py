@@ -28,7 +28,8 @@ loaded by a later process): ``save_state(path) -> bytes`` and
 ``Describes``: ``describe() -> dict`` says where and how the model runs.
 
 ``DeviceTarget`` (a ``TargetModel`` whose logits can stay on its device, the torch
-backend; ``engine.verifier`` verifies there): ``device`` (a torch device),
+backend; ``engine.verifier`` verifies there): ``device`` (a torch device), ``verifier``
+(the verifier its load forced, ``""`` to choose by device: ``engine.verifier.NAMES``),
 ``upload(tokens)`` (ids as a device tensor), ``eval_ids(ids, pos, tokens, last_only)``
 (logits as a device tensor), ``readback(tensor)`` (a small tensor on the host: one
 sync) and ``synchronize()``.
@@ -109,6 +110,8 @@ class Describes(Protocol):
 class DeviceTarget(TargetModel, Protocol):
     device: Any
     """Where the logits live (a ``torch.device``)."""
+    verifier: str
+    """The verifier the load forced (``numpy``, ``triton``, ``torch``); empty: by device."""
 
     def upload(self, tokens: Sequence[int]) -> Any:
         """Token ids as a device int64 tensor ``[n]``, valid until the next ``upload``."""

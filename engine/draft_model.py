@@ -17,7 +17,7 @@ Contract: ``ModelDrafter(draft, sampling, target=..., policy=...)`` implements t
     the norm(max(p - q, 0)) residual is exact.
     ``Draft.source`` is ``"model"``. Drafting stops early at an EOS token.
   * On the device (``device=True``, the default for a torch draft on CUDA or when
-    ``SPECEDIT_VERIFIER`` asks for a device verifier): the draft's logits never
+    its load forced a device verifier, ``DeviceTarget.verifier``): the draft's logits never
     leave it. Each token is the argmax, or ``argmax(q / E)`` with q computed by
     ``kernels.verify_torch.target_probs`` and E from the same ``STREAM_DRAFT``
     numbers, and is fed back as a device tensor; ``probs`` is the device tensor
@@ -53,7 +53,6 @@ Contract: ``ModelDrafter(draft, sampling, target=..., policy=...)`` implements t
 from __future__ import annotations
 
 import logging
-import os
 import time
 from collections.abc import Sequence
 
@@ -143,9 +142,10 @@ class ModelDrafter:
         # its own Philox stream (STREAM_DRAFT): independent of the verifier's numbers
         self.seed = sampling.seed if seed is None else seed
         if device is None:
-            forced = os.environ.get("SPECEDIT_VERIFIER", "") in ("triton", "torch")
-            on_cuda = getattr(getattr(draft, "device", None), "type", "") == "cuda"
-            device = isinstance(draft, DeviceTarget) and (on_cuda or forced)
+            on_device = isinstance(draft, DeviceTarget)
+            forced = on_device and draft.verifier.strip().lower() in ("triton", "torch")
+            on_cuda = on_device and draft.device.type == "cuda"
+            device = on_device and (on_cuda or forced)
         if device and not isinstance(draft, DeviceTarget):
             raise ValueError(
                 f"{getattr(draft, 'name', 'draft')}: device drafting needs a torch draft"

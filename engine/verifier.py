@@ -25,7 +25,9 @@ kernel (``kernels.verify_launcher``, imported lazily) or its torch twin
 every sub-block first and verifies all their rows in one launch. Both follow the same rules
 with the same position-keyed numbers, so a seed gives the same text on either.
 
-``choose_verifier(target)``: ``SPECEDIT_VERIFIER=numpy|triton|torch`` forces a choice (under
+``choose_verifier(target, forced)``: ``forced`` (``numpy``, ``triton`` or ``torch``; None takes
+a ``DeviceTarget``'s own ``verifier``, which ``LoadConfig.verifier`` and so
+``SPECEDIT_VERIFIER`` set at load) forces a choice (under
 ``TRITON_INTERPRET=1`` the Triton verifier runs on CPU tensors; that is how CI tests it);
 otherwise a target whose logits live on a CUDA device gets the Triton verifier when the kernel
 compiles and runs there (``kernels.support.kernel_support``), the torch twin when it does not,
@@ -36,7 +38,6 @@ what ``AdaptivePolicy.calibrate`` should time: the step the verifier really runs
 from __future__ import annotations
 
 import logging
-import os
 from collections.abc import Sequence
 from typing import Any, Protocol
 
@@ -169,10 +170,13 @@ class DeviceVerifier:
         return VerifyResult(j, [int(t) for t in host[1 : j + 2]])
 
 
-def choose_verifier(target) -> Verifier:
-    """The verifier for ``target``: forced by ``SPECEDIT_VERIFIER``, else by where its logits live."""
-    forced = os.environ.get("SPECEDIT_VERIFIER", "").strip().lower()
+def choose_verifier(target, forced: str | None = None) -> Verifier:
+    """The verifier for ``target``: ``forced`` (None: the target's own ``verifier``), else the
+    one where its logits live."""
     on_device = isinstance(target, DeviceTarget)
+    if forced is None:
+        forced = target.verifier if on_device else ""
+    forced = forced.strip().lower()
     if forced:
         if forced not in NAMES:
             raise ValueError(f"SPECEDIT_VERIFIER={forced!r}: use one of {', '.join(NAMES)}")

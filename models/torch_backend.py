@@ -8,10 +8,11 @@ drafter use.
     with ``TorchTarget.from_gguf_or_dir(path, device=, quant=)``. Nothing is ever
     downloaded (``local_files_only``). A dequantized GGUF is slow to convert (about
     100 s for the 0.5B on 2 cores), so the converted checkpoint is saved once under
-    ``<models dir>/torch/`` and reloaded from there (``SPECEDIT_TORCH_CACHE=0``
-    turns that off).
+    ``<models dir>/torch/`` and reloaded from there (``cache=False`` turns that off:
+    ``LoadConfig.torch_cache``, ``SPECEDIT_TORCH_CACHE=0``).
   * Precision: bf16 (fp16 where bf16 is unsupported) on CUDA, fp32 on CPU.
-    ``SPECEDIT_TORCH_DEVICE`` overrides the default device.
+    ``device=None`` is CUDA when present (``LoadConfig.fallback_device``,
+    ``SPECEDIT_TORCH_DEVICE``, changes that default for ``load_model``).
   * Quantization (``models.quant``): weight-only int8/int4 kept quantized on the
     device; ``quant=None`` takes the nearest option to the GGUF's type on CUDA
     (Q4_K_M -> int4) and none on the CPU (the reference) or for a checkpoint
@@ -63,9 +64,6 @@ _BYTE_PIECE = re.compile(r"<0x([0-9A-Fa-f]{2})>")
 
 
 def default_device() -> torch.device:
-    env = os.environ.get("SPECEDIT_TORCH_DEVICE")
-    if env:
-        return torch.device(env)
     return torch.device("cuda" if torch.cuda.is_available() else "cpu")
 
 
@@ -139,12 +137,14 @@ class TorchTarget:
         quant: str = "none",
         static: bool | None = None,
         graphs: bool | None = None,
+        verifier: str = "",
     ) -> None:
         from .quant import quantize, weight_bytes
         from .torch_static import StaticLM, supports
 
         self.model = model.eval()
         self.name = name
+        self.verifier = verifier  # engine.backend.DeviceTarget.verifier
         p = next(model.parameters())
         self.device, self.dtype = p.device, p.dtype
         self.device_name = _device_name(self.device)
@@ -202,10 +202,13 @@ class TorchTarget:
         quant: str | None = None,
         static: bool | None = None,
         graphs: bool | None = None,
+        verifier: str = "",
+        cache: bool = True,
     ) -> TorchTarget:
         """Load a checkpoint directory or a GGUF file onto ``device``, quantized per ``quant``
         (``"int4"|"int8"|"none"``; None: on CUDA the nearest option to the GGUF's own type,
-        on the CPU none)."""
+        on the CPU none). ``cache``: keep a converted GGUF under ``<models dir>/torch/``;
+        ``verifier`` forces the verifier of this target (``DeviceTarget.verifier``)."""
         from .quant import resolve_quant
 
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -230,7 +233,7 @@ class TorchTarget:
             info = read_metadata(path)
             template, eos = info.chat_template, info.eos_ids
             name = name or info.name or path.stem
-            src, kw = _converted_dir(path, dt), {}
+            src, kw = (_converted_dir(path, dt) if cache else None), {}
             if src is None:
                 src, kw = path.parent, {"gguf_file": path.name}
         elif not path.is_dir():
@@ -247,7 +250,7 @@ class TorchTarget:
             ).to(dev)
         except (OSError, ValueError, RuntimeError, KeyError) as e:
             raise ModelError(f"transformers could not load {path}: {e}") from e
-        if kw.get("gguf_file"):
+        if kw.get("gguf_file") and cache:
             _save_converted(path, dt, model, tok)
         return cls(
             model,
@@ -259,6 +262,7 @@ class TorchTarget:
             quant=mode,
             static=static,
             graphs=graphs,
+            verifier=verifier,
         )
 
     # ---- what it takes -------------------------------------------------------------
@@ -423,18 +427,10 @@ class TorchTarget:
 
 
 # ---- converted-GGUF cache ----------------------------------------------------------
-def _converted_root() -> Path | None:
-    if os.environ.get("SPECEDIT_TORCH_CACHE", "1") == "0":
-        return None
+def _converted_path(gguf: Path, dtype: torch.dtype) -> Path:
     from .catalog import models_dir
 
-    return models_dir() / "torch"
-
-
-def _converted_path(gguf: Path, dtype: torch.dtype) -> Path | None:
-    root = _converted_root()
-    if root is None:
-        return None
+    root = models_dir() / "torch"
     st = gguf.stat()
     tag = str(dtype).removeprefix("torch.")
     return root / f"{gguf.stem}-{st.st_size}-{int(st.st_mtime)}-{tag}"
@@ -442,7 +438,7 @@ def _converted_path(gguf: Path, dtype: torch.dtype) -> Path | None:
 
 def _converted_dir(gguf: Path, dtype: torch.dtype) -> Path | None:
     d = _converted_path(gguf, dtype)
-    if d is not None and (d / "complete").exists():
+    if (d / "complete").exists():
         log.info("loading converted %s from %s", gguf.name, d)
         return d
     return None
@@ -450,8 +446,6 @@ def _converted_dir(gguf: Path, dtype: torch.dtype) -> Path | None:
 
 def _save_converted(gguf: Path, dtype: torch.dtype, model: Any, tok: Any) -> None:
     d = _converted_path(gguf, dtype)
-    if d is None:
-        return
     try:
         from safetensors.torch import save_model
 
@@ -464,6 +458,10 @@ def _save_converted(gguf: Path, dtype: torch.dtype, model: Any, tok: Any) -> Non
         save_model(model, str(d / "model.safetensors"))
         tok.save_pretrained(d)
         (d / "complete").write_text(str(gguf))
-        log.info("saved the converted %s to %s (SPECEDIT_TORCH_CACHE=0 to skip)", gguf.name, d)
+        log.info(
+            "saved the converted %s to %s (SPECEDIT_TORCH_CACHE=0 or cache=False to skip)",
+            gguf.name,
+            d,
+        )
     except (OSError, ValueError, RuntimeError) as e:  # a cache is optional
         log.warning("could not save the converted model to %s: %s", d, e)

@@ -164,12 +164,12 @@ def test_gguf_through_transformers_and_the_converted_cache(tmp_path, monkeypatch
 
 @pytest.mark.slow
 @pytest.mark.model
-def test_real_gguf_through_transformers(qwen05_path, tmp_path, monkeypatch):
+def test_real_gguf_through_transformers(qwen05_path, tmp_path):
     """The 0.5B catalog GGUF, dequantized by transformers: ~100-140 s on 2 shared cores."""
     from specedit.models.llama_cpp_backend import LlamaTarget
 
-    monkeypatch.setenv("SPECEDIT_TORCH_CACHE", "0")  # the GGUF loader itself, not the cache
-    t = TorchTarget.from_gguf_or_dir(qwen05_path, n_ctx=2048)
+    # the GGUF loader itself, not the cache
+    t = TorchTarget.from_gguf_or_dir(qwen05_path, n_ctx=2048, cache=False)
     ref = LlamaTarget(qwen05_path, n_ctx=2048, n_threads=2)
     try:
         assert t.n_vocab == ref.n_vocab == 151936 and t.eos_ids == ref.eos_ids

@@ -147,23 +147,34 @@ def test_calibration_times_the_device_step_not_a_host_copy():
     assert calibration_target(target, HostVerifier()) is target
 
 
-def test_choose_verifier(monkeypatch):
+def test_choose_verifier():
     from toy import ToyModel
 
-    monkeypatch.delenv("SPECEDIT_VERIFIER", raising=False)
     cpu = _target(0) if not CUDA else None
     if cpu is not None:  # logits on the CPU: the numpy path
         assert choose_verifier(cpu).name == "numpy"
     assert choose_verifier(ToyModel()).name == "numpy"
     assert isinstance(_target(0), DeviceTarget) and not isinstance(ToyModel(), DeviceTarget)
     for name in ("numpy", "triton", "torch"):
-        monkeypatch.setenv("SPECEDIT_VERIFIER", name)
-        assert choose_verifier(_target(0)).name == name
+        assert choose_verifier(_target(0), name).name == name
+        assert choose_verifier(_target(0, verifier=name)).name == name  # the load's choice
     with pytest.raises(ValueError, match="needs a target whose logits stay on a device"):
-        choose_verifier(ToyModel())
-    monkeypatch.setenv("SPECEDIT_VERIFIER", "cuda")
+        choose_verifier(ToyModel(), "triton")
     with pytest.raises(ValueError, match="use one of numpy, triton, torch"):
-        choose_verifier(_target(0))
+        choose_verifier(_target(0), "cuda")
+
+
+def test_load_config_takes_the_environment_switches_once():
+    from specedit.app.options import LoadConfig, with_env
+
+    env = {"SPECEDIT_VERIFIER": " Torch ", "SPECEDIT_TORCH_DEVICE": "cpu"}
+    env["SPECEDIT_TORCH_CACHE"] = "0"
+    cfg = with_env(LoadConfig(), env)
+    assert (cfg.verifier, cfg.fallback_device, cfg.torch_cache) == ("torch", "cpu", False)
+    given = LoadConfig(verifier="numpy", fallback_device="cuda:1")
+    assert with_env(given, env).verifier == "numpy"  # a given field wins
+    assert with_env(given, env).fallback_device == "cuda:1"
+    assert with_env(LoadConfig(), {}) == LoadConfig()
 
 
 def test_kernel_support_says_what_runs():
