@@ -130,6 +130,13 @@ def _add_model(p: argparse.ArgumentParser, draft_model: bool = True) -> None:
     )
     g.add_argument("--ctx", type=int, default=d.n_ctx, help="context length in tokens")
     g.add_argument("--threads", type=int, default=d.threads)
+    g.add_argument(
+        "--engine",
+        default=os.environ.get("SPECEDIT_ENGINE") or d.engine,
+        metavar="openai:URL",
+        help="run the model on an OpenAI-compatible server (openai:http://HOST:PORT/v1; "
+        "key from $SPECEDIT_ENGINE_KEY or $OPENAI_API_KEY); --model gives its tokenizer",
+    )
 
 
 def _add_decoding(p: argparse.ArgumentParser) -> None:
@@ -170,6 +177,7 @@ def load_config(a: argparse.Namespace) -> LoadConfig:
         n_ctx=a.ctx,
         threads=a.threads,
         draft_model=draft[6:] if draft.startswith("model:") else a.draft_model,
+        engine=getattr(a, "engine", "") or "",
     )
 
 

@@ -188,6 +188,10 @@ def load_model(
     cfg = LoadConfig(model=config, **changes) if isinstance(config, str) else config
     if changes and not isinstance(config, str):
         cfg = replace(cfg, **changes)
+    if cfg.engine:  # the target runs on a server: only its tokenizer is loaded here
+        from .remote_engine import load_remote
+
+        return load_remote(cfg, on_stage)
     threads = cfg.threads or max(1, os.cpu_count() or 1)
     stage = on_stage or (lambda _stage, _detail: None)
     backend = resolve_backend(cfg)

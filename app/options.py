@@ -63,6 +63,10 @@ class LoadConfig:
     """CPU threads; None uses every core."""
     draft_model: str | None = None
     """A small model sharing the target's tokenizer, for ``--draft model``/``auto``."""
+    engine: str = ""
+    """``openai:URL``: run the target on that OpenAI-compatible server (``--engine``,
+    ``app.remote_engine``; ``model`` then gives only the tokenizer and chat template).
+    Empty: run it here."""
 
 
 @dataclass(frozen=True)

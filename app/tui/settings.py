@@ -52,6 +52,9 @@ class TuiSettings:
     """``RewriteOptions.edit``: ``auto``, ``blocks`` or ``whole`` (``app.options.EDIT_MODES``)."""
     theme: str = DEFAULT_THEME
     """The Textual theme of the app."""
+    engine: str = LoadConfig.engine
+    """``--engine openai:URL``: the model runs on that server (from the command line
+    only; not kept in the config file)."""
 
     @classmethod
     def from_load_config(cls, cfg: LoadConfig, base: TuiSettings | None = None) -> TuiSettings:
@@ -59,7 +62,15 @@ class TuiSettings:
         sets: its fields that are None were not given and keep ``base``'s values."""
         given = {
             name: getattr(cfg, name)
-            for name in ("model", "draft_model", "backend", "gpu_layers", "device", "n_ctx")
+            for name in (
+                "model",
+                "draft_model",
+                "backend",
+                "gpu_layers",
+                "device",
+                "n_ctx",
+                "engine",
+            )
             if getattr(cfg, name) is not None
         }
         return replace(base or cls(), **given)
@@ -73,6 +84,7 @@ class TuiSettings:
             gpu_layers=self.gpu_layers,
             n_ctx=self.n_ctx,
             draft_model=self.draft_model,
+            engine=self.engine,
         )
 
     def options(

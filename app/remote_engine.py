@@ -1,0 +1,426 @@
+"""``--engine openai:URL``: the target model runs on an OpenAI-compatible server.
+
+Contract:
+
+* :func:`parse_engine` reads ``openai:http://host:port/v1`` (``https`` too); the API key,
+  when the server wants one, comes from ``$SPECEDIT_ENGINE_KEY``, else
+  ``$OPENAI_API_KEY``, and goes out as ``Authorization: Bearer``.
+* :func:`load_remote` (``app.loaded_model.load_model`` calls it when ``LoadConfig.engine``
+  is set) asks the server for its models (``GET /models``: the one whose id is the local
+  model's name or file name, else the only one) and returns a ``LoadedModel`` whose
+  ``target`` is a :class:`VocabTarget`: the local GGUF's tokenizer and chat template
+  only (``--model``, loaded without weights), so every prompt is built and measured as a
+  local run's, and whose ``remote`` is a :class:`RemoteEngine`.
+* ``RemoteEngine.run_prompt`` (``app.generation.run_prompt`` hands a remote session's
+  prompts to it, so every edit mode works over it) sends the rendered prompt to
+  ``POST /completions`` with ``stream: true`` and the request's sampling, feeds the
+  streamed text to the run's ``TextSink`` (closing fence, ``stop_when``, ``on_text``) and
+  closes the stream as soon as the sink has what it needs, or ``cancel`` is set. The text
+  being rewritten (``Prompt.part``) goes as ``prediction`` where the server takes it
+  (specedit's own ``serve --http``, whose model card says so). The stats are measured
+  here, client-side: the wait for the first token (``prefill_s``), decode time and tok/s,
+  tokens (the server's ``usage`` when it sends one, else the local tokenizer's count), with
+  ``backend`` ``remote`` and ``device`` naming the engine; a specedit server's own figures
+  (acceptance, tokens per call, its device) are copied in when it sends them.
+* Errors are ``ModelError`` lines: a server that cannot be reached, an HTTP error (its
+  message quoted), a stream that ends before the answer did (a server that died). A
+  remote engine cannot run ``--exact`` or a draft model: refused with that reason.
+"""
+
+from __future__ import annotations
+
+import http.client
+import json
+import logging
+import os
+import threading
+import time
+import urllib.parse
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from ..engine.backend import ModelError
+from ..engine.metrics import Metrics
+from ..models.catalog import CATALOG, check_once, resolve_model
+
+if TYPE_CHECKING:
+    from .generation import RunResult, TextSink
+    from .loaded_model import LoadedModel
+    from .options import LoadConfig, RewriteOptions
+    from .prompt import Prompt
+
+log = logging.getLogger(__name__)
+
+KEY_ENV = ("SPECEDIT_ENGINE_KEY", "OPENAI_API_KEY")
+CONNECT_TIMEOUT_S = 10.0
+READ_TIMEOUT_S = 600.0
+"""The longest silence a stream may keep (a long prompt read on a slow server)."""
+
+
+def parse_engine(spec: str) -> str:
+    """The base URL of ``openai:URL`` (no trailing slash); ``ModelError`` otherwise."""
+    scheme, sep, url = spec.partition(":")
+    u = urllib.parse.urlsplit(url)
+    if scheme != "openai" or not sep or u.scheme not in ("http", "https") or not u.hostname:
+        raise ModelError(f"--engine takes openai:http://HOST:PORT/v1, not {spec!r}")
+    return url.rstrip("/")
+
+
+def api_key() -> str | None:
+    return next((os.environ[k] for k in KEY_ENV if os.environ.get(k)), None)
+
+
+class VocabTarget:
+    """A GGUF's tokenizer and chat template, without its weights: the local half of a
+    remote target (``TargetModel`` whose ``eval`` refuses)."""
+
+    backend = "remote"
+
+    def __init__(self, path: Path, *, n_ctx: int, name: str, device: str) -> None:
+        import llama_cpp
+
+        from ..models.gguf_meta import read_metadata
+
+        self.info = read_metadata(path)
+        self.path, self.name, self.device_name = path, name, device
+        try:
+            self._llama = llama_cpp.Llama(model_path=str(path), vocab_only=True, verbose=False)
+        except Exception as e:
+            raise ModelError(f"llama.cpp could not read the tokenizer of {path}: {e}") from e
+        self.n_vocab = self._llama.n_vocab()
+        self.n_ctx = min(n_ctx, self.info.context_length or n_ctx)
+        self.eos_ids = frozenset(
+            int(t)
+            for t in (*self.info.eos_ids, self._llama.token_eos())
+            if t is not None and t >= 0
+        )
+        self.add_bos = self._llama.metadata.get("tokenizer.ggml.add_bos_token", "false") == "true"
+
+    def tokenize(self, text: str, special: bool = False) -> list[int]:
+        return self._llama.tokenize(text.encode("utf-8"), add_bos=False, special=special)
+
+    def detokenize(self, tokens: Sequence[int]) -> bytes:
+        return self._llama.detokenize(list(tokens))
+
+    def text_of(self, tokens: Sequence[int]) -> str:
+        """The prompt's text, special tokens spelled out (the server parses them back)."""
+        return self._llama.detokenize(list(tokens), special=True).decode("utf-8", "replace")
+
+    def chat_prompt(self, messages: list[dict[str, str]]) -> str:
+        from ..models.chat import render_chat
+
+        bos = self.text_of([self._llama.token_bos()]) if self.add_bos else ""
+        return render_chat(self.info.chat_template, messages, bos)
+
+    def eval(self, tokens: Sequence[int], pos: int, want: Sequence[int]) -> np.ndarray:
+        raise ModelError("the model runs on a remote engine: it reads prompts there")
+
+    def rollback(self, pos: int) -> None:
+        pass
+
+    def describe(self) -> dict:
+        return {"device": self.device_name, "engine": self.device_name}
+
+    def close(self) -> None:
+        self._llama.close()
+
+
+@dataclass
+class RemoteEngine:
+    """An OpenAI-compatible server that runs the target (module docstring)."""
+
+    url: str
+    """The API's base URL, e.g. ``http://127.0.0.1:8000/v1``."""
+    model: str
+    """The server's id of the model."""
+    key: str | None = None
+    prediction: bool = False
+    """The server takes ``prediction`` (specedit's own API does; others are not sent it)."""
+    server: str = "openai-compatible"
+    """What the server said it is: ``specedit`` or the model card's ``owned_by``."""
+    device: str = ""
+    """Where the server said the model runs (specedit's own server says so)."""
+
+    # ---- HTTP ------------------------------------------------------------------------
+    def _connect(self) -> tuple[http.client.HTTPConnection, str]:
+        u = urllib.parse.urlsplit(self.url)
+        cls = http.client.HTTPSConnection if u.scheme == "https" else http.client.HTTPConnection
+        conn = cls(u.hostname, u.port, timeout=CONNECT_TIMEOUT_S)
+        return conn, u.path.rstrip("/")
+
+    def _headers(self, body: bool) -> dict[str, str]:
+        h = {"Accept": "application/json, text/event-stream"}
+        if body:
+            h["Content-Type"] = "application/json"
+        if self.key:
+            h["Authorization"] = f"Bearer {self.key}"
+        return h
+
+    def _request(
+        self, method: str, path: str, body: dict | None = None, cancel=None
+    ) -> tuple[http.client.HTTPConnection, http.client.HTTPResponse, threading.Event]:
+        """Send a request; the connection, its response (status 200) and an event to set
+        when done with them. A ``cancel`` set meanwhile shuts the connection, so a read
+        blocked on a silent server (reading a long prompt) returns at once."""
+        conn, base = self._connect()
+        data = json.dumps(body).encode("utf-8") if body is not None else None
+        done = threading.Event()
+        try:
+            conn.connect()
+        except OSError as e:
+            conn.close()
+            raise ModelError(f"cannot reach the engine at {self.url}: {e}") from None
+        assert conn.sock is not None
+        conn.sock.settimeout(READ_TIMEOUT_S)  # the server may read a long prompt first
+
+        def watch() -> None:
+            while not done.wait(0.05):
+                if cancel is not None and cancel.is_set():
+                    _shut(conn)
+                    return
+
+        if cancel is not None:
+            threading.Thread(target=watch, name="specedit-remote-cancel", daemon=True).start()
+        try:
+            conn.request(method, base + path, body=data, headers=self._headers(data is not None))
+            resp = conn.getresponse()
+        except (OSError, http.client.HTTPException) as e:
+            done.set()
+            conn.close()
+            if cancel is not None and cancel.is_set():
+                raise _Cancelled from None
+            raise ModelError(f"the engine at {self.url} did not answer: {e}") from None
+        if resp.status != 200:
+            msg = _error_message(resp.read(65536))
+            done.set()
+            conn.close()
+            raise ModelError(f"the engine at {self.url} answered {resp.status}: {msg}")
+        return conn, resp, done
+
+    def models(self) -> list[dict[str, Any]]:
+        conn, resp, done = self._request("GET", "/models")
+        try:
+            data = json.loads(resp.read(1 << 20))
+        except (ValueError, OSError, http.client.HTTPException):
+            raise ModelError(f"the engine at {self.url} sent no model list (GET /models)") from None
+        finally:
+            done.set()
+            conn.close()
+        cards = data.get("data") if isinstance(data, dict) else None
+        if not isinstance(cards, list) or not cards:
+            raise ModelError(f"the engine at {self.url} lists no models (GET /models)")
+        return [c for c in cards if isinstance(c, dict) and isinstance(c.get("id"), str)]
+
+    # ---- one prompt ------------------------------------------------------------------
+    def run_prompt(
+        self,
+        session: LoadedModel,
+        prompt: Prompt,
+        opts: RewriteOptions,
+        max_tokens: int,
+        sink: TextSink,
+        *,
+        cancel: threading.Event | None = None,
+        metrics: Metrics | None = None,
+    ) -> RunResult:
+        """Generate ``prompt`` on the server (module docstring)."""
+        from .generation import RunResult
+
+        if opts.exact:
+            raise ModelError("--exact needs a local model: a remote engine's numerics are its own")
+        if opts.draft not in ("lookup", "none", "auto"):
+            raise ModelError("a draft model runs locally only: use --draft lookup with --engine")
+        target = session.target
+        m = metrics if metrics is not None else Metrics()
+        m.backend, m.device = "remote", self.device or f"the engine at {self.url}"
+        m.exact, m.speculation, m.verifier = False, opts.draft != "none", self.server
+        m.prompt_tokens = m.read_total = len(prompt)
+        s = opts.sampling
+        body: dict[str, Any] = {
+            "model": self.model,
+            "prompt": target.text_of(prompt.ids),
+            "max_tokens": max_tokens,
+            "temperature": s.temperature,
+            "top_p": s.top_p,
+            "seed": s.seed & 0x7FFFFFFF,  # some servers take 32-bit seeds only
+            "stream": True,
+            "stream_options": {"include_usage": True},
+        }
+        if s.top_k:
+            body["top_k"] = s.top_k
+        if self.server != "specedit":
+            # llama.cpp's Python server penalises repeats (1.1) unless told: a copy is repeats
+            body["repeat_penalty"] = 1.0
+        if self.prediction and prompt.part and opts.draft != "none":
+            body["prediction"] = {"type": "content", "content": prompt.part}
+        t0 = time.perf_counter()
+        with session.lock:
+            finish, usage, extra = self._stream(body, sink, cancel, m, t0)
+        text = sink.finish()
+        tokens = target.tokenize(text, special=False)
+        n = (usage or {}).get("completion_tokens")
+        m.generated_tokens = n if isinstance(n, int) and finish != "client" else len(tokens)
+        m.emitted_tokens = m.generated_tokens
+        _copy_server_stats(m, extra, self.url)
+        m.stop_reason = {
+            "length": "max_tokens",
+            "client": "stop",
+            "cancelled": "cancelled",
+        }.get(finish, "eos")
+        if m.stop_reason == "stop" and sink.fenced is not None and sink.fenced.closed:
+            m.stop_reason = "eos"  # the block closed: as a local run would say
+        return RunResult(text, tokens, m, sink.fenced)
+
+    def _stream(self, body, sink: TextSink, cancel, m: Metrics, t0: float):
+        """Read the server-sent events into ``sink``; (finish, usage, specedit extra)."""
+        try:
+            conn, resp, done = self._request("POST", "/completions", body, cancel)
+        except _Cancelled:
+            return "cancelled", None, None
+        finish, usage, extra, ended = "", None, None, False
+        try:
+            while True:
+                try:
+                    line = resp.readline(1 << 20)
+                except (OSError, http.client.HTTPException, ValueError) as e:
+                    if cancel is not None and cancel.is_set():
+                        return "cancelled", usage, extra
+                    raise ModelError(
+                        f"the engine at {self.url} broke off the stream: {e}"
+                    ) from None
+                if not line:
+                    break
+                line = line.strip()
+                if not line.startswith(b"data:"):
+                    continue
+                data = line[5:].strip()
+                if data == b"[DONE]":
+                    ended = True
+                    break
+                try:
+                    ev = json.loads(data.decode("utf-8"))
+                except ValueError:
+                    raise ModelError(f"the engine at {self.url} sent a malformed event") from None
+                if not isinstance(ev, dict):
+                    continue
+                if "error" in ev:
+                    raise ModelError(f"the engine at {self.url} failed: {_error_message(data)}")
+                usage = ev.get("usage") or usage
+                extra = ev.get("specedit") or extra
+                for ch in ev.get("choices") or ():
+                    piece = ch.get("text") or (ch.get("delta") or {}).get("content") or ""
+                    if piece and m.decode_start is None:
+                        m.prefill_s = time.perf_counter() - t0  # the wait for the first token
+                        m.read_tokens = m.read_total
+                        m.start_decoding()
+                    if piece:
+                        m.generated_tokens += 1  # pieces, until the real count arrives
+                        m.recent.append((time.perf_counter(), 1))
+                    if m.decode_start is not None:
+                        m.decode_s = time.perf_counter() - m.decode_start
+                    if piece and not sink.feed(piece):
+                        return "client", usage, extra
+                    finish = ch.get("finish_reason") or finish
+                if cancel is not None and cancel.is_set():
+                    return "cancelled", usage, extra
+        finally:
+            done.set()
+            conn.close()
+        if not ended and not finish:
+            raise ModelError(
+                f"the engine at {self.url} closed the stream before the answer ended "
+                "(did the server stop?); nothing changed"
+            )
+        return finish or "stop", usage, extra
+
+
+class _Cancelled(Exception):
+    """A request cancelled before its answer began."""
+
+
+def _shut(conn: http.client.HTTPConnection) -> None:
+    import socket
+
+    sock = conn.sock
+    if sock is not None:
+        try:
+            sock.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
+
+
+def _error_message(raw: bytes) -> str:
+    """The ``error.message`` of an OpenAI-shaped error body, else its first 300 bytes."""
+    try:
+        obj = json.loads(raw)
+        err = obj.get("error") if isinstance(obj, dict) else None
+        if isinstance(err, dict) and err.get("message"):
+            return str(err["message"])
+        if isinstance(obj, dict) and isinstance(obj.get("detail"), str):
+            return obj["detail"]
+    except ValueError:
+        pass
+    return raw[:300].decode("utf-8", "replace").strip() or "(no message)"
+
+
+def _copy_server_stats(m: Metrics, extra: dict | None, url: str) -> None:
+    """A specedit server's own figures (its device, acceptance, tokens per call)."""
+    if not isinstance(extra, dict):
+        return
+    stats = extra.get("stats") or {}
+    if extra.get("device"):
+        m.device = f"{extra['device']} (specedit at {url})"
+    for name in ("target_calls", "drafted_tokens", "accepted_tokens", "emitted_tokens"):
+        if isinstance(stats.get(name), int):
+            setattr(m, name, stats[name])
+    for src, n in (stats.get("drafted_by_source") or {}).items():
+        m.by_source[src] = n
+
+
+def load_remote(cfg: LoadConfig, on_stage=None) -> LoadedModel:
+    """A session whose target runs on ``cfg.engine`` (module docstring)."""
+    from .loaded_model import LoadedModel, model_hash_record
+
+    url = parse_engine(cfg.engine)
+    t = time.perf_counter()
+    if on_stage is not None:
+        on_stage("weights", f"remote {url}")
+    engine = RemoteEngine(url, model="", key=api_key())
+    cards = engine.models()
+    path = resolve_model(cfg.model)
+    check_once(path, model_hash_record())
+    name = cfg.model if cfg.model in CATALOG else path.name
+    ids = [c["id"] for c in cards]
+    wanted = [i for i in ids if i in (name, cfg.model, path.name, path.stem, str(path))]
+    if wanted:
+        engine.model = wanted[0]
+    elif len(ids) == 1:
+        engine.model = ids[0]
+    else:
+        raise ModelError(
+            f"the engine at {url} serves {', '.join(ids)}; name one with --model "
+            "(its tokenizer must be the model's)"
+        )
+    card = next(c for c in cards if c["id"] == engine.model)
+    own = card.get("specedit") if isinstance(card.get("specedit"), dict) else None
+    engine.server = "specedit" if own is not None else str(card.get("owned_by") or "openai")
+    engine.prediction = bool(own and own.get("prediction"))
+    if own and own.get("device"):
+        engine.device = f"{own['device']} (specedit at {url})"
+    target = VocabTarget(path, n_ctx=cfg.n_ctx, name=name, device=engine.device or url)
+    log.info("remote engine %s: model %s (%s)", url, engine.model, engine.server)
+    return LoadedModel(
+        target=target,  # type: ignore[arg-type]
+        model_name=name,
+        model_path=path,
+        exact_block=1,
+        exact_deltas={},
+        costs={},
+        load_s=time.perf_counter() - t,
+        config=cfg,
+        remote=engine,
+    )
