@@ -40,7 +40,7 @@ from .backend import TargetModel
 from .draft import Draft, Drafter
 from .metrics import Metrics
 from .policy import AdaptivePolicy, PolicyConfig
-from .prefill import prefill as canonical_prefill
+from .prefill import prefill
 from .sampling import SamplingParams
 from .verifier import HostVerifier, Verifier, choose_verifier
 
@@ -67,7 +67,7 @@ class GenResult:
     metrics: Metrics
 
 
-def prefill(
+def read_prompt(
     target: TargetModel,
     prompt: Sequence[int],
     metrics: Metrics,
@@ -89,7 +89,7 @@ def prefill(
         metrics.cached_tokens = kept
         metrics.read_total = len(prompt) - kept
 
-    logits, _ = canonical_prefill(
+    logits, _ = prefill(
         target,
         prompt,
         marks,
@@ -136,7 +136,9 @@ def generate(
     out: list[int] = []
     eos = target.eos_ids
 
-    first_logits = prefill(target, ctx, m, cached_prefix, prefix_marks, verifier=ver, cancel=cancel)
+    first_logits = read_prompt(
+        target, ctx, m, cached_prefix, prefix_marks, verifier=ver, cancel=cancel
+    )
     if first_logits is None:  # cancelled while reading the prompt
         m.stop_reason = "cancelled"
         return GenResult(out, m)

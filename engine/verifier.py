@@ -46,8 +46,8 @@ import numpy as np
 from .backend import DeviceTarget
 from .draft import Draft
 from .metrics import Metrics
+from .rejection import RowVerifier, VerifyResult
 from .sampling import SamplingParams
-from .verify import RowVerifier, VerifyResult
 
 log = logging.getLogger(__name__)
 

@@ -3,7 +3,7 @@
 Contract: given target logits ``[n+1, V]``, draft tokens ``[n]`` and optionally
 draft probabilities ``[n, V]``, the kernel writes ``num_accepted`` and
 ``tokens [n+1]`` (accepted drafts, then one *recovered* or *bonus* token, then
--1) exactly as ``specedit.engine.verify.verify`` defines them:
+-1) exactly as ``specedit.engine.rejection.verify`` defines them:
 
     p_i       = softmax(top_p(top_k(logits[i] / T)))   the target distribution of row i
     greedy (T == 0 or top_k == 1): accept while argmax(logits[i]) == x_i; extra = that argmax

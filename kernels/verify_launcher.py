@@ -1,6 +1,6 @@
 """Launcher for the fused Triton verification kernel.
 
-``verify_triton(logits, draft, params, ...)`` is ``specedit.engine.verify.verify`` on torch
+``verify_triton(logits, draft, params, ...)`` is ``specedit.engine.rejection.verify`` on torch
 tensors, computed on the tensors' device by one launch of ``verify_kernel``:
 
     p_i = softmax(top_p(top_k(logits[i] / T)))

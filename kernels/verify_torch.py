@@ -1,7 +1,7 @@
 """The verification rules in batched torch ops: the kernel's fallback and its baseline.
 
 Contract: ``verify_torch(logits, draft, params, draft_probs, ...)`` computes what
-``engine.verify.verify`` and the Triton kernel compute (their docstrings give the rules), on
+``engine.rejection.verify`` and the Triton kernel compute (their docstrings give the rules), on
 the tensors' device, in a fixed number of torch ops with no host sync (no ``.item()``, no
 indexing by a device scalar, no data-dependent shapes; ``tests/test_verify_syncs.py`` counts
 them), and returns the kernel's

@@ -16,8 +16,8 @@ from specedit.engine.exactness import check_batch_exactness
 from specedit.engine.lookup import LookupDrafter
 from specedit.engine.policy import AdaptivePolicy, PolicyConfig
 from specedit.engine.prefill import bounds
+from specedit.engine.rejection import RowVerifier, verify
 from specedit.engine.sampling import SamplingParams, probs
-from specedit.engine.verify import RowVerifier, verify
 
 # chi-square critical values at p = 0.001 for the degrees of freedom used below
 CHI2_999 = {5: 20.52, 7: 24.32, 9: 27.88}

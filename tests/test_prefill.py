@@ -15,7 +15,7 @@ import pytest
 from toy import ToyModel
 
 from specedit.engine import prefill as canonical
-from specedit.engine.decode import GenConfig, generate, prefill
+from specedit.engine.decode import GenConfig, generate, read_prompt
 from specedit.engine.lookup import LookupDrafter
 from specedit.engine.metrics import Metrics
 from specedit.engine.policy import PolicyConfig
@@ -81,7 +81,7 @@ def test_the_toy_has_the_flaw():
 
 def _first(t, p, marks, start=None):
     m = Metrics()
-    row = prefill(t, p, m, len(p) if start is None else start, marks)
+    row = read_prompt(t, p, m, len(p) if start is None else start, marks)
     return row, m.cached_tokens
 
 
@@ -238,7 +238,7 @@ def test_chunked_prefill_gives_the_same_logits_and_books_each_chunk():
         return orig(tokens, pos, rows)
 
     toy.eval = spy
-    got = prefill(toy, prompt, m, start=len(prompt))
+    got = read_prompt(toy, prompt, m, start=len(prompt))
     assert np.array_equal(got, want)
     assert toy.calls[1:] == [C, C, 5]
     assert seen == [0, C, 2 * C]

@@ -1,4 +1,4 @@
-"""The Triton verification kernel against the numpy reference (``engine.verify.verify``).
+"""The Triton verification kernel against the numpy reference (``engine.rejection.verify``).
 
 With explicit uniforms and Exp(1) noise both compute a pure function of the same inputs, so
 ``num_accepted`` and the tokens must be equal, not close. With position-keyed Philox numbers
@@ -21,8 +21,8 @@ if not torch.cuda.is_available() and "triton" not in sys.modules:
     os.environ.setdefault("TRITON_INTERPRET", "1")
 pytest.importorskip("triton")
 
+from specedit.engine.rejection import verify  # noqa: E402
 from specedit.engine.sampling import SamplingParams  # noqa: E402
-from specedit.engine.verify import verify  # noqa: E402
 from specedit.kernels import verify_launcher as vl  # noqa: E402
 from specedit.kernels.verify_torch import verify_torch  # noqa: E402
 
