@@ -70,7 +70,7 @@ async def _tui_once(
     sess: LoadedModel, path: Path, cfg: TuiBenchConfig, screenshot: str | None = None
 ) -> dict:
     from ..app.tui.app import SpecEditApp
-    from ..app.tui.settings import TuiSettings
+    from ..app.tui.config import TuiSettings
 
     app = SpecEditApp(path.name, session=sess, settings=TuiSettings(model=sess.model_name))
     async with app.run_test(size=cfg.size) as pilot:

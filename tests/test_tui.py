@@ -36,12 +36,12 @@ from tui_helpers import (  # noqa: E402
 )
 
 from specedit.app.tui.app import Loading  # noqa: E402
+from specedit.app.tui.config import TuiSettings  # noqa: E402
 from specedit.app.tui.live import LiveRun, live_preview  # noqa: E402
 from specedit.app.tui.review import Review, diff_rows, row_of_new_line  # noqa: E402
 from specedit.app.tui.screens.confirm import ConfirmScreen  # noqa: E402
 from specedit.app.tui.screens.editor import EditorScreen  # noqa: E402
 from specedit.app.tui.screens.picker import FilePickerScreen  # noqa: E402
-from specedit.app.tui.settings import TuiSettings  # noqa: E402
 from specedit.app.tui.widgets.status import (  # noqa: E402
     StatusBar,
     format_figures,

@@ -20,13 +20,13 @@ from specedit.app.options import LoadConfig
 from specedit.app.state import state_dir
 from specedit.app.syntax import enclosing_definition
 from specedit.app.tui.config import (
+    TuiSettings,
     config_path,
     history_path,
     load_history,
     load_settings,
     save_settings,
 )
-from specedit.app.tui.settings import TuiSettings
 from specedit.app.tui.widgets.status import StatusBar
 from specedit.engine.backend import ModelError
 

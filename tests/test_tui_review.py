@@ -25,11 +25,11 @@ from tui_helpers import (
 
 from specedit.app.diff import apply_hunks
 from specedit.app.rewrite import RewriteResult
+from specedit.app.tui.config import TuiSettings
 from specedit.app.tui.live import LiveRun
 from specedit.app.tui.messages import RewriteFinished
 from specedit.app.tui.screens.confirm import ConfirmScreen
 from specedit.app.tui.screens.editor import EditorScreen
-from specedit.app.tui.settings import TuiSettings
 from specedit.engine.metrics import Metrics
 
 

@@ -19,7 +19,7 @@ from specedit.app.diff import compute_hunks, preview_in_file, unified_diff
 from specedit.app.loaded_model import LoadedModel
 from specedit.app.rewrite import RewriteResult
 from specedit.app.tui.app import SpecEditApp
-from specedit.app.tui.settings import TuiSettings
+from specedit.app.tui.config import TuiSettings
 from specedit.engine.metrics import Metrics
 
 STATS = """\

@@ -31,14 +31,13 @@ from ...models.catalog import CATALOG, is_installed, pull
 from ..files import FileError, SourceFile, read_source
 from ..loaded_model import LoadedModel, load_model, resolve_backend
 from ..options import LoadConfig
-from .config import save_settings
+from .config import DEFAULT_THEME, TuiSettings, save_settings
 from .messages import ModelFailed, ModelLoaded, ModelStage, PullFinished, PullProgress
 from .screens.confirm import ConfirmScreen
 from .screens.editor import EditorScreen
 from .screens.help import HelpScreen
 from .screens.picker import FilePickerScreen
 from .screens.settings import SettingsScreen
-from .settings import DEFAULT_THEME, TuiSettings
 from .widgets.status import format_where
 
 log = logging.getLogger(__name__)

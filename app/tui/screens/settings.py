@@ -22,7 +22,7 @@ from textual.widgets import Button, Input, Label, ProgressBar, Select, Switch
 from ....models.catalog import CATALOG, is_installed
 from ....models.llama_build import parse_gpu_layers
 from ...options import BACKENDS, EDIT_MODES
-from ..settings import TuiSettings
+from ..config import TuiSettings
 
 
 def _model_options(current: str | None) -> list[tuple[str, str]]:
