@@ -15,8 +15,8 @@ half-written file under its real name.
   file another library wrote (chmod it before renaming it into place).
 * :class:`PrivateRotatingFileHandler` is a ``RotatingFileHandler`` whose files, rotated ones
   included, are 0600.
-* :func:`write_temp` and :func:`fsync_dir` are the durable-write steps ``app.files`` builds
-  on. They raise ``OSError``; callers turn it into their own one-line message.
+* :func:`write_temp` and :func:`fsync_dir` (``models.durable``'s, re-exported) are the
+  durable-write steps ``app.files`` builds on. They raise ``OSError``; callers turn it into their own one-line message.
 
 How a caller of the prompt cache (or any new state) uses it::
 
@@ -38,6 +38,8 @@ from pathlib import Path
 
 import platformdirs
 
+from ..models.durable import fsync_dir
+
 __all__ = [
     "DIR_MODE",
     "FILE_MODE",
@@ -57,8 +59,6 @@ log = logging.getLogger(__name__)
 STATE_ENV = "SPECEDIT_STATE_DIR"
 DIR_MODE = 0o700
 FILE_MODE = 0o600
-# errnos with which a filesystem says it cannot fsync a folder at all (not that it failed)
-_NO_DIR_FSYNC = {errno.EINVAL, errno.EBADF, errno.ENOTSUP, errno.EOPNOTSUPP, errno.EISDIR}
 
 
 def state_dir() -> Path:
@@ -113,20 +113,6 @@ def state_subdir(*parts: str) -> Path:
     for part in parts:
         d = private_dir(d / part)
     return d
-
-
-def fsync_dir(directory: str | os.PathLike[str]) -> None:
-    """fsync a folder so a rename in it survives a crash. A filesystem that cannot fsync
-    folders is logged and ignored; any other failure raises ``OSError``."""
-    fd = os.open(directory, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
-    try:
-        os.fsync(fd)
-    except OSError as exc:
-        if exc.errno not in _NO_DIR_FSYNC:
-            raise
-        log.debug("cannot fsync folder %s: %s", directory, exc)
-    finally:
-        os.close(fd)
 
 
 def _write_all(fd: int, data: bytes) -> None:

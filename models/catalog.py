@@ -44,6 +44,7 @@ from pathlib import Path
 from platformdirs import user_cache_path
 
 from ..engine.backend import ModelError
+from .durable import fsync_dir
 
 try:  # POSIX only; elsewhere concurrent pulls are simply not serialised.
     import fcntl
@@ -411,18 +412,6 @@ def _assemble(entry: CatalogEntry, partial: Path, progress: Progress | None) -> 
     return digest.hexdigest()
 
 
-def _fsync_dir(d: Path) -> None:
-    """Make a rename in ``d`` durable (where the platform can open a folder)."""
-    try:
-        fd = os.open(d, os.O_RDONLY)
-    except OSError:  # pragma: no cover - e.g. Windows
-        return
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
 def pull(
     name: str | CatalogEntry,
     progress: Progress | None = None,
@@ -460,7 +449,7 @@ def pull(
                     f"expected {entry.sha256}, got {actual}"
                 )
             os.replace(partial, final)
-            _fsync_dir(final.parent)
+            fsync_dir(final.parent)
         except BaseException:
             partial.unlink(missing_ok=True)
             raise

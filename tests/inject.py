@@ -26,8 +26,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from specedit.app import backups, files, state
+from specedit.models import durable
 
-WRITERS = (files, state, backups)
+WRITERS = (files, state, backups, durable)
 _FD_OPS = {"write", "pwrite", "fsync", "fchmod", "ftruncate", "posix_fallocate"}
 
 
