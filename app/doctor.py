@@ -14,7 +14,7 @@ Contract: ``collect(verify=False)`` returns a dict of sections, each a dict of J
                     default ``LoadConfig`` (backend, device, layers offloaded, threads):
                     ``plan(cfg)``
   ``models``        the catalog's models: installed, size, sha256 status (the check made
-                    at first use, ``catalog.recorded_check``; ``--verify`` hashes again)
+                    at first use, ``model_hashes.recorded_check``; ``--verify`` hashes again)
   ``stores``        per store (ollama, lmstudio, hf): the folders searched and the models
                     found there (``models.stores.scan``): the name that runs them as
                     ``--model``, size, quantization, path, and a ``problem`` if unusable
@@ -183,7 +183,7 @@ def entry_configs() -> dict[str, LoadConfig]:
 
 
 def models_section(verify: bool) -> dict[str, Any]:
-    from ..models import catalog
+    from ..models import catalog, model_hashes
     from .loaded_model import model_hash_record
 
     out: dict[str, Any] = {"dir": str(catalog.models_dir()), "default": DEFAULT_MODEL}
@@ -194,13 +194,13 @@ def models_section(verify: bool) -> dict[str, Any]:
         if not installed:
             sha = "not installed" if size is None else "wrong size"
         elif not verify:  # hashing 1 GB on every run is not a doctor's job
-            seen = catalog.recorded_check(path, model_hash_record())
+            seen = model_hashes.recorded_check(path, model_hash_record())
             sha = {True: "ok (checked, file unchanged since)", False: "MISMATCH (checked)"}.get(
                 seen, "not checked yet (--verify hashes it)"
             )
         else:
             try:
-                catalog.verify(name, record=model_hash_record())
+                model_hashes.verify(name, record=model_hash_record())
                 sha = "ok"
             except ModelError as e:
                 sha = f"mismatch: {e}"

@@ -4,7 +4,7 @@ Contract: ``load_model(LoadConfig | model, ...)`` resolves the backend
 (``resolve_backend``: ``auto`` is torch on a CUDA machine, llama.cpp otherwise), a
 catalog name, GGUF path or store name (``ollama:qwen2.5-coder:7b``: ``models.stores``;
 a catalog model's file is checked against its pinned
-sha256 at first use: ``catalog.check_once``, remembered in ``model_hash_record()``),
+sha256 at first use: ``model_hashes.check_once``, remembered in ``model_hash_record()``),
 loads the model, runs the batch-exactness self-check (cached on disk per model file,
 backend, device and offload, build and thread count, so only the first load pays for
 it and says so) and calibrates the block-cost curve of the adaptive policy (its shape is
@@ -34,7 +34,8 @@ from typing import TYPE_CHECKING
 from ..engine.backend import Describes, ModelError, TargetModel
 from ..engine.policy import AdaptivePolicy, PolicyConfig
 from ..engine.verifier import calibration_target, choose_verifier
-from ..models.catalog import CATALOG, check_once, resolve_model
+from ..models.catalog import CATALOG, resolve_model
+from ..models.model_hashes import check_once
 from ..models.stores import is_store_name
 from .options import LoadConfig, with_env
 from .state import state_dir, state_subdir, write_private

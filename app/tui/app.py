@@ -27,7 +27,8 @@ from textual.binding import Binding
 
 from ...engine.backend import UserError
 from ...engine.metrics import Metrics
-from ...models.catalog import CATALOG, is_installed, pull
+from ...models.catalog import CATALOG, is_installed
+from ...models.wheels import pull
 from ..files import FileError, SourceFile, read_source
 from ..loaded_model import LoadedModel, load_model, resolve_backend
 from ..options import LoadConfig
