@@ -25,6 +25,9 @@ DEFAULT_CTX = 16384
 several times over."""
 
 BACKENDS = ("auto", "llama.cpp", "torch")
+DRAFT_MODES = ("lookup", "none", "model", "auto")
+"""``RewriteOptions.draft``: who proposes drafts (``app.generation.proposers``); the CLI
+spells ``model`` as ``model:NAME|PATH``."""
 EDIT_MODES = ("auto", "blocks", "whole")
 """``RewriteOptions.edit``: how the model writes its answer (``app.rewrite.edit_mode``)."""
 ANSWER_STYLES = ("quote", "free")
@@ -76,7 +79,7 @@ class RewriteOptions:
     instruction: str = ""
     """The edit to make, in the user's words."""
     draft: str = "lookup"
-    """'lookup' (prompt lookup from file, context and output), 'none' (plain decoding),
+    """One of ``DRAFT_MODES``: 'lookup' (prompt lookup from file, context and output), 'none' (plain decoding),
     'model' (the session's draft model) or 'auto' (lookup, plus the draft model if loaded)."""
     k: int | None = None
     """Draft length; None adapts k to measured cost and acceptance."""
