@@ -80,11 +80,11 @@ async def _tui_once(
         await pilot.press("enter")
         while screen.mode == "generating":
             await asyncio.sleep(0.1)  # a light poll: the app's own timers do the work
-            if screenshot and _past_first_change(screen.live.preview()):
+            if screenshot and _past_first_change(screen.state.live.preview()):
                 _save_svg(app, screenshot)
                 screenshot = None
-        live = screen.live
-        review = screen.review
+        live = screen.state.live
+        review = screen.state.review
         metrics = live.metrics
         new_text = None
         if review is not None:

@@ -272,7 +272,7 @@ def test_idle_reload_on_rename_save(workdir):
             tmp.write_text(NEW)
             os.replace(tmp, workdir / "stats.py")  # how editors save
             await wait_for(pilot, lambda: screen.editor.text == NEW, timeout=10)
-            assert screen.conflict is None
+            assert screen.state.conflict is None
 
     asyncio.run(run())
 
@@ -309,12 +309,12 @@ def test_end_to_end_rewrite_review_write_undo(workdir, qwen05, monkeypatch):
                 lambda: fronts.append(screen.diff.frontier or 0) or screen.mode != "generating",
             )
             assert screen.mode == "review", notes(app)
-            m = screen.live.metrics
+            m = screen.state.live.metrics
             # the live diff moved while the file was written out (edit blocks arrive whole)
             assert m.generated_tokens > 0 and (max(fronts) > 0 or m.edit_mode == "blocks")
             status = screen.query_one(StatusBar)
             assert "tok/call" in str(status.query_one("#st-figures").render())
-            review = screen.review
+            review = screen.state.review
             hunks = list(review.hunks)
             assert hunks and review.original == STATS
             await pilot.press("n", "p", "a")
@@ -342,15 +342,15 @@ def test_typing_the_instruction_warms_the_model_up(workdir, qwen05):
         async with app.run_test(size=SIZE) as pilot:
             screen = app.screen
             await pilot.press("R")
-            await wait_for(pilot, lambda: screen.warm_result is not None, timeout=60)
-            w = screen.warm_result
+            await wait_for(pilot, lambda: screen.state.warm_result is not None, timeout=60)
+            w = screen.state.warm_result
             assert w.status == "done" and w.evaluated_tokens == w.prefix_tokens
             await pilot.press(*"ename the function average to mean.", "enter")
             await wait_for(pilot, lambda: screen.mode != "generating")
             assert screen.mode == "review", notes(app)
             # only the instruction was left to prefill
-            assert screen.live.metrics.cached_tokens >= w.prefix_tokens
-            assert screen.live.metrics.prompt_tokens < 40
+            assert screen.state.live.metrics.cached_tokens >= w.prefix_tokens
+            assert screen.state.live.metrics.prompt_tokens < 40
 
     asyncio.run(run())
 
@@ -370,7 +370,7 @@ def test_conflict_during_generation_then_rerun_and_cancel(workdir, qwen05, monke
             tmp = workdir / ".stats.py.new"
             tmp.write_text(changed)
             os.replace(tmp, workdir / "stats.py")
-            await wait_for(pilot, lambda: screen.conflict is not None, timeout=20)
+            await wait_for(pilot, lambda: screen.state.conflict is not None, timeout=20)
             await wait_for(pilot, lambda: screen.mode != "generating")
             assert "CONFLICT" in str(screen.query_one("#banner").render())
             if screen.mode == "review":
@@ -379,7 +379,7 @@ def test_conflict_during_generation_then_rerun_and_cancel(workdir, qwen05, monke
             # re-run against the new text, then cancel it: the file stays untouched
             await pilot.press("ctrl+r")
             assert screen.mode == "generating"
-            assert screen.live.original == changed and screen.editor.text == changed
+            assert screen.state.live.original == changed and screen.editor.text == changed
             await pilot.press("escape")
             await wait_for(pilot, lambda: screen.mode != "generating")
             assert screen.mode == "stopped"
@@ -452,7 +452,7 @@ def test_snapshot_reading_the_prompt(workdir, snap_compare):
             prefill_s=1234 / 98,
         )
         m.by_source.clear()
-        screen.live = LiveRun(STATS, metrics=m)
+        screen.state.live = LiveRun(STATS, metrics=m)
         screen.mode = "generating"
         screen._render_live()
         screen.refresh_status()
@@ -468,9 +468,11 @@ def test_snapshot_live_diff_with_metrics(workdir, snap_compare):
         no_blink(pilot)
         screen.ui_timer.pause()
         set_instruction(screen, "Rename result to acc and average to mean")
-        screen.live = LiveRun(STATS, metrics=fixed_metrics())
-        _fixed_rate(screen.live.metrics)
-        screen.live.append("def total(prices):\n    acc = 0\n    for p in prices:\n        acc")
+        screen.state.live = LiveRun(STATS, metrics=fixed_metrics())
+        _fixed_rate(screen.state.live.metrics)
+        screen.state.live.append(
+            "def total(prices):\n    acc = 0\n    for p in prices:\n        acc"
+        )
         screen.mode = "generating"
         screen._render_live()
         screen.query_one(StatusBar).history.extend(HISTORY)
@@ -556,7 +558,7 @@ def test_region_context_speculation_and_settings(workdir):
                 textual.widgets.DirectoryTree.FileSelected(None, workdir / "notes.md")
             )
             await wait_for(pilot, lambda: app.screen is screen)
-            assert screen.context == [("notes.md", "Use acc for accumulators.\n")]
+            assert screen.state.context == [("notes.md", "Use acc for accumulators.\n")]
             assert str(screen.query_one("#scope").render()) == "L8-9 +1 ctx"
             await pilot.press("f5")
             assert app.settings.speculation is False
@@ -608,10 +610,10 @@ def test_region_rewrite_keeps_the_rest_byte_identical(workdir, qwen05):
             await pilot.press("f3")
             screen.query_one("#instruction").value = "Rename the function average to mean."
             await pilot.press("enter")
-            assert screen.live.region == (7, 9)
+            assert screen.state.live.region == (7, 9)
             await wait_for(pilot, lambda: screen.mode != "generating")
             assert screen.mode == "review", notes(app)
-            review = screen.review
+            review = screen.state.review
             assert all(7 <= h.start_line and h.end_line <= 9 for h in review.hunks)
             review.accept_all()
             head = "".join(STATS.splitlines(keepends=True)[:7])

@@ -56,7 +56,7 @@ def test_f_asks_what_was_wrong_and_reruns_with_it(workdir):
         app = app_for(session=session)
         async with app.run_test(size=SIZE, notifications=True) as pilot:
             screen = app.screen
-            screen.last_instruction = "Rename result to acc"
+            screen.state.last_instruction = "Rename result to acc"
             screen.show_result(fixed_result())
             await pilot.pause()
             assert screen.mode == "review"
@@ -64,7 +64,7 @@ def test_f_asks_what_was_wrong_and_reruns_with_it(workdir):
             assert screen.mode == "feedback" and screen.instruction.display
             assert screen.instruction.has_focus and screen.instruction.value == ""
             await pilot.press("escape")  # back to the same review, nothing lost
-            assert screen.mode == "review" and screen.review is not None
+            assert screen.mode == "review" and screen.state.review is not None
             await pilot.press("f")
             screen.instruction.value = NOTE
             await pilot.press("enter")

@@ -82,18 +82,21 @@ def test_keys_answer_during_the_load_and_enter_waits_for_the_model(workdir):
             assert screen.instruction.value == "Rename" and screen.editor.text == STATS
             screen.instruction.value = "Rename result to acc"
             await pilot.press("enter")
-            assert screen.queued == "Rename result to acc" and screen.mode == "edit"
+            assert screen.state.queued == "Rename result to acc" and screen.mode == "edit"
             assert "Queued" in notes(app) and "1 instruction queued" in status_text(screen)
             await pilot.press("escape")  # Esc drops it
-            assert screen.queued is None and "dropped" in notes(app)
+            assert screen.state.queued is None and "dropped" in notes(app)
             await pilot.press("enter")  # queued again
-            assert screen.queued == "Rename result to acc"
+            assert screen.state.queued == "Rename result to acc"
             assert app.session is None and app.model_state == "loading"
             loader.gate.set()
             await wait_for(pilot, lambda: app.session is not None, timeout=20)
             # the queued instruction ran on the model as soon as it was ready
             await wait_for(pilot, lambda: screen.mode not in ("edit", "generating"), timeout=60)
-            assert screen.queued is None and screen.last_instruction == "Rename result to acc"
+            assert (
+                screen.state.queued is None
+                and screen.state.last_instruction == "Rename result to acc"
+            )
             assert "Instruction: Rename result to acc" in loader.session.target.text()
             assert "toy.gguf · toy on CPU" in status_text(screen)
 
@@ -110,10 +113,10 @@ def test_a_failed_load_drops_the_queued_instruction(workdir):
             await wait_for(pilot, lambda: app.model_state == "loading", timeout=20)
             screen.instruction.value = "Rename result to acc"
             await pilot.press("enter")
-            assert screen.queued is not None
+            assert screen.state.queued is not None
             loader.gate.set()
             await wait_for(pilot, lambda: app.model_state == "none", timeout=20)
-            assert screen.queued is None and "not run" in notes(app)
+            assert screen.state.queued is None and "not run" in notes(app)
             assert "not a GGUF file" in notes(app) and screen.mode == "edit"
             assert "no model (toy.gguf)" in status_text(screen)
 
@@ -300,11 +303,11 @@ def test_real_load_keys_answer_and_a_queued_rewrite_runs(workdir, qwen05_path, m
             assert screen.instruction.value == "Rename" and screen.editor.text == STATS
             screen.instruction.value = "Rename the function average to mean."
             await pilot.press("enter")
-            assert app.model_state == "ready" or screen.queued is not None
+            assert app.model_state == "ready" or screen.state.queued is not None
             await wait_for(pilot, lambda: app.session is not None, timeout=600)
             await wait_for(pilot, lambda: screen.mode not in ("edit", "generating"), 600)
             assert screen.mode == "review", notes(app)
-            assert "def mean(prices):" in "".join(h.new_text for h in screen.review.hunks)
+            assert "def mean(prices):" in "".join(h.new_text for h in screen.state.review.hunks)
             assert "weights" in stages and "calibration" in stages
             assert (workdir / "stats.py").read_text() == STATS
 

@@ -86,12 +86,12 @@ def test_truncated_result_keeps_its_completed_hunks_one_by_one(workdir):
             screen = app.screen
             screen.show_result(res)
             await pilot.pause()
-            assert screen.mode == "review" and screen.review.partial
+            assert screen.mode == "review" and screen.state.review.partial
             assert "TRUNCATED" in banner(screen) and "60-token output limit" in banner(screen)
             assert screen.query_one("#banner").has_class("-error")
             assert not screen.check_action("accept_all", ())  # no accept-all, not in the footer
             await pilot.press("A")
-            assert screen.review.counts() == (0, 0, 2)
+            assert screen.state.review.counts() == (0, 0, 2)
             await pilot.press("a", "ctrl+s")  # keep the first hunk only
             want = apply_hunks(STATS, [res.hunks[0]])
             assert (workdir / "stats.py").read_text() == want
@@ -108,18 +108,18 @@ def test_cancelled_run_keeps_the_hunks_finished_before_esc(workdir):
         app = app_for()
         async with app.run_test(size=SIZE, notifications=True) as pilot:
             screen = app.screen
-            screen.live = LiveRun(STATS)
-            screen.live.append("```python\n" + partial)
+            screen.state.live = LiveRun(STATS)
+            screen.state.live.append("```python\n" + partial)
             screen.mode = "generating"
             metrics = Metrics(stop_reason="cancelled")
-            screen.live.metrics = metrics
+            screen.state.live.metrics = metrics
             cancelled = RewriteResult(
-                STATS, None, screen.live.text(), [], "", metrics, "cancelled", "cancelled"
+                STATS, None, screen.state.live.text(), [], "", metrics, "cancelled", "cancelled"
             )
             screen.post_message(RewriteFinished(cancelled))
             await wait_for(pilot, lambda: screen.mode != "generating", timeout=10)
-            assert screen.mode == "review" and screen.review.partial
-            assert len(screen.review) == 2  # lines 2 and 4-5; the def line was not finished
+            assert screen.mode == "review" and screen.state.review.partial
+            assert len(screen.state.review) == 2  # lines 2 and 4-5; the def line was not finished
             assert "Cancelled" in banner(screen)
             await pilot.press("x", "a", "ctrl+s")
             want = STATS.replace(
@@ -144,9 +144,9 @@ def test_suspect_result_asks_before_accept_all_and_write(workdir):
             await pilot.press("A")
             assert isinstance(app.screen, ConfirmScreen)
             await pilot.press("n")
-            assert screen.review.counts() == (0, 0, 2)
+            assert screen.state.review.counts() == (0, 0, 2)
             await pilot.press("A", "y")
-            assert screen.review.counts() == (2, 0, 0)
+            assert screen.state.review.counts() == (2, 0, 0)
             await pilot.press("ctrl+s")
             assert isinstance(app.screen, ConfirmScreen)  # the write asks too
             assert "deletes the last 2" in app.screen.question
@@ -166,7 +166,7 @@ def test_decisions_undo_and_reject_all(workdir):
             screen = app.screen
             screen.show_result(fixed_result())
             await pilot.pause()
-            review = screen.review
+            review = screen.state.review
             await pilot.press("a", "x")
             assert review.decisions == [True, False, None] and review.current == 2
             await pilot.press("u")
@@ -211,7 +211,7 @@ def test_esc_mid_rewrite_then_keep_a_finished_hunk_real_model(workdir, qwen05, m
             await pilot.press("enter")
 
             def past_first_hunk() -> bool:
-                p = screen.live.preview()
+                p = screen.state.live.preview()
                 return screen.mode != "generating" or (
                     bool(p.hunks) and p.frontier >= p.hunks[0].end_line + 2
                 )
@@ -220,8 +220,8 @@ def test_esc_mid_rewrite_then_keep_a_finished_hunk_real_model(workdir, qwen05, m
             assert screen.mode == "generating", "the rewrite ended before Esc: slow it more"
             await send_keys(pilot, "escape")  # at once (Pilot's press waits for an idle app)
             await wait_for(pilot, lambda: screen.mode != "generating")
-            assert screen.mode == "review" and screen.review.partial, notes(app)
-            first = screen.review.hunks[0]
+            assert screen.mode == "review" and screen.state.review.partial, notes(app)
+            first = screen.state.review.hunks[0]
             assert "def sum_prices(" in first.new_text and "def total(" in first.old_text
             await pilot.press("a", "ctrl+s")
             assert (workdir / "stats.py").read_text() == apply_hunks(long, [first])

@@ -19,7 +19,6 @@ after a confirmation where the result is suspect).
 from __future__ import annotations
 
 import logging
-import threading
 import time
 
 from textual import on, work
@@ -35,15 +34,16 @@ from ....engine.backend import UserError
 from ...files import SourceFile
 from ...loaded_model import LoadedModel
 from ...options import RewriteOptions
-from ...rewrite import WarmResult, rewrite
+from ...rewrite import rewrite
 from ...syntax import language_for_path
 from ..live import LiveRun
 from ..messages import RewriteFailed, RewriteFinished
-from ..review import Review, diff_rows, row_of_new_line
+from ..review import diff_rows, row_of_new_line
 from ..watch import FileWatcher
 from ..widgets.diff_view import DiffView
 from ..widgets.history_input import HistoryInput
 from ..widgets.status import StatusBar
+from .editor_state import EditorState, spec_app
 from .file_ops import FileOps, display_path
 from .instruction_ops import InstructionOps
 from .review_ops import ReviewOps
@@ -92,35 +92,13 @@ class EditorScreen(InstructionOps, ReviewOps, FileOps, Screen):
 
     def __init__(self, src: SourceFile, *, watch: bool = True) -> None:
         super().__init__()
-        assert src.path is not None
-        self.src = src
-        self.path = src.path
-        self.shown_path = display_path(src.path)
-        self.lang = language_for_path(str(src.path))
-        self.live: LiveRun | None = None
-        self.review: Review | None = None
-        self.result = None
-        """The last finished ``RewriteResult`` (what feedback is about)."""
-        self.last_instruction = ""
-        self.last_region: tuple[int, int] | None = None
-        self.region_mode = False
-        self.context: list[tuple[str, str]] = []
-        self.conflict: SourceFile | None = None
-        self.conflict_gone = False
-        self.rerun_pending = False
-        self.queued: str | None = None
-        """An instruction given while the model loads: it runs when the model is ready."""
+        self.state = EditorState.for_file(
+            src, display_path(src.path), language_for_path(str(src.path))
+        )
         self.ui_timer: Timer | None = None
         self._scope_timer: Timer | None = None
-        self._shown: object = None
-        self._warm_key: tuple | None = None
-        self._warm_stop: threading.Event | None = None
-        self.warm_result: WarmResult | None = None
-        self._last_calls, self._last_tick = -1, 0.0
-        self._run_started = 0.0
         self._watch = watch
         self.watcher: FileWatcher | None = None
-        self._hinted = False
 
     # ------------------------------------------------------------------ layout
     def compose(self) -> ComposeResult:
@@ -128,8 +106,8 @@ class EditorScreen(InstructionOps, ReviewOps, FileOps, Screen):
         yield Label("", id="banner")
         with ContentSwitcher(initial="editor", id="views"):
             yield TextArea.code_editor(
-                self.src.text,
-                language=self.lang,
+                self.state.src.text,
+                language=self.state.lang,
                 id="editor",
                 tab_behavior="focus",
                 theme="monokai",
@@ -148,22 +126,22 @@ class EditorScreen(InstructionOps, ReviewOps, FileOps, Screen):
         self.instruction.focus()
         self.refresh_status()
         if self._watch:
-            self.watcher = FileWatcher(self.path, self._on_disk_event)
+            self.watcher = FileWatcher(self.state.path, self._on_disk_event)
             self.watcher.start()
 
     def on_unmount(self) -> None:
-        if self._warm_stop is not None:
-            self._warm_stop.set()
+        if self.state.warm_stop is not None:
+            self.state.warm_stop.set()
         if self.watcher is not None:
             self.watcher.stop()
-        if self.live is not None:
-            self.live.cancel.set()
+        if self.state.live is not None:
+            self.state.live.cancel.set()
 
     def _title(self) -> str:
-        lang = self.lang or "plain text"
-        modified = self.is_mounted and self.editor.text != self.src.text
+        lang = self.state.lang or "plain text"
+        modified = self.is_mounted and self.editor.text != self.state.src.text
         mark = "  [b $warning]● modified[/] [dim](ctrl+s saves)[/]" if modified else ""
-        return f" {self.shown_path}  [dim]{lang}[/]{mark}"
+        return f" {self.state.shown_path}  [dim]{lang}[/]{mark}"
 
     def refresh_title(self) -> None:
         self.query_one("#title", Label).update(self._title())
@@ -202,9 +180,9 @@ class EditorScreen(InstructionOps, ReviewOps, FileOps, Screen):
             self.instruction.focus()
         elif old == "feedback":
             self.instruction.placeholder = self.PLACEHOLDER
-            self.instruction.value = self.last_instruction
+            self.instruction.value = self.state.last_instruction
         if new in ("review", "stopped"):
-            self._hinted = False
+            self.state.hinted = False
             self.diff.focus()
             self.show_review_keys()
         self.refresh_bindings()
@@ -214,35 +192,42 @@ class EditorScreen(InstructionOps, ReviewOps, FileOps, Screen):
         if action in self.REVIEW_ACTIONS:
             return self.mode == "review"
         if action == "accept_all":
-            return self.mode == "review" and self.review is not None and not self.review.partial
+            return (
+                self.mode == "review"
+                and self.state.review is not None
+                and not self.state.review.partial
+            )
         if action == "feedback":
-            return self.mode in ("review", "stopped") and self.result is not None
+            return self.mode in ("review", "stopped") and self.state.result is not None
         if action in ("undo_write", "save", "open", "toggle_region"):
             return self.mode == "edit"
         if action == "cancel":
-            return self.mode != "edit" or self.queued is not None
+            return self.mode != "edit" or self.state.queued is not None
         if action in ("add_context", "toggle_speculation", "clear_context"):
             return self.mode in ("edit", "stopped")
         return True
 
     # ------------------------------------------------------------------ status
     def refresh_status(self) -> None:
-        app = self.app
+        app = spec_app(self)
         status = self.query_one(StatusBar)
-        status.show_model(app.model_label(self.live.metrics if self.live else None))  # type: ignore[attr-defined]
+        live = self.state.live
+        status.show_model(app.model_label(live.metrics if live else None))
         load = getattr(app, "load", None)
         if load is not None and self.mode == "edit":
-            status.show_loading(*load.view(), note="1 instruction queued" if self.queued else "")
+            status.show_loading(
+                *load.view(), note="1 instruction queued" if self.state.queued else ""
+            )
             return
-        settings = app.settings  # type: ignore[attr-defined]
+        settings = app.settings
         state = {"edit": "idle", "stopped": "stopped"}.get(self.mode, self.mode)
-        note = f"queued: {self.queued}" if self.queued else ""
+        note = f"queued: {self.state.queued}" if self.state.queued else ""
         status.show(
-            self.live.metrics if self.live is not None else None,
+            self.state.live.metrics if self.state.live is not None else None,
             state=state,
             flags=(settings.speculation, settings.exact),
             note=note,
-            seconds=time.monotonic() - self._run_started if self._run_started else None,
+            seconds=time.monotonic() - self.state.run_started if self.state.run_started else None,
         )
 
     def _tick(self) -> None:
@@ -253,26 +238,26 @@ class EditorScreen(InstructionOps, ReviewOps, FileOps, Screen):
         While the model loads, the seconds in the status bar move once a second.
         """
         now = time.monotonic()
-        if self.mode != "generating" or self.live is None:
-            if getattr(self.app, "load", None) is not None and now - self._last_tick >= 1.0:
-                self._last_tick = now
+        if self.mode != "generating" or self.state.live is None:
+            if getattr(self.app, "load", None) is not None and now - self.state.last_tick >= 1.0:
+                self.state.last_tick = now
                 self.refresh_status()
             return
-        calls = self.live.metrics.target_calls
-        if calls == self._last_calls and now - self._last_tick < IDLE_REFRESH_S:
+        calls = self.state.live.metrics.target_calls
+        if calls == self.state.last_calls and now - self.state.last_tick < IDLE_REFRESH_S:
             return
-        self._last_calls, self._last_tick = calls, now
+        self.state.last_calls, self.state.last_tick = calls, now
         self._render_live()
-        self.query_one(StatusBar).sample(self.live.metrics)
+        self.query_one(StatusBar).sample(self.state.live.metrics)
         self.refresh_status()
 
     def _render_live(self) -> None:
-        assert self.live is not None
-        preview = self.live.preview()
-        if preview is self._shown:
+        assert self.state.live is not None
+        preview = self.state.live.preview()
+        if preview is self.state.shown:
             return  # nothing new arrived since the last tick
-        self._shown = preview
-        rows = diff_rows(self.live.original, preview.hunks)
+        self.state.shown = preview
+        rows = diff_rows(self.state.live.original, preview.hunks)
         self.diff.set_rows(rows, frontier=row_of_new_line(rows, preview.frontier))
         self.diff.follow()
 
@@ -295,26 +280,26 @@ class EditorScreen(InstructionOps, ReviewOps, FileOps, Screen):
             if getattr(self.app, "load", None) is not None and feedback is None:
                 self.queue(instruction)
             else:
-                self.app.no_model_help()  # type: ignore[attr-defined]
+                spec_app(self).no_model_help()
             return False
         text = self.editor.text
         if region is None:
             region = self._region(text, quiet=True)
-        opts: RewriteOptions = self.app.settings.options(  # type: ignore[attr-defined]
-            instruction, context=tuple(self.context), region=region, feedback=feedback
+        opts: RewriteOptions = spec_app(self).settings.options(
+            instruction, context=tuple(self.state.context), region=region, feedback=feedback
         )
-        self.queued = None
-        self.last_instruction, self.last_region = instruction, region
-        self.review = None
-        self.live = LiveRun(text, region)
+        self.state.queued = None
+        self.state.last_instruction, self.state.last_region = instruction, region
+        self.state.review = None
+        self.state.live = LiveRun(text, region)
         self.set_banner("")
         self.diff.set_rows(diff_rows(text, []), frontier=0)
         self.query_one(StatusBar).history.clear()
-        self._run_started = time.monotonic()
+        self.state.run_started = time.monotonic()
         self.mode = "generating"
-        if self._warm_stop is not None:  # the rewrite waits at most one chunk of it
-            self._warm_stop.set()
-        self._run_rewrite(session, text, opts, self.live)
+        if self.state.warm_stop is not None:  # the rewrite waits at most one chunk of it
+            self.state.warm_stop.set()
+        self._run_rewrite(session, text, opts, self.state.live)
         return True
 
     @work(thread=True, group="rewrite", exit_on_error=False)
@@ -327,7 +312,7 @@ class EditorScreen(InstructionOps, ReviewOps, FileOps, Screen):
                 session,
                 text,
                 opts,
-                path=self.shown_path,
+                path=self.state.shown_path,
                 on_text=live.append,
                 cancel=live.cancel,
                 metrics=live.metrics,
@@ -355,29 +340,31 @@ class EditorScreen(InstructionOps, ReviewOps, FileOps, Screen):
         self._maybe_rerun()
 
     def _maybe_rerun(self) -> None:
-        if self.rerun_pending:
-            self.rerun_pending = False
+        if self.state.rerun_pending:
+            self.state.rerun_pending = False
             self.action_rerun()
 
     # ------------------------------------------------------------------ actions
     def action_cancel(self) -> None:
-        if self.mode == "generating" and self.live is not None:
-            self.live.cancel.set()
+        if self.mode == "generating" and self.state.live is not None:
+            self.state.live.cancel.set()
             self.query_one(StatusBar).set_text("st-state", "cancelling")
         elif self.mode == "feedback":
-            self.mode = "review" if self.review is not None else "stopped"
+            self.mode = "review" if self.state.review is not None else "stopped"
         elif self.mode in ("review", "stopped"):
-            if self.review is not None and any(d is not None for d in self.review.decisions):
+            if self.state.review is not None and any(
+                d is not None for d in self.state.review.decisions
+            ):
                 self.notify("Review discarded; the file is untouched.")
-            self.review = None
+            self.state.review = None
             self.mode = "edit"
             self._scope_label()
-            self.set_banner(self.conflict_note() if self.conflict else "")
+            self.set_banner(self.conflict_note() if self.state.conflict else "")
             self.instruction.focus()
-        elif self.queued is not None:
-            self.queued = None
+        elif self.state.queued is not None:
+            self.state.queued = None
             self.notify("The queued instruction is dropped.")
             self.refresh_status()
 
     def action_open(self) -> None:
-        self.app.action_open()  # type: ignore[attr-defined]
+        spec_app(self).action_open()

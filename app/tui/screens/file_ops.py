@@ -22,6 +22,7 @@ from ...files import ConflictError, FileError, SourceFile, read_source, write_at
 from ...syntax import syntax_warning
 from ...undo import undo
 from ..messages import FileChanged
+from .editor_state import EditorState
 
 log = logging.getLogger(__name__)
 
@@ -41,14 +42,15 @@ def display_path(path: os.PathLike[str] | str) -> str:
 class FileOps:
     """Mixin for :class:`~.editor.EditorScreen` (uses its widgets and state)."""
 
+    state: EditorState
     _disk_timer: Timer | None = None
 
     # ------------------------------------------------------------------ writing
     def action_write(self) -> None:
-        review = self.review
+        review = self.state.review
         if review is None:
             return
-        if self.conflict is not None or self.conflict_gone:
+        if self.state.conflict is not None or self.state.conflict_gone:
             self.notify(self.conflict_note(), title="Not writing", severity="error", timeout=10)
             return
         final = review.result_text()
@@ -57,10 +59,10 @@ class FileOps:
             self.notify("No hunk accepted: nothing to write (a: accept, A: accept all).")
             return
         warnings = []
-        suspect = self.result.suspect if self.result is not None else None
+        suspect = self.state.result.suspect if self.state.result is not None else None
         if suspect is not None:
             warnings.append(suspect.message)
-        syntax = syntax_warning(self.src.text, final, self.lang)
+        syntax = syntax_warning(self.state.src.text, final, self.state.lang)
         if syntax is not None:
             warnings.append(syntax)
         if not warnings:
@@ -69,14 +71,14 @@ class FileOps:
         from .confirm import ConfirmScreen
 
         def answer(yes: bool | None) -> None:
-            if yes and self.review is review:
+            if yes and self.state.review is review:
                 self.write_text(final)
 
         hunks = f"{accepted} accepted hunk{'s' if accepted != 1 else ''}"
         question = "\n".join(f"Warning: {w}." for w in warnings)
         self.app.push_screen(
             ConfirmScreen(
-                f"{question}\n\nWrite the {hunks} to {self.shown_path} anyway?",
+                f"{question}\n\nWrite the {hunks} to {self.state.shown_path} anyway?",
                 yes="Write",
                 yes_key="ctrl+s",
             ),
@@ -86,7 +88,7 @@ class FileOps:
     def write_text(self, final: str) -> bool:
         """Write ``final`` over the file (atomic, backed up); report the outcome."""
         try:
-            res = write_atomic(self.src, final)
+            res = write_atomic(self.state.src, final)
         except ConflictError as exc:
             self._mark_conflict()
             self.notify(str(exc), title="Not writing", severity="error", timeout=10)
@@ -100,44 +102,44 @@ class FileOps:
             )
             return False
         self._reload()
-        self.review = None
+        self.state.review = None
         self.mode = "edit"
         self._scope_label()
         self.set_banner("")
         self.instruction.focus()
         backup = display_path(res.backup_path) if res.backup_path else "none"
-        self.notify(f"Wrote {self.shown_path} (backup {backup}); ctrl+b undoes it.")
+        self.notify(f"Wrote {self.state.shown_path} (backup {backup}); ctrl+b undoes it.")
         return True
 
     def action_save(self) -> None:
         """Save the editor's own edits (the same atomic, conflict-checked write)."""
         text = self.editor.text
-        if text == self.src.text:
+        if text == self.state.src.text:
             self.notify("No unsaved edits.")
             return
         self.write_text(text)
 
     def action_undo_write(self) -> None:
         try:
-            undo(self.path)
+            undo(self.state.path)
         except FileError as exc:
             self.notify(str(exc), title="Undo", severity="error")
             return
         self._reload()
-        self.notify(f"Restored the previous content of {self.shown_path}.")
+        self.notify(f"Restored the previous content of {self.state.shown_path}.")
 
     def _reload(self) -> None:
         """Re-read the file from disk into the editor (keeping the cursor where possible)."""
         try:
-            self.src = read_source(self.path)
+            self.state.src = read_source(self.state.path)
         except FileError as exc:
             self.notify(str(exc), severity="error")
             return
-        self.conflict, self.conflict_gone = None, False
+        self.state.conflict, self.state.conflict_gone = None, False
         editor = self.editor
-        if editor.text != self.src.text:
+        if editor.text != self.state.src.text:
             cursor = editor.cursor_location
-            editor.load_text(self.src.text)
+            editor.load_text(self.state.src.text)
             row = min(cursor[0], editor.document.line_count - 1)
             editor.cursor_location = (row, 0)
         self.refresh_title()
@@ -155,21 +157,21 @@ class FileOps:
     def check_disk(self) -> None:
         """Compare the file on disk with what was read; reload or mark a conflict."""
         try:
-            new = read_source(self.path)
+            new = read_source(self.state.path)
         except FileError as exc:
-            if self.path.exists():
+            if self.state.path.exists():
                 self.notify(f"{exc}", severity="error")
                 return
             new = None
-        if new is not None and new.sha256 == self.src.sha256:
+        if new is not None and new.sha256 == self.state.src.sha256:
             return  # our own write, or a touch
         busy = self.mode in ("generating", "review")
-        unsaved = self.editor.text != self.src.text
+        unsaved = self.editor.text != self.state.src.text
         if new is None or busy or unsaved:
             self._mark_conflict(new)
             extra = " You have unsaved edits;" if unsaved and not busy else ""
             self.notify(
-                f"{self.shown_path} changed on disk; it will not be overwritten.{extra} "
+                f"{self.state.shown_path} changed on disk; it will not be overwritten.{extra} "
                 "ctrl+r re-runs against the new text.",
                 title="Conflict",
                 severity="warning",
@@ -177,40 +179,40 @@ class FileOps:
             )
             return
         self._reload()
-        self.notify(f"Reloaded {self.shown_path}: it changed on disk.")
+        self.notify(f"Reloaded {self.state.shown_path}: it changed on disk.")
 
     def _mark_conflict(self, new: SourceFile | None = None) -> None:
         if new is None:
             try:
-                new = read_source(self.path)
+                new = read_source(self.state.path)
             except FileError:
                 new = None
-        self.conflict = new
-        self.conflict_gone = new is None
+        self.state.conflict = new
+        self.state.conflict_gone = new is None
         self.set_banner(self.conflict_note(), "error")
 
     def conflict_note(self) -> str:
-        if self.conflict_gone:
-            return f"CONFLICT: {self.shown_path} was deleted on disk; not writing"
+        if self.state.conflict_gone:
+            return f"CONFLICT: {self.state.shown_path} was deleted on disk; not writing"
         return (
-            f"CONFLICT: {self.shown_path} changed on disk; not writing over it. "
+            f"CONFLICT: {self.state.shown_path} changed on disk; not writing over it. "
             "ctrl+r: re-run against the new text"
         )
 
     def action_rerun(self) -> None:
         """Re-run the last instruction (against the file on disk if it changed)."""
         if self.mode == "generating":
-            if self.live is not None:
-                self.live.cancel.set()
-            self.rerun_pending = True
+            if self.state.live is not None:
+                self.state.live.cancel.set()
+            self.state.rerun_pending = True
             return
-        if self.conflict is not None:
+        if self.state.conflict is not None:
             self._reload()
             self.set_banner("")
-        elif self.conflict_gone:
+        elif self.state.conflict_gone:
             self.notify(self.conflict_note(), severity="error")
             return
-        if not self.last_instruction:
+        if not self.state.last_instruction:
             self.notify("Nothing to re-run yet: type an instruction and press Enter.")
             return
-        self.start_rewrite(self.last_instruction)
+        self.start_rewrite(self.state.last_instruction)

@@ -27,12 +27,17 @@ from ...loaded_model import LoadedModel
 from ...rewrite import warm
 from ...syntax import enclosing_definition, enclosing_node_range
 from ..config import append_history
+from ..widgets.history_input import HistoryInput
+from .editor_state import EditorState, spec_app
 
 log = logging.getLogger(__name__)
 
 
 class InstructionOps:
     """Mixin for :class:`~.editor.EditorScreen` (uses its widgets and state)."""
+
+    state: EditorState
+    instruction: HistoryInput
 
     PLACEHOLDER = "Instruction, e.g. add type hints to parse(); Enter rewrites, Up: history"
     FEEDBACK_PLACEHOLDER = (
@@ -55,16 +60,16 @@ class InstructionOps:
         self.start_rewrite(text)
 
     def _remember(self, instruction: str) -> None:
-        app = self.app
-        app.history = append_history(list(getattr(app, "history", [])), instruction)  # type: ignore[attr-defined]
-        self.instruction.history = list(app.history)  # type: ignore[attr-defined]
+        app = spec_app(self)
+        app.history = append_history(list(getattr(app, "history", [])), instruction)
+        self.instruction.history = list(app.history)
 
     def queue(self, instruction: str) -> None:
         """Keep ``instruction`` until the model is ready (``model_ready``)."""
-        replaced = self.queued is not None
-        self.queued = instruction
-        self.last_instruction = instruction
-        model = self.app.settings.model  # type: ignore[attr-defined]
+        replaced = self.state.queued is not None
+        self.state.queued = instruction
+        self.state.last_instruction = instruction
+        model = spec_app(self).settings.model
         what = "Queued, replacing the earlier one" if replaced else "Queued"
         self.notify(
             f"{what}: it runs as soon as {model} is loaded (Esc drops it).",
@@ -75,57 +80,57 @@ class InstructionOps:
 
     def model_ready(self) -> None:
         """The app loaded a model: run the queued instruction, if any."""
-        if self.queued is not None and self.mode == "edit":
-            instruction, self.queued = self.queued, None
+        if self.state.queued is not None and self.mode == "edit":
+            instruction, self.state.queued = self.state.queued, None
             self.start_rewrite(instruction)
         else:
             self.refresh_status()
 
     def model_failed(self) -> None:
         """The model did not load: a queued instruction cannot run."""
-        if self.queued is not None:
-            self.queued = None
+        if self.state.queued is not None:
+            self.state.queued = None
             self.notify("The queued instruction was not run: no model is loaded.")
         self.refresh_bindings()
         self.refresh_status()
 
     # ------------------------------------------------------------------ feedback
     def action_feedback(self) -> None:
-        if self.result is not None and self.last_instruction:
+        if self.state.result is not None and self.state.last_instruction:
             self.mode = "feedback"
 
     def rerun_with_feedback(self, note: str) -> None:
         """Re-run the last instruction with the previous output and ``note`` in the prompt."""
-        res = self.result
-        if res is None or self.live is None:
+        res = self.state.result
+        if res is None or self.state.live is None:
             return
-        previous = self.live.body()
-        region = self.last_region
-        self.mode = "review" if self.review is not None else "stopped"
+        previous = self.state.live.body()
+        region = self.state.last_region
+        self.mode = "review" if self.state.review is not None else "stopped"
         self.start_rewrite(
-            self.last_instruction, region=region, feedback=(previous, note or "try again")
+            self.state.last_instruction, region=region, feedback=(previous, note or "try again")
         )
 
     # ------------------------------------------------------------------ region
     def _region(self, text: str, quiet: bool = False) -> tuple[int, int] | None:
         """The lines the next rewrite covers: None for the whole file."""
-        if not self.region_mode:
+        if not self.state.region_mode:
             return None
         sel = self.editor.selection
         (r0, c0), (r1, c1) = sorted((sel.start, sel.end))
         if (r0, c0) == (r1, c1):  # a cursor: the definition around it, else the file
-            return enclosing_definition(text, self.lang, r0, r0 + 1)
+            return enclosing_definition(text, self.state.lang, r0, r0 + 1)
         end = r1 + 1 if (c1 > 0 or r1 == r0) else r1
-        return enclosing_node_range(text, self.lang, r0, end)
+        return enclosing_node_range(text, self.state.lang, r0, end)
 
     def _scope_label(self) -> None:
         """What the next rewrite covers: the file or a region, plus context files."""
-        ctx = f" +{len(self.context)} ctx" if self.context else ""
+        ctx = f" +{len(self.state.context)} ctx" if self.state.context else ""
         region = self._region(self.editor.text)
         if region is not None:
             scope = f"L{region[0] + 1}-{region[1]}"
         else:
-            scope = "file (no def)" if self.region_mode else "file"
+            scope = "file (no def)" if self.state.region_mode else "file"
         self.query_one("#scope", Label).update(scope + ctx)
 
     def on_input_changed(self, event: Input.Changed) -> None:
@@ -134,20 +139,20 @@ class InstructionOps:
         if event.input.id != "instruction" or session is None or self.mode != "edit":
             return
         text = self.editor.text
-        key = (id(session), self.shown_path, hash(text), tuple(self.context))
-        if key == self._warm_key or not text.strip():
+        key = (id(session), self.state.shown_path, hash(text), tuple(self.state.context))
+        if key == self.state.warm_key or not text.strip():
             return
-        self._warm_key = key
-        if self._warm_stop is not None:
-            self._warm_stop.set()
-        self._warm_stop = threading.Event()
-        self._run_warm(session, text, tuple(self.context), self._warm_stop)
+        self.state.warm_key = key
+        if self.state.warm_stop is not None:
+            self.state.warm_stop.set()
+        self.state.warm_stop = threading.Event()
+        self._run_warm(session, text, tuple(self.state.context), self.state.warm_stop)
 
     @work(thread=True, group="warm", exit_on_error=False)
     def _run_warm(self, session: LoadedModel, text: str, context: tuple, stop) -> None:
         try:
-            self.warm_result = warm(
-                session, text, path=self.shown_path, context=context, interrupt=stop
+            self.state.warm_result = warm(
+                session, text, path=self.state.shown_path, context=context, interrupt=stop
             )
         except (UserError, ValueError) as exc:  # the rewrite will say it too
             log.info("warm-up skipped: %s", exc)
@@ -156,15 +161,15 @@ class InstructionOps:
 
     def on_text_area_selection_changed(self, event: TextArea.SelectionChanged) -> None:
         # the scope label follows the cursor, parsing at most 5 times a second
-        if event.text_area.id == "editor" and self.region_mode and self.mode == "edit":
+        if event.text_area.id == "editor" and self.state.region_mode and self.mode == "edit":
             if self._scope_timer is not None:
                 self._scope_timer.stop()
             self._scope_timer = self.set_timer(0.2, self._scope_label)
 
     def action_toggle_region(self) -> None:
-        self.region_mode = not self.region_mode
+        self.state.region_mode = not self.state.region_mode
         self._scope_label()
-        if not self.region_mode:
+        if not self.state.region_mode:
             self.notify("Rewrites now cover the file.")
         elif self._region(self.editor.text) is None:
             self.notify(
@@ -175,9 +180,9 @@ class InstructionOps:
             self.notify("Rewrites now cover the enclosing function/class (or the selection).")
 
     def action_toggle_speculation(self) -> None:
-        app = self.app
-        app.settings = app.settings.with_(speculation=not app.settings.speculation)  # type: ignore[attr-defined]
-        state = "on" if app.settings.speculation else "off"  # type: ignore[attr-defined]
+        app = spec_app(self)
+        app.settings = app.settings.with_(speculation=not app.settings.speculation)
+        state = "on" if app.settings.speculation else "off"
         self.notify(f"Speculation {state}; ctrl+r re-runs the last instruction to compare tok/s.")
         self.refresh_status()
 
@@ -187,13 +192,13 @@ class InstructionOps:
 
         def add(src: SourceFile | None) -> None:
             if src is not None and src.path is not None:
-                self.context.append((display_path(src.path), src.text))
+                self.state.context.append((display_path(src.path), src.text))
                 self.notify(f"Added context file {display_path(src.path)} (a draft source).")
                 self._scope_label()
 
         self.app.push_screen(FilePickerScreen("Add a context file (Esc to go back)"), add)
 
     def action_clear_context(self) -> None:
-        self.context.clear()
+        self.state.context.clear()
         self._scope_label()
         self.notify("Context files cleared.")

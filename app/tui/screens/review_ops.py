@@ -25,34 +25,37 @@ from ...rewrite import RewriteResult
 from ...syntax import syntax_warning
 from ..live import LiveRun
 from ..review import Review, diff_rows, first_row_of
+from .editor_state import EditorState
 
 
 class ReviewOps:
     """Mixin for :class:`~.editor.EditorScreen` (uses its widgets and state)."""
 
+    state: EditorState
+
     def show_result(self, res: RewriteResult) -> None:
         """Show a finished rewrite (see the module docstring)."""
-        self.result = res
-        if self.live is None or self.live.metrics is not res.metrics:
-            self.live = LiveRun(res.original, self.last_region, metrics=res.metrics)
-            self.live.append(res.raw)
-        self._shown = None
+        self.state.result = res
+        if self.state.live is None or self.state.live.metrics is not res.metrics:
+            self.state.live = LiveRun(res.original, self.state.last_region, metrics=res.metrics)
+            self.state.live.append(res.raw)
+        self.state.shown = None
         notes: list[str] = []
-        if self.conflict is not None or self.conflict_gone:
+        if self.state.conflict is not None or self.state.conflict_gone:
             notes.append(self.conflict_note())
         error = bool(notes)
         hunks = res.hunks
         if res.status == "cancelled":
-            hunks = self.live.preview().hunks
+            hunks = self.state.live.preview().hunks
         if not hunks or res.status not in ("ok", "truncated", "cancelled"):
             self._render_live()
-            self.review = None
+            self.state.review = None
             self.mode = "stopped"
             notes.append(f"{res.message or 'no changes'}. Esc returns to the instruction line")
             self.set_banner(" · ".join(notes), "error" if error else "warning")
             return
         partial = res.status != "ok"
-        self.review = Review(res.original, hunks, partial=partial)
+        self.state.review = Review(res.original, hunks, partial=partial)
         n = f"{len(hunks)} hunk{'s' if len(hunks) != 1 else ''}"
         if res.status == "truncated":
             error = True
@@ -71,7 +74,7 @@ class ReviewOps:
         elif res.message:
             notes.append(res.message)
         if res.new_text is not None:
-            warning = syntax_warning(res.original, res.new_text, self.lang)
+            warning = syntax_warning(res.original, res.new_text, self.state.lang)
             if warning:
                 notes.append(warning)
         self.mode = "review"
@@ -87,7 +90,7 @@ class ReviewOps:
         self.query_one("#review-keys", Label).update(keys)
 
     def render_review(self, scroll: bool = False) -> None:
-        review = self.review
+        review = self.state.review
         if review is None:
             return
         rows = diff_rows(review.original, review.hunks)
@@ -99,10 +102,10 @@ class ReviewOps:
 
     def on_key(self, event: events.Key) -> None:
         """In review, the first letter that is no command says how to get back to typing."""
-        if self.mode not in ("review", "stopped") or self._hinted:
+        if self.mode not in ("review", "stopped") or self.state.hinted:
             return
         if event.is_printable and event.key not in self._bindings.key_to_bindings:
-            self._hinted = True
+            self.state.hinted = True
             self.notify(
                 "You are reviewing: letters here are commands, not text, and none of them "
                 "writes. Esc returns to the instruction line.",
@@ -111,44 +114,44 @@ class ReviewOps:
             )
 
     def action_next_hunk(self) -> None:
-        if self.review is not None:
-            self.review.next()
+        if self.state.review is not None:
+            self.state.review.next()
             self.render_review(scroll=True)
 
     def action_prev_hunk(self) -> None:
-        if self.review is not None:
-            self.review.prev()
+        if self.state.review is not None:
+            self.state.review.prev()
             self.render_review(scroll=True)
 
     def action_accept(self) -> None:
-        if self.review is not None:
-            self.review.accept()
+        if self.state.review is not None:
+            self.state.review.accept()
             self.render_review(scroll=True)
 
     def action_reject(self) -> None:
-        if self.review is not None:
-            self.review.reject()
+        if self.state.review is not None:
+            self.state.review.reject()
             self.render_review(scroll=True)
 
     def action_undo_decision(self) -> None:
-        if self.review is not None:
-            if not self.review.undo():
+        if self.state.review is not None:
+            if not self.state.review.undo():
                 self.notify("Nothing to undo in this review.")
             self.render_review(scroll=True)
 
     def action_reject_all(self) -> None:
-        if self.review is not None:
-            self.review.reject_all()
+        if self.state.review is not None:
+            self.state.review.reject_all()
             self.render_review()
 
     def action_accept_all(self) -> None:
-        review = self.review
+        review = self.state.review
         if review is None:
             return
         if review.partial:
             self.notify("A cut output has no accept-all: keep its hunks one by one (a).")
             return
-        suspect = self.result.suspect if self.result is not None else None
+        suspect = self.state.result.suspect if self.state.result is not None else None
         if suspect is None:
             review.accept_all()
             self.render_review()
@@ -156,7 +159,7 @@ class ReviewOps:
         from .confirm import ConfirmScreen
 
         def answer(yes: bool | None) -> None:
-            if yes and self.review is review:
+            if yes and self.state.review is review:
                 review.accept_all()
                 self.render_review()
 

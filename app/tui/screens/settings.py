@@ -23,6 +23,7 @@ from ....models.catalog import CATALOG, is_installed
 from ....models.llama_build import parse_gpu_layers
 from ...options import BACKENDS, EDIT_MODES
 from ..config import TuiSettings
+from .editor_state import spec_app
 
 
 def _model_options(current: str | None) -> list[tuple[str, str]]:
@@ -179,7 +180,7 @@ class SettingsScreen(ModalScreen[TuiSettings | None]):
         if name is None:
             return
         self.query_one("#pull", Button).disabled = True
-        self.app.pull_model(name)  # type: ignore[attr-defined]
+        spec_app(self).pull_model(name)
 
     @on(Button.Pressed, "#apply")
     def _apply(self) -> None:
