@@ -126,7 +126,7 @@ def test_cli_edit_through_llama_cpp_server(tmp_path, qwen05_path, llama_server):
     r = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=300)
     assert r.returncode == 0, r.stderr
     obj = json.loads(r.stdout)
-    assert obj["written"] and f.read_text() == FILE.replace("30", "60")
+    assert obj["written"] and f.read_text() == FILE.replace("30", "60"), r.stdout[-3000:]
     s = obj["stats"]
     assert s["backend"] == "remote"
     check_auto(s)
