@@ -4,45 +4,16 @@ Contract: ``LookupDrafter.propose(context, k)`` returns up to ``k`` tokens copie
 from earlier in ``context`` (the prompt holds the file being rewritten and any
 context files; the output so far is searched too), or an empty draft.
 
-How it drafts:
-  * **Copy cursor.** After a draft from position ``c``, if the tokens accepted
-    since then equal ``context[c : c + delta]``, the cursor advances by
-    ``delta`` and the next draft continues from there with no search. Long
-    copies cost O(k) per step.
-  * **Re-anchoring.** Otherwise (a divergence, or the first call) the drafter
-    looks up the last ``key_len`` tokens in a hash index of n-grams, extends
-    each candidate backwards to measure the match length (capped at
-    ``max_match``), keeps the longest, and breaks ties by distance to the
-    previous cursor. Repeated lines such as ``}`` or ``return x`` then resolve to
-    the occurrence next to where the copy was, not the first or last one.
-  * **Near resync.** When no n-gram matches, the last token alone is looked up
-    in a short window after the old copy position: edits change token
-    boundaries at the splice, and this re-joins the copy one token later.
-  * **Line resync.** When nothing else matches and the context ends at a line
-    start, the drafter jumps to the start of the source line that follows the
-    most recent matching line, so a copy resumes right after an edited hunk.
-  * **Byte resync.** When the target's token differs from the draft only in
-    where a token boundary falls (``".\n"`` for ``"."`` + ``"\n"``, or the
-    reverse), the bytes still agree with the source: given the vocabulary's
-    byte pieces (``piece``), the drafter finds the source position where the
-    output's bytes end and keeps copying from there, re-encoding (``encode``)
-    the tail of a source token the output stopped inside. The copy then goes on
-    as if nothing happened instead of re-anchoring from a short match. An output
-    that stops inside a run of newlines (``"\n\n"`` for ``"\n\n\n"``) dropped a
-    blank line: the copy resumes after the run.
-  * **Text anchor.** When no n-gram matches, the output's last bytes, with runs of
-    whitespace collapsed, are looked up in the text of the prompt's spans (given the byte
-    pieces): the longest suffix of at least ``text_min`` bytes found there, where it
-    occurs once or next to the previous cursor. A quote that starts mid-line (``"identity"``
-    where the source has ``" identity"``), follows a quotation mark (``"pref"`` ``"ill"``
-    for ``" prefill"``) or joins lines the source wraps (``" ~"`` for ``"\n"`` ``"~"``)
-    shares no token n-gram with its source, only bytes: it re-anchors at its first
-    distinctive word, with the rest of a source token the output stopped inside
-    re-encoded as in a byte resync.
-  * **Span end.** A draft from the file or a context file stops a few tokens
-    past the end of its span: what follows in the prompt is boilerplate, not
-    text the output will copy.
-  * The index is updated incrementally as tokens arrive; nothing is rescanned.
+How it drafts, cheapest first (each method's docstring gives its rule):
+  * **copy cursor** (``_follow_cursor``): while the accepted tokens equal the source
+    after the last draft, the cursor advances with no search, O(k) per step;
+  * **re-anchoring** (``_anchor``): the last ``key_len`` tokens in an incremental n-gram
+    index, the longest match (capped at ``max_match``), ties to the previous cursor;
+  * **byte resync** (``_byte_resync``), **near resync** (``_near_resync``), **line
+    resync** (``_line_resync``) and the **text anchor** (``_text_anchor``) re-join a
+    copy whose tokens no longer match the source but whose bytes or lines still do;
+  * **span end** (``_span_end``): a draft from the file or a context file stops a few
+    tokens past the end of its span.
 
 Positions are labelled by ``spans`` (e.g. the file's tokens in the prompt are
 "file", context files "context"); positions at or after ``prompt_len`` are
@@ -196,6 +167,9 @@ class LookupDrafter:
         return self._n
 
     def _follow_cursor(self, n: int) -> int | None:
+        """After a draft from position ``c``, if the tokens accepted since then equal
+        ``context[c : c + delta]``, the cursor advances by ``delta``: the next draft
+        continues from there with no search."""
         c = self._cursor
         if c is None:
             return None
@@ -230,8 +204,11 @@ class LookupDrafter:
 
         The tokens accepted since the last draft diverged from the draft, but if
         their bytes are a prefix of the bytes the copy expected, only a token
-        boundary moved: resume at the source token where those bytes end (and
-        re-encode the rest of a source token the output ended inside).
+        boundary moved (``".\n"`` for ``"."`` + ``"\n"``, or the reverse): resume at the
+        source token where those bytes end (and re-encode, with ``encode``, the rest of a
+        source token the output ended inside). An output that stops inside a run of
+        newlines (``"\n\n"`` for ``"\n\n\n"``) dropped a blank line: the copy resumes after
+        the run.
         """
         c = self._cursor
         if c is None or self._piece_fn is None:
@@ -277,6 +254,10 @@ class LookupDrafter:
         return int(diff[0]) if diff.size else m
 
     def _anchor(self, n: int) -> int | None:
+        """Look the last ``key_len`` tokens up in the n-gram index, extend each candidate
+        backwards to measure the match (capped at ``max_match``), keep the longest and break
+        ties by distance to the previous cursor: a repeated line such as ``}`` or ``return
+        x`` then resolves to the occurrence next to where the copy was."""
         key = tuple(int(t) for t in self._buf[n - self.key_len : n])
         cands = self._index.get(key)
         if not cands:
@@ -305,7 +286,15 @@ class LookupDrafter:
         return best
 
     def _text_anchor(self, n: int) -> int | None:
-        """Anchor on the output's last bytes in the spans' text (see the module docstring)."""
+        """Anchor on the output's last bytes in the spans' text, when no n-gram matches.
+
+        With runs of whitespace collapsed, the longest suffix of at least ``text_min``
+        bytes found in the text of the prompt's spans, where it occurs once or next to the
+        previous cursor. A quote that starts mid-line, follows a quotation mark or joins
+        lines the source wraps shares no token n-gram with its source, only bytes: it
+        re-anchors at its first distinctive word (the rest of a source token the output
+        stopped inside re-encoded as in a byte resync).
+        """
         if self._piece_fn is None or not self.spans or self.prompt_len is None:
             return None
         if n <= self.prompt_len or self._encode is None:
@@ -360,7 +349,9 @@ class LookupDrafter:
         return g + int(hits[0]) + 1
 
     def _line_resync(self, n: int) -> int | None:
-        """At a line start with no n-gram match, continue at the next source line."""
+        """At a line start with no n-gram match, continue at the start of the source line
+        that follows the most recent matching line (a copy resumes right after an edited
+        hunk)."""
         if not self.newline_ids or self._last_good is None:
             return None
         if int(self._buf[n - 1]) not in self.newline_ids:
