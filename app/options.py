@@ -79,8 +79,9 @@ class RewriteOptions:
     instruction: str = ""
     """The edit to make, in the user's words."""
     draft: str = "lookup"
-    """One of ``DRAFT_MODES``: 'lookup' (prompt lookup from file, context and output), 'none' (plain decoding),
-    'model' (the session's draft model) or 'auto' (lookup, plus the draft model if loaded)."""
+    """One of ``DRAFT_MODES``: 'lookup' (prompt lookup from file, context and output),
+    'none' (plain decoding), 'model' (the session's draft model) or 'auto' (lookup, plus
+    the draft model if loaded)."""
     k: int | None = None
     """Draft length; None adapts k to measured cost and acceptance."""
     sampling: SamplingParams = field(default_factory=SamplingParams)

@@ -29,25 +29,11 @@ Contract: ``ModelDrafter(draft, sampling, target=..., policy=...)`` implements t
     accepted part of its last draft is in it), rolls the cache back there, and
     evaluates the missing tokens (the recovered/bonus token, or a stretch
     another proposer drafted) in one block. Nothing is recomputed.
-  * Adaptive k: with ``policy`` (the decode loop's ``AdaptivePolicy``, whose
-    cost curve t(b) is measured in seconds) the drafter picks
-    ``k = argmax E(alpha, k) / (t(k + 1) + draft_cost(k))``, where alpha is its
-    own running per-token acceptance, inferred from the contexts it is shown,
-    and ``draft_cost`` is measured. It drafts only when that beats plain
-    decoding by ``min_gain`` (10%: the estimates are noisy) and never more
-    tokens than the policy will keep (the policy trims drafts by its own
-    estimate, so tokens beyond its k would be wasted). Otherwise k = 0 (no
-    draft: a plain step), with a 2-token probe every ``probe_every`` such
-    steps to refresh alpha, unless even 90% acceptance could not pay for the
-    measured costs (then probing is pure waste). ``costs`` from ``measure_draft`` (at load) seed
-    the cost model; without them the first draft is a short exploratory one. A
-    fixed k in the policy is obeyed. Without a policy it drafts ``k_default``.
-    When the cache lags far behind (another proposer drafted meanwhile), the
-    catch-up is priced too: ``gap * prefill cost per token`` (measured).
-    Probes back off exponentially while they keep failing. A realized-rate
-    guard backs the estimate: when model-drafted steps, timed end to end
-    between proposals (drafting included), run slower than plain ones, the
-    drafter stops (probes excepted) whatever the estimate says.
+  * Adaptive k (``plan``): with ``policy`` the drafter drafts the k that maximises
+    expected tokens per second, only when that beats plain decoding by ``min_gain``, and
+    never more than the policy keeps; otherwise k = 0, with occasional probes. A fixed k
+    in the policy is obeyed; without a policy it drafts ``k_default``. ``costs`` from
+    ``measure_draft`` (at load) seed its cost model.
 """
 
 from __future__ import annotations
@@ -209,6 +195,19 @@ class ModelDrafter:
         self, k_cap: int, gap: int = 0, explore: bool = True, amortize: float = 0.0
     ) -> tuple[int, float]:
         """(k, expected tokens per second of such a step); k = 0 means do not draft.
+
+        With ``policy`` (the decode loop's ``AdaptivePolicy``, whose cost curve t(b) is
+        measured in seconds): ``k = argmax E(alpha, k) / (t(k + 1) + draft_cost(k))``,
+        alpha the drafter's own running per-token acceptance, inferred from the contexts it
+        is shown, ``draft_cost`` measured. It drafts only when that beats plain decoding by
+        ``min_gain`` (10%: the estimates are noisy) and never more tokens than the policy
+        keeps (the policy trims drafts by its own estimate). Otherwise k = 0, with a
+        2-token probe every ``probe_every`` such steps to refresh alpha (backing off
+        exponentially while probes fail), unless even 90% acceptance could not pay for the
+        measured costs. Without measured costs the first draft is a short exploratory one.
+        A catch-up is priced ``gap * prefill cost per token``. When model-drafted steps,
+        timed end to end, run slower than plain ones (``realized_loss``), it stops drafting,
+        probes excepted, whatever the estimate says.
 
         ``gap`` is the catch-up the step would need (see ``gap``); ``explore`` allows
         the first, unmeasured draft and the periodic probes. ``amortize`` > 0 spreads
