@@ -6,8 +6,8 @@ drafter use.
   * Loads a transformers checkpoint directory, or a GGUF file through
     transformers' GGUF loader (dequantized; needs ``gguf`` and ``accelerate``),
     with ``TorchTarget.from_gguf_or_dir(path, device=, quant=)``. Nothing is ever
-    downloaded (``local_files_only``). A dequantized GGUF is slow to convert (about
-    100 s for the 0.5B on 2 cores), so the converted checkpoint is saved once under
+    downloaded (``local_files_only``). Dequantizing a GGUF is slow (the time is in
+    ``tests/test_torch_backend.py``), so the converted checkpoint is saved once under
     ``<models dir>/torch/`` and reloaded from there (``cache=False`` turns that off:
     ``LoadConfig.torch_cache``, ``SPECEDIT_TORCH_CACHE=0``).
   * Precision: bf16 (fp16 where bf16 is unsupported) on CUDA, fp32 on CPU.
@@ -16,8 +16,8 @@ drafter use.
   * Quantization (``models.quant``): weight-only int8/int4 kept quantized on the
     device; ``quant=None`` takes the nearest option to the GGUF's type on CUDA
     (Q4_K_M -> int4) and none on the CPU (the reference) or for a checkpoint
-    directory. ``weight_bytes``/``kv_bytes``/
-    ``describe()`` report what the model takes on its device.
+    directory. ``weight_bytes``/``kv_bytes``/``describe()`` report what the model
+    takes on its device.
   * KV cache: on CUDA (for llama/qwen2 checkpoints) the static cache of
     ``models.torch_static`` with CUDA graphs per block bucket: rollback moves the
     position, stale entries are masked. Elsewhere (the CPU by default, other
