@@ -216,8 +216,11 @@ def value_missed(old: str, new: str, intent: Intent, path: str | None) -> Suspec
     return None
 
 
-def _is_rename(h: Hunk, intent: Intent, path: str | None) -> bool:
+def _is_rename(h: Hunk, intent: Intent, scope, path: str | None) -> bool:
+    """True when hunk ``h`` is the asked rename, made inside its scope."""
     if intent.rename is None:
+        return False
+    if scope is not None and not any(a <= h.start_line and h.end_line <= b for a, b in scope):
         return False
     a, b = intent.rename
     return rename(h.old_text, a, b, path, None, True) == h.new_text
@@ -242,10 +245,11 @@ def unasked_hunks(old: str, new: str, intent: Intent, path: str | None) -> list[
     nothing outside the named definitions but the rename it names, if any."""
     if not intent.named or (intent.everywhere and intent.rename is None):
         return []
+    scope = rename_scope(old, new, intent, path)
     return [
         h
         for h in compute_hunks(old, new)
-        if not any(_touches(h, d) for d in intent.named) and not _is_rename(h, intent, path)
+        if not any(_touches(h, d) for d in intent.named) and not _is_rename(h, intent, scope, path)
     ]
 
 

@@ -17,7 +17,9 @@ Contract: ``repair(old, new, intent, path) -> (text, labels)`` runs, in order:
     at least one hunk is inside one;
   * ``complete_rename`` (``rename``): a rename "A to B" the model made in part is made
     everywhere in its scope (``app.checks.rename_scope``; comments and strings too when
-    the instruction says so); never when the model made none of it (B nowhere new).
+    the instruction says so); never when the model made none of it (B nowhere new);
+    then ``drop_unasked`` once more: a rename the model made outside its scope (the
+    first of several alike lines) is stray once the scope has it.
 It returns the repaired text and the labels of the repairs that changed something; the
 text is ``new`` when none did. ``app.stages.finished`` runs it on every complete result,
 then ``app.checks.vouch`` judges what is left.
@@ -160,15 +162,16 @@ REPAIRS = (
     ("tail", restore_tail),
     ("unasked", drop_unasked),
     ("rename", complete_rename),
+    ("unasked", drop_unasked),  # a rename made in the wrong place is stray once completed
 )
 
 
 def repair(old: str, new: str, intent: Intent, path: str | None) -> tuple[str, list[str]]:
     """``new`` with every repair that applies made (module docstring), and their labels."""
-    labels = []
+    labels: list[str] = []
     for label, fix in REPAIRS:
         fixed = fix(old, new, intent, path)
         if fixed != new:
-            labels.append(label)
+            labels += [] if label in labels else [label]
             new = fixed
     return new, labels
