@@ -71,6 +71,21 @@ def test_prediction_counts_are_openais_accepted_and_rejected_tokens():
     assert prediction_counts([7, 8], []) == (0, 2)
 
 
+def test_a_prediction_is_drafted_from_though_the_prompt_lacks_it():
+    from specedit.engine.lookup import LookupDrafter
+    from specedit.engine.prediction import BesideDrafter
+
+    pred = [10, 11, 12, 13, 14, 15]
+    prompt = [1, 2, 3]
+    inner = LookupDrafter(spans=[(0, 6, "prediction"), (6, 9, "prompt")], prompt_len=9)
+    d = BesideDrafter(inner, pred)
+    draft = d.propose([*prompt, 10, 11], 3)  # the output began to copy the prediction
+    assert draft.tokens.tolist() == [12, 13, 14] and draft.source == "prediction"
+    draft = d.propose([*prompt, 10, 11, 12, 13], 8)  # the copy goes on, to the span's end
+    assert draft.tokens.tolist()[:2] == [14, 15]
+    assert d.propose([1], 3).tokens.tolist() == []  # a new, shorter context starts over
+
+
 def test_addresses_and_loopback():
     assert parse_address("8000") == ("127.0.0.1", 8000)
     assert parse_address("0.0.0.0:9") == ("0.0.0.0", 9)
