@@ -14,8 +14,7 @@ about the model's answer:
     Queue.get", "in do_longs and in do_shorts"), each the definitions its word names: the
     change goes to every site;
   * ``values``: ``(a, b)`` pairs of "from A to B" (quotes kept as written);
-  * ``everywhere``: the instruction asks for a change across the file
-    (``app.rewrite.broad``'s words);
+  * ``everywhere``: the instruction asks for a change across the file (``EVERYWHERE``);
   * ``layout``, ``comments``, ``removal``: it asks to change white space or formatting,
     comments or docstrings, or to remove something (``app.checks.asks_removal``): the
     repairs that would undo such changes stay away.
@@ -36,12 +35,14 @@ _RENAME = re.compile(
 )
 _NOT_A_DEFINITION = re.compile(r"variable|parameter|argument|attribute|field|constant", re.I)
 _VALUE = re.compile(r"\bfrom\s+(\S+?)\s+to\s+(\S+?)(?=[\s,;]|\.(?:\s|$)|$)", re.I)
-_EVERYWHERE = re.compile(
+EVERYWHERE = re.compile(
     r"\b(everywhere|throughout|every\s+\w+|(?:all|each)\s+(?:of\s+)?(?:the\s+|its\s+)?"
-    r"(?:occurrences?|uses?|usages?|references?|calls?|places?|functions?|methods?)|"
-    r"(?:whole|entire)\s+(?:file|module|text|code))\b",
+    r"(?:occurrences?|uses?|usages?|references?|calls?|places?|functions?|methods?|classes|"
+    r"signatures?|definitions?|lines|names|parameters|arguments|variables|docstrings|"
+    r"comments|imports|strings)|(?:whole|entire)\s+(?:file|module|text|code))\b",
     re.I,
 )
+"""Words that ask for a change across the file (``app.rewrite.broad`` reads them too)."""
 _LAYOUT = re.compile(
     r"\b(indent\w*|white\s*space|spaces|tabs?|format\w*|reformat\w*|align\w*|wrap\w*|"
     r"pep\s*8|style|blank\s+lines?|line\s+length)\b",
@@ -145,7 +146,7 @@ def read_intent(instruction: str, text: str, path: str | None = None) -> Intent:
         tuple(named),
         tuple(each),
         values,
-        _EVERYWHERE.search(instruction) is not None,
+        EVERYWHERE.search(instruction) is not None,
         _LAYOUT.search(instruction) is not None,
         _COMMENTS.search(instruction) is not None,
         asks_removal(instruction),

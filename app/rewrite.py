@@ -57,7 +57,7 @@ from . import edits
 from .diff import split_lines
 from .files import FileError
 from .generation import run_prompt
-from .intent import read_intent
+from .intent import EVERYWHERE, read_intent
 from .loaded_model import LoadedModel
 from .options import EDIT_MODES, RewriteOptions
 from .outline import Outline, outline, widen
@@ -90,14 +90,6 @@ FALLBACK_TOKENS = 1024
 BROAD_LINES = 10
 """A rename of a name that is on at least this many lines of the file is a broad edit."""
 
-_EVERYWHERE = re.compile(
-    r"\b(everywhere|throughout|every\s+\w+|(?:all|each)\s+(?:of\s+)?(?:the\s+|its\s+)?"
-    r"(?:occurrences?|uses?|usages?|references?|calls?|places?|functions?|methods?|classes|"
-    r"signatures?|definitions?|lines|names|parameters|arguments|variables|docstrings|"
-    r"comments|imports|strings)|(?:whole|entire)\s+(?:file|module|text|code))\b",
-    re.I,
-)
-_RENAME = re.compile(r"\brename\s+(?:the\s+\w+\s+)?`?([A-Za-z_]\w*)`?\s+(?:to|as|into)\b", re.I)
 _ACROSS = re.compile(r"\b(type\s+hints?|(?:type\s+)?annotations?|docstrings?)\b", re.I)
 _WORD = re.compile(r"[A-Za-z_]\w*")
 
@@ -110,13 +102,13 @@ def broad(instruction: str, text: str, path: str | None = None) -> str:
     (besides the renamed name): ``In Repr.repr_dict, rename pieces to parts`` is local.
     Search/replace blocks for such a change repeat most of the file twice, so ``auto``
     writes the whole file at once instead."""
-    said = _EVERYWHERE.search(instruction)
+    said = EVERYWHERE.search(instruction)
     if said:
         return f"the instruction asks for a change across the file ({said.group(0)!r})"
-    rename, across = _RENAME.search(instruction), _ACROSS.search(instruction)
+    rename, across = read_intent(instruction, text, path).rename, _ACROSS.search(instruction)
     if not rename and not across:
         return ""
-    old = rename.group(1) if rename else ""
+    old = rename[0] if rename else ""
     names = {d.name.rsplit(".", 1)[-1] for d in definitions(text, language_for_path(path))}
     if (set(_WORD.findall(instruction)) - {old}) & names:
         return ""
