@@ -20,7 +20,8 @@ one line for any front end) or None:
     is a definition of it, else the definitions the change was made in) (``rename_left``);
   * ``sites_missed``: a definition the instruction joins with "and" to another ("of
     Queue.put and of Queue.get") has no change (``site_missed``);
-  * ``value_missed``: "from a to b" is asked and no changed line held a and now holds b
+  * ``value_missed``: "from a to b" is asked and no changed line held a and now holds b,
+    or (Python) only docstrings or comments did, while a stands in the code
     (``value_missed``);
   * ``outside_named``: the instruction names definitions of the file (and not the whole
     file) and a hunk lies in none of them, nor is it the asked rename (``outside_named``);
@@ -38,7 +39,7 @@ from dataclasses import dataclass
 
 from .diff import Hunk, compute_hunks, split_lines
 from .intent import Intent, asks_removal
-from .names import rename, uses
+from .names import code_lines, rename, uses
 from .syntax import Definition, definitions, language_for_path, syntax_warning
 
 TAIL_LINES = 3
@@ -208,11 +209,21 @@ def value_missed(old: str, new: str, intent: Intent, path: str | None) -> Suspec
         return None
     hunks = compute_hunks(old, new)
     for a, b in intent.values:
-        if any(a in h.old_text and b in h.new_text for h in hunks):
-            continue
         if a not in old:  # the file never says it so: nothing to check against
             continue
-        return Suspect("value_missed", 0, f"no line that held {a} now holds {b}")
+        made = [h for h in hunks if a in h.old_text and b in h.new_text]
+        if not made:
+            return Suspect("value_missed", 0, f"no line that held {a} now holds {b}")
+        code = code_lines(old, a, path)
+        if code and not any(h.start_line <= k < h.end_line for h in made for k in code):
+            # "the default symbol … from "single" to "exec"": the docstring that says so
+            # changed, not the code
+            return Suspect(
+                "value_missed",
+                0,
+                f"{a} became {b} only in a docstring or comment; the code that holds {a} "
+                f"(line {min(code) + 1}) is unchanged",
+            )
     return None
 
 

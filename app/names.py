@@ -10,6 +10,10 @@ Contract:
     tokenize, a use is a whole word on a line.
   * ``rename(text, old, new, path, scope, words=False) -> str``: ``text`` with every use
     of ``old`` in ``scope`` replaced by ``new`` and every other byte as it was.
+  * ``code_lines(text, value, path) -> set[int] | None``: the 0-based lines where
+    ``value`` (one Python token: ``76``, ``"single"``, ``None``) stands as a token of
+    code, not inside a docstring or a comment; None outside Python, for a value of
+    several tokens, or where Python does not tokenize.
 """
 
 from __future__ import annotations
@@ -93,3 +97,21 @@ def rename(
         if line[col : col + len(old)] == old:
             lines[row] = line[:col] + new + line[col + len(old) :]
     return "".join(lines)
+
+
+def code_lines(text: str, value: str, path: str | None) -> set[int] | None:
+    """Where ``value`` is a token of code (module docstring)."""
+    if language_for_path(path) != "python":
+        return None
+    try:
+        want = [
+            t.string
+            for t in tokenize.generate_tokens(io.StringIO(value).readline)
+            if t.type not in (tokenize.NEWLINE, tokenize.NL, tokenize.ENDMARKER)
+        ]
+        toks = list(tokenize.generate_tokens(io.StringIO(text).readline))
+    except (tokenize.TokenError, SyntaxError, IndentationError):
+        return None
+    if len(want) != 1:
+        return None
+    return {t.start[0] - 1 for t in toks if t.string == want[0] and t.type != tokenize.COMMENT}

@@ -215,3 +215,20 @@ def test_no_false_alarm_and_no_repair_on_the_edit_suites_right_answers():
         intent = read_intent(t.instruction, src, t.file)
         assert vouch(src, want, intent, t.file) == [], t.name
         assert repair(src, want, intent, t.file) == (want, []), t.name
+
+
+def test_a_value_changed_only_in_the_docstring_is_flagged():
+    # the 1.5B's answer to codeop-symbol: the docstring's "single" (default), not the
+    # signature's default
+    text = (
+        'def compile_command(source, symbol="single"):\n'
+        '    """symbol -- "single" (default), "exec" or "eval"."""\n'
+        "    return source\n"
+    )
+    instr = 'Change the default symbol of the function compile_command from "single" to "exec".'
+    intent = read_intent(instr, text, "codeop.py")
+    doc = text.replace('"single" (default), "exec"', '"exec" (default)')
+    (v,) = vouch(text, doc, intent, "codeop.py")
+    assert v.reason == "value_missed" and "only in a docstring" in v.message
+    code = text.replace('symbol="single"', 'symbol="exec"')
+    assert vouch(text, code, intent, "codeop.py") == []
