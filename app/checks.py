@@ -164,15 +164,30 @@ def rename_words(intent: Intent) -> bool:
     return intent.everywhere or intent.comments
 
 
+def rename_attributes(old: str, intent: Intent, path: str | None) -> bool:
+    """True when the renamed name is reached as an attribute: it is a method of the file
+    (a definition inside a class) or the instruction says method or attribute."""
+    if intent.rename is None:
+        return False
+    if intent.rename_kind in ("method", "attribute", "field"):
+        return True
+    a = intent.rename[0]
+    return not intent.rename_variable and any(
+        d.depth > 0 and d.name.rsplit(".", 1)[-1] == a and "class" not in d.kind
+        for d in definitions(old, language_for_path(path))
+    )
+
+
 def rename_left(old: str, new: str, intent: Intent, path: str | None) -> Suspect | None:
     """The verdict when the asked rename leaves the old name in its scope (module docstring)."""
     if intent.rename is None:
         return None
     a, b = intent.rename
     scope = rename_scope(old, new, intent, path)
-    if not uses(old, a, path, scope):
+    attrs = rename_attributes(old, intent, path)
+    if not uses(old, a, path, scope, attributes=attrs):
         return None  # nothing of that name to rename there
-    left = uses(new, a, path, _map_scope(old, new, scope), rename_words(intent))
+    left = uses(new, a, path, _map_scope(old, new, scope), rename_words(intent), attrs)
     if not left:
         return None
     names = [d.name for d in intent.named if scope and (d.start, d.end) in scope]
@@ -234,7 +249,7 @@ def _is_rename(h: Hunk, intent: Intent, scope, path: str | None) -> bool:
     if scope is not None and not any(a <= h.start_line and h.end_line <= b for a, b in scope):
         return False
     a, b = intent.rename
-    return rename(h.old_text, a, b, path, None, True) == h.new_text
+    return rename(h.old_text, a, b, path, None, True, True) == h.new_text
 
 
 def outside_named(old: str, new: str, intent: Intent, path: str | None) -> Suspect | None:

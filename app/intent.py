@@ -68,6 +68,8 @@ class Intent:
     rename: tuple[str, str] | None = None
     rename_variable: bool = False
     """The rename says its name is a variable, parameter, attribute or field."""
+    rename_kind: str = ""
+    """What the rename says its name is (``method``, ``local variable``, …; "" if nothing)."""
     named: tuple[Definition, ...] = ()
     each: tuple[tuple[Definition, ...], ...] = ()
     """Per site the change goes to, the definitions its word names (one of them changes)."""
@@ -143,6 +145,7 @@ def read_intent(instruction: str, text: str, path: str | None = None) -> Intent:
         instruction,
         rename,
         variable,
+        (r.group(1) or "").lower() if rename else "",
         tuple(named),
         tuple(each),
         values,

@@ -6,8 +6,9 @@ Contract:
     ranges; None for the whole text). In Python (``tokenize``) a use is a NAME token,
     not an attribute (``x.name``) and not a keyword argument (``f(name=…)``), which name
     other things; with ``words``, whole words inside comments and strings count too (a
-    rename "comments and docstrings included"). Elsewhere, or where Python does not
-    tokenize, a use is a whole word on a line.
+    rename "comments and docstrings included"); with ``attributes``, ``x.name`` counts
+    (the name is a method or an attribute, and its uses are reached through objects).
+    Elsewhere, or where Python does not tokenize, a use is a whole word on a line.
   * ``rename(text, old, new, path, scope, words=False) -> str``: ``text`` with every use
     of ``old`` in ``scope`` replaced by ``new`` and every other byte as it was.
   * ``code_lines(text, value, path) -> set[int] | None``: the 0-based lines where
@@ -37,7 +38,9 @@ def _word(name: str) -> re.Pattern:
     return re.compile(rf"(?<![\w]){re.escape(name)}(?![\w])")
 
 
-def _python_uses(text: str, name: str, words: bool) -> list[tuple[int, int]] | None:
+def _python_uses(
+    text: str, name: str, words: bool, attributes: bool
+) -> list[tuple[int, int]] | None:
     try:
         toks = list(tokenize.generate_tokens(io.StringIO(text).readline))
     except (tokenize.TokenError, SyntaxError, IndentationError):
@@ -55,7 +58,7 @@ def _python_uses(text: str, name: str, words: bool) -> list[tuple[int, int]] | N
         if t.type == tokenize.NAME and t.string == name:
             before = sig[i - 1].string if i else ""
             after = sig[i + 1].string if i + 1 < len(sig) else ""
-            if before == ".":
+            if before == "." and not attributes:
                 continue
             if after == "=" and before in ("(", ",") and parens and parens[-1]:
                 continue  # a keyword argument of a call names the callee's parameter
@@ -70,12 +73,17 @@ def _python_uses(text: str, name: str, words: bool) -> list[tuple[int, int]] | N
 
 
 def uses(
-    text: str, name: str, path: str | None, scope: Scope = None, words: bool = False
+    text: str,
+    name: str,
+    path: str | None,
+    scope: Scope = None,
+    words: bool = False,
+    attributes: bool = False,
 ) -> list[tuple[int, int]]:
     """The places of ``name`` in ``text`` (module docstring)."""
     found = None
     if language_for_path(path) == "python":
-        found = _python_uses(text, name, words)
+        found = _python_uses(text, name, words, attributes)
     if found is None:
         word = _word(name)
         found = [
@@ -85,10 +93,16 @@ def uses(
 
 
 def rename(
-    text: str, old: str, new: str, path: str | None, scope: Scope = None, words: bool = False
+    text: str,
+    old: str,
+    new: str,
+    path: str | None,
+    scope: Scope = None,
+    words: bool = False,
+    attributes: bool = False,
 ) -> str:
     """``text`` with ``old`` renamed ``new`` where ``uses`` finds it (module docstring)."""
-    places = uses(text, old, path, scope, words)
+    places = uses(text, old, path, scope, words, attributes)
     if not places:
         return text
     lines = split_lines(text)

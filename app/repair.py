@@ -30,7 +30,13 @@ from __future__ import annotations
 import difflib
 import re
 
-from .checks import rename_scope, rename_words, suspect_deletion, unasked_hunks
+from .checks import (
+    rename_attributes,
+    rename_scope,
+    rename_words,
+    suspect_deletion,
+    unasked_hunks,
+)
 from .diff import Hunk, apply_hunks, compute_hunks, split_lines
 from .intent import Intent
 from .names import rename
@@ -84,7 +90,7 @@ def keep_copies(old: str, new: str, intent: Intent, path: str | None) -> str:
 def _renamed(was: str, got: str, intent: Intent, path: str | None) -> bool:
     if intent.rename is None:
         return False
-    return rename(was, *intent.rename, path, None, True) == got
+    return rename(was, *intent.rename, path, None, True, True) == got
 
 
 def restore_tail(old: str, new: str, intent: Intent, path: str | None) -> str:
@@ -110,10 +116,10 @@ def complete_rename(old: str, new: str, intent: Intent, path: str | None) -> str
     scope = rename_scope(old, new, intent, path)
     if scope == []:
         return new
-    words = rename_words(intent)
+    words, attrs = rename_words(intent), rename_attributes(old, intent, path)
     # rename in the original and carry the model's other changes over: line numbers
     # of the scope are the original's
-    want = rename(old, a, b, path, scope, words)
+    want = rename(old, a, b, path, scope, words, attrs)
     other = [h for h in compute_hunks(old, new) if not _covers(h, compute_hunks(old, want))]
     if not other:
         return want

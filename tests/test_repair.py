@@ -232,3 +232,18 @@ def test_a_value_changed_only_in_the_docstring_is_flagged():
     assert v.reason == "value_missed" and "only in a docstring" in v.message
     code = text.replace('symbol="single"', 'symbol="exec"')
     assert vouch(text, code, intent, "codeop.py") == []
+
+
+def test_a_method_rename_reaches_its_calls_through_objects():
+    # the 1.5B renamed the method's def line only (code-resetbuffer, tabnanny-longest-run)
+    text = (
+        "class Console:\n    def resetbuffer(self):\n        self.buffer = []\n\n"
+        "    def push(self, line):\n        self.resetbuffer()\n        other.resetbuffer()\n"
+    )
+    instr = "In the class Console, rename the method resetbuffer to reset_buffer and its calls."
+    intent = read_intent(instr, text, "code.py")
+    first = text.replace("def resetbuffer", "def reset_buffer")
+    (v,) = vouch(text, first, intent, "code.py")
+    assert v.reason == "rename_left" and "lines 6 and 7" in v.message
+    fixed, labels = repair(text, first, intent, "code.py")
+    assert fixed == text.replace("resetbuffer", "reset_buffer") and labels == ["rename"]
