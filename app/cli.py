@@ -378,6 +378,11 @@ def _summary(s: dict, message: str, sess) -> None:
             f"{s['file_tokens']}-token text"
             + (escape(f" ({s['edit_reason']})") if s["edit_reason"] else "")
             + (escape(f" (blocks given up: {s['edit_fallback']})") if s["edit_fallback"] else "")
+            + (
+                escape(f" (repaired: {', '.join(s['edit_repairs'])})")
+                if s.get("edit_repairs")
+                else ""
+            )
         )
     if s["off_reason"]:
         say(escape(f"speculation off: {s['off_reason']}"))
