@@ -15,13 +15,11 @@ Contract:
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import os
 import secrets
 import signal
 import sys
-import threading
 from pathlib import Path
 from typing import Any
 
@@ -31,64 +29,34 @@ from ..loaded_model import LoadedModel
 from ..options import LoadConfig
 from ..state import state_subdir, write_private
 from .http_api import HttpApi, is_loopback, parse_address
+from .loop_thread import LoopThread
 
 log = logging.getLogger(__name__)
 
 __all__ = ["HttpThread", "http_main", "load_token", "token_file"]
 
 
-class HttpThread:
+class HttpThread(LoopThread):
     """Run an :class:`HttpApi` over a preloaded session in a daemon thread (tests,
     benchmarks); ``base_url`` once started."""
 
+    name, what = "specedit-http", "the HTTP API"
+
     def __init__(self, session: LoadedModel, host: str = "127.0.0.1", **kw: Any) -> None:
         self.session, self.host, self.kw = session, host, kw
-        self.api: HttpApi | None = None
-        self.loop: asyncio.AbstractEventLoop | None = None
-        self._ready = threading.Event()
-        self._error: BaseException | None = None
-        self._thread = threading.Thread(target=self._main, name="specedit-http", daemon=True)
+        super().__init__()
+
+    def make(self) -> HttpApi:
+        return HttpApi(self.session, self.host, **self.kw)
+
+    @property
+    def api(self) -> HttpApi | None:
+        return self.served
 
     @property
     def base_url(self) -> str:
         assert self.api is not None
         return self.api.base_url
-
-    def start(self, timeout: float = 30.0) -> HttpThread:
-        self._thread.start()
-        if not self._ready.wait(timeout):
-            raise TimeoutError("the HTTP API did not start")
-        if self._error is not None:
-            raise self._error
-        return self
-
-    def _main(self) -> None:
-        async def run() -> None:
-            self.loop = asyncio.get_running_loop()
-            try:
-                self.api = HttpApi(self.session, self.host, **self.kw)
-                await self.api.start()
-            except BaseException as e:
-                self._error = e
-                self._ready.set()
-                return
-            self._ready.set()
-            await self.api.stopped.wait()
-
-        asyncio.run(run())
-
-    def stop(self, timeout: float = 30.0) -> None:
-        if self.loop is not None and self.api is not None and self._thread.is_alive():
-            fut = asyncio.run_coroutine_threadsafe(self.api.close(), self.loop)
-            with contextlib.suppress(Exception):
-                fut.result(timeout)
-        self._thread.join(timeout)
-
-    def __enter__(self) -> HttpThread:
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
 
 
 def token_file() -> Path:

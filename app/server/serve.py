@@ -16,12 +16,10 @@ Contract:
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import os
 import signal
 import sys
-import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -31,6 +29,7 @@ from ..loaded_model import LoadedModel
 from ..options import LoadConfig
 from ..state import PrivateRotatingFileHandler, private_dir, state_subdir
 from .core import Server
+from .loop_thread import LoopThread
 from .paths import ServerSetupError, claim, default_socket_path, release
 
 log = logging.getLogger(__name__)
@@ -38,7 +37,7 @@ log = logging.getLogger(__name__)
 __all__ = ["ServerThread", "serve_main"]
 
 
-class ServerThread:
+class ServerThread(LoopThread):
     """Run a :class:`Server` over a preloaded session in a daemon thread."""
 
     def __init__(
@@ -49,47 +48,14 @@ class ServerThread:
         self.tcp = tcp
         self.server_kw = server_kw
         """More keyword arguments of :class:`Server` (``limits``, ``max_connections``)."""
-        self.server: Server | None = None
-        self.loop: asyncio.AbstractEventLoop | None = None
-        self._ready = threading.Event()
-        self._error: BaseException | None = None
-        self._thread = threading.Thread(target=self._main, name="specedit-server", daemon=True)
+        super().__init__()
 
-    def start(self, timeout: float = 30.0) -> ServerThread:
-        self._thread.start()
-        if not self._ready.wait(timeout):
-            raise TimeoutError("the server did not start")
-        if self._error is not None:
-            raise self._error
-        return self
+    def make(self) -> Server:
+        return Server(self.session, self.socket_path, tcp=self.tcp, **self.server_kw)
 
-    def _main(self) -> None:
-        async def run() -> None:
-            self.loop = asyncio.get_running_loop()
-            self.server = Server(self.session, self.socket_path, tcp=self.tcp, **self.server_kw)
-            try:
-                await self.server.start()
-            except BaseException as e:
-                self._error = e
-                self._ready.set()
-                return
-            self._ready.set()
-            await self.server.stopped.wait()
-
-        asyncio.run(run())
-
-    def stop(self, timeout: float = 30.0) -> None:
-        if self.loop is not None and self.server is not None and self._thread.is_alive():
-            fut = asyncio.run_coroutine_threadsafe(self.server.close(), self.loop)
-            with contextlib.suppress(Exception):
-                fut.result(timeout)
-        self._thread.join(timeout)
-
-    def __enter__(self) -> ServerThread:
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
+    @property
+    def server(self) -> Server | None:
+        return self.served
 
 
 def _setup_logging(level: str, log_file: str | None, *, asyncio_too: bool = False) -> Path:
