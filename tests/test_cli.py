@@ -229,16 +229,36 @@ def test_a_cut_generation_is_never_written(capsys, tmp_path, qwen05_path):
 
 
 @pytest.mark.model
-def test_a_result_that_drops_the_last_function_needs_force(capsys, tmp_path, qwen05_path):
-    """Issue 12: the 0.5B, asked to rename add to plus in this file, closes its block after
-    the first function. --write refuses that result without --force and says why."""
+def test_a_result_that_drops_the_last_function_gets_its_tail_back(capsys, tmp_path, qwen05_path):
+    """Issue 12, then 22: the 0.5B, asked to rename add to plus in this file, closes its
+    block after the first function. The tail repair puts the dropped function back."""
     f = tmp_path / "m.py"
     f.write_text(SHORT)
     args = ["rewrite", str(f), "-i", "Rename the function add to plus.", "--write", "--exact"]
-    args += ["--model", str(qwen05_path), "--ctx", "2048", "--no-prompt-cache"]
-    assert main(args) == 1
+    args += ["--model", str(qwen05_path), "--ctx", "2048", "--no-prompt-cache", "--edit", "whole"]
+    assert main(args) == 0
+    assert f.read_text() == SHORT.replace("def add(", "def plus(")
+    assert "repaired: tail" in _err(capsys)
+
+
+def test_write_refuses_a_flagged_result_unless_forced(capsys, tmp_path, monkeypatch):
+    """Issue 22: a result a check flags (here: the rename left undone, which no repair
+    finishes because the model began none of it) is shown with the reason and written only
+    with --force."""
+    from scripted import scripted_session
+
+    from specedit.app import cli
+
+    text = "def add(a, b):\n    return a + b\n\n\ndef twice(x):\n    return add(x, x)\n"
+    wrong = text.replace("return a + b", "return b + a")  # the model renamed nothing
+    answer = "```python\n" + wrong + "```\n"
+    monkeypatch.setattr(cli, "_session", lambda a: scripted_session([("Instruction:", answer)]))
+    f = tmp_path / "m.py"
+    f.write_text(text)
+    args = ["rewrite", str(f), "-i", "Rename the function add to plus.", "--write"]
+    assert main([*args, "--edit", "whole"]) == 1
     msg = _err(capsys)
-    assert "deletes the last 2 non-blank lines" in msg and "--force" in msg
-    assert f.read_text() == SHORT
-    assert main([*args, "--force"]) == 0
-    assert f.read_text() == "def plus(a, b):\n    return a + b\n"  # forced: what it wrote
+    assert "add is still used on lines 1 and 6 after the rename to plus" in msg
+    assert "--force" in msg and f.read_text() == text
+    assert main([*args, "--edit", "whole", "--force"]) == 0
+    assert f.read_text() == wrong

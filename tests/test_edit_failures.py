@@ -277,6 +277,7 @@ def test_the_runner_records_the_class_of_a_wrong_row(monkeypatch):
         message="",
         raw="<<<<<<< SEARCH",
         diff="",
+        suspect=None,
         metrics=SimpleNamespace(snapshot=lambda: stats),
     )
     warm = SimpleNamespace(prefix_tokens=2100, seconds=0.5)

@@ -1,7 +1,7 @@
 """The Neovim plugin in a real headless Neovim against a real ``specedit serve`` process over
 a scripted toy model (``tests/toy_server.py``: no weights, a few seconds).
 
-The toy replies to every rewrite with the file renamed and its last function dropped, and
+The toy replies to every rewrite with the file renamed and a line broken, and
 its prefill batch at position 128 is held until the Lua driver releases it, so the reading
 phase is on screen for as long as the test looks at it:
 
@@ -31,8 +31,9 @@ from toy_server import serve_process, toy_command
 
 pytestmark = pytest.mark.timeout(300)
 
-NEW = "def plus(a, b):\n    return a + b\n"
-"""The toy's reply: ``add`` renamed and ``sub`` dropped (a suspect deletion)."""
+NEW = "def plus(a, b):\n    return a +\n\n\ndef sub(a, b):\n    return a - b\n"
+"""The toy's reply: ``add`` renamed and its line broken (a suspect result: worse syntax; a
+dropped tail would be put back by the repairs, app/repair.py)."""
 HOLD_AT = 128  # the second prefill batch (engine.prefill.CHUNK) of the ~360-token prompt
 
 DRIVER = r"""
@@ -178,8 +179,8 @@ def test_truncated_suspect_and_progress_from_the_server(tmp_path):
 
     s = out["s"]
     assert s["phase"] == "review" and s["status"] == "ok", out
-    assert s["suspect"]["reason"] == "drops_tail" and s["suspect"]["deletedLines"] == 2
-    assert "· WARNING: the result deletes the last 2 non-blank lines" in s["statusline"]
+    assert s["suspect"]["reason"] == "syntax" and s["suspect"]["deletedLines"] == 0
+    assert "· WARNING: the result has 1 python syntax error" in s["statusline"]
     assert s["warn"] == ["specedit WARNING: " + s["suspect"]["message"]]
     assert "WARNING: " + s["suspect"]["message"] in s["note"]
     assert s["asked"]["prompt"] == "specedit WARNING: " + s["suspect"]["message"]

@@ -1,7 +1,7 @@
 /**
  * The client, the review and the display strings against a real `specedit serve` process over
  * the scripted toy model (tests/toy_server.py: no weights, seconds). The toy replies to every
- * rewrite (edit mode `whole`) with the file's first function renamed and its last one dropped, and it holds its
+ * rewrite (edit mode `whole`) with the file's first function renamed and its line broken, and it holds its
  * prefill batch at position 128 until the test has seen that reading phase:
  *  - a cut result (maxTokens 20) is `truncated`: no accept-all, one hunk by hand, and
  *    rewrite/apply refuses it (-32803), even forced;
@@ -26,7 +26,9 @@ import { serverCommand, startServer } from '../src/server';
 import { EXT, PYTHON, startToy, TOY, Toy } from './helpers';
 
 const TEXT = 'def add(a, b):\n    return a + b\n\n\ndef sub(a, b):\n    return a - b\n';
-const NEW = 'def plus(a, b):\n    return a + b\n';
+// add renamed and its line broken: a suspect result (worse syntax); a dropped tail would be
+// put back by the server's repairs (app/repair.py)
+const NEW = 'def plus(a, b):\n    return a +\n\n\ndef sub(a, b):\n    return a - b\n';
 const INSTRUCTION = 'Rename the function add to plus';
 const HOLD_AT = 128; // the second prefill batch (engine.prefill.CHUNK) of the ~360-token prompt
 
@@ -111,8 +113,8 @@ describe('against specedit serve over the scripted toy', { timeout: 120_000 }, (
     const done = await rewrite({ text: TEXT, instruction: INSTRUCTION, path: file, options: { edit: 'whole' } });
     assert.equal(done.status, 'ok', done.message);
     assert.equal(done.output, NEW);
-    assert.equal(done.suspect?.reason, 'drops_tail');
-    assert.equal(done.suspect?.deletedLines, 2);
+    assert.equal(done.suspect?.reason, 'syntax');
+    assert.equal(done.suspect?.deletedLines, 0);
     const review = new Review(TEXT, done.hunks, { truncated: false, suspect: done.suspect ?? null });
     assert.equal(review.acceptAllBlocked(), null);
     assert.ok(review.needsConfirmation());
