@@ -49,8 +49,7 @@ test: setup-test
 
 # the nightly run: the default suite's long stress runs at full length (tests/conftest.py)
 test-long: setup-test
-	SPECEDIT_LONG=1 SPECEDIT_STRESS_REPS=3 SPECEDIT_STRESS_TOKENS=160 \
-	  $(BIN)/python -m pytest -q -m "long or model"
+	SPECEDIT_LONG=1 SPECEDIT_STRESS_REPS=3 $(BIN)/python -m pytest -q -m "long or model"
 
 lint:
 	$(BIN)/ruff check . && $(BIN)/ruff format --check .

@@ -67,7 +67,15 @@ def test_exactness_self_check_ran(qwen05):
         assert qwen05.exact_block == 32
 
 
-@pytest.mark.parametrize("name", ["textwrap.py", "bisect.py", "colorsys.py"])
+@pytest.mark.parametrize(
+    "name",
+    # one file in the default suite; the other two in make test-long (tests/conftest.py)
+    [
+        pytest.param("textwrap.py", marks=pytest.mark.long),
+        "bisect.py",
+        pytest.param("colorsys.py", marks=pytest.mark.long),
+    ],
+)
 def test_greedy_speculative_equals_plain_exact_mode(qwen05, name):
     text = _head(name, 30)
     instr = "Output the file exactly as it is."
