@@ -25,6 +25,12 @@ one line for any front end) or None:
     (``value_missed``);
   * ``outside_named``: the instruction names definitions of the file (and not the whole
     file) and a hunk lies in none of them, nor is it the asked rename (``outside_named``);
+  * ``names_unbound``: (Python) the result reads a name that nothing in the file defines
+    and that the original did not read (``app.bindings.unbound``): a parameter used but
+    never added, a rename made at a use only (``unbound``);
+  * ``param_unused``: (Python) a parameter the result adds to a function is read nowhere
+    in it, though the instruction names it again, as a use ("pass compresslevel=
+    compresslevel"), not only as the parameter to add (``param_unused``);
   * ``syntax_worse``: the result has more syntax errors than the original (``syntax``).
 ``vouch(old, new, intent, path)`` runs them all and returns the verdicts in that order;
 ``Suspect.to_json`` is the wire form (``rewrite/done.suspect``: the first verdict). Front
@@ -35,8 +41,10 @@ A cut result (no closing fence) is never written at all: that is the rewrite's
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
+from .bindings import parameters, unbound
 from .diff import Hunk, compute_hunks, split_lines
 from .intent import Intent, asks_removal
 from .names import code_lines, rename, uses
@@ -54,7 +62,7 @@ class Suspect:
 
     reason: str
     """``drops_tail``, ``drops_share``, ``rename_left``, ``site_missed``,
-    ``value_missed``, ``outside_named`` or ``syntax``."""
+    ``value_missed``, ``outside_named``, ``unbound``, ``param_unused`` or ``syntax``."""
     deleted_lines: int
     """Non-blank lines removed on balance (0 for the verdicts on what changed)."""
     message: str
@@ -279,6 +287,45 @@ def unasked_hunks(old: str, new: str, intent: Intent, path: str | None) -> list[
     ]
 
 
+def names_unbound(old: str, new: str, intent: Intent, path: str | None) -> Suspect | None:
+    """The verdict when the result reads a name that nothing defines and the original did
+    not read."""
+    before, after = unbound(old, path), unbound(new, path)
+    if before is None or after is None:
+        return None
+    left = intent.rename[0] if intent.rename else None  # rename_left says that one
+    fresh = sorted(after - before - {left})
+    if not fresh:
+        return None
+    where = uses(new, fresh[0], path)
+    at = f" (line {where[0][0] + 1})" if where else ""
+    return Suspect("unbound", 0, f"{fresh[0]}{at} is used, but nothing in the file defines it")
+
+
+def param_unused(old: str, new: str, intent: Intent, path: str | None) -> Suspect | None:
+    """The verdict when a parameter the result adds is not read in its function, though the
+    instruction names it more than once."""
+    before, after = parameters(old, path), parameters(new, path)
+    if not before or not after:
+        return None
+    for qual, p in after.items():
+        was = before.get(qual)
+        if was is None or p.stub:
+            continue
+        for name in p.names:
+            if name in was.names or name in p.reads:
+                continue
+            if len(re.findall(rf"(?<!\w){re.escape(name)}(?!\w)", intent.instruction)) < 2:
+                continue  # "add a parameter x": nothing says how it is used
+            return Suspect(
+                "param_unused",
+                0,
+                f"the new parameter {name} of {qual} (line {p.line}) is not used in it, "
+                "though the instruction says how to use it",
+            )
+    return None
+
+
 def syntax_worse(old: str, new: str, intent: Intent, path: str | None) -> Suspect | None:
     """The verdict when the result parses with more errors than the original."""
     lang = language_for_path(path)
@@ -286,7 +333,15 @@ def syntax_worse(old: str, new: str, intent: Intent, path: str | None) -> Suspec
     return Suspect("syntax", 0, warning) if warning else None
 
 
-CHECKS = (rename_left, sites_missed, value_missed, outside_named, syntax_worse)
+CHECKS = (
+    rename_left,
+    sites_missed,
+    value_missed,
+    outside_named,
+    names_unbound,
+    param_unused,
+    syntax_worse,
+)
 
 
 def vouch(old: str, new: str, intent: Intent, path: str | None) -> list[Suspect]:

@@ -10,8 +10,10 @@ A 20-60 line definition is cheap to copy and small enough for a small model to c
 faithfully; ``app.repair`` still puts back what it mis-copies.
 
 Contract: ``round_targets(ctx, first, intent) -> list[Definition]``: the definitions to rewrite
-(the missed ones of the named sites; else the named ones; else, for an answer that could
-not be placed, the definitions its search sides are most like), innermost, each at most
+(the missed ones of the named sites; else the named ones; else, for a half-made change (a
+name used that nothing defines, a new parameter not used), the definitions it touched;
+else, for an answer that could not be placed, the definitions its search sides are most
+like), innermost, each at most
 ``WIDEN_TOKENS`` long; [] when there are none or one is too long.
 ``redo_definitions(ctx, first, defs) -> RewriteResult | None``: the file with each definition
 rewritten and the first answer's hunks outside them kept, checked and repaired as any
@@ -36,7 +38,7 @@ log = logging.getLogger(__name__)
 
 WIDEN_TOKENS = 1024
 """A definition longer than this is not rewritten whole by a repair round."""
-FLAGS = ("rename_left", "site_missed", "value_missed", "outside_named")
+FLAGS = ("rename_left", "site_missed", "value_missed", "outside_named", "unbound", "param_unused")
 """Verdicts a repair round may mend."""
 LIKE = 0.75
 """A failed search line stands for the file line it is at least this like."""
@@ -91,6 +93,9 @@ def round_targets(
             ]
         else:
             chosen = list(intent.named)
+        if not chosen and reasons & {"unbound", "param_unused"}:  # where the change was made
+            defs = definitions(ctx.text, language_for_path(ctx.path))
+            chosen = [d for d in defs if any(_touches(h, d) for h in first.hunks)]
     else:
         chosen = list(intent.named) or _like(ctx, first.raw)
     chosen = _innermost(chosen)

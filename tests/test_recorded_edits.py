@@ -62,8 +62,12 @@ def test_the_recorded_cases_cover_the_repairs_and_checks_real_answers_needed():
     repairs = {r for c in CASES for r in c["repairs"]}
     flags = {c["flag"] for c in CASES if c["flag"]}
     assert {"copies", "rename", "unasked"} <= repairs
-    assert "value_missed" in flags
-    # wrong and unflagged: what no check sees yet (a second site the instruction names
-    # in prose, a bug left unfixed, extra hunks in a whole-file rename, a call not changed)
+    assert {"value_missed", "param_unused"} <= flags
+    # "add a parameter … and open the file with encoding=encoding": the parameter was
+    # added and never used (netrc-encoding, zipapp-compresslevel)
+    half = {c["task"] for c in CASES if c["flag"] == "param_unused"}
+    assert half == {"netrc-encoding", "zipapp-compresslevel"}
+    # wrong and unflagged: what no check sees yet (a bug left unfixed, extra hunks in a
+    # whole-file rename)
     blind = {c["task"] for c in CASES if not c["right"] and not c["flag"]}
-    assert blind == {"netrc-encoding", "netrc-bug", "chunk-rename", "zipapp-compresslevel"}
+    assert blind == {"netrc-bug", "chunk-rename"}

@@ -129,3 +129,27 @@ def test_forced_blocks_get_no_round():
         edit="blocks",
     )
     assert res.status == "no_output" and len(prompts) == 1
+
+
+def test_a_parameter_added_and_not_used_is_redone_in_the_function_that_got_it():
+    """Nothing names a definition ("the helper"), so the round goes where the first answer
+    changed the code: the function it gave the unused parameter."""
+    want = TEXT.replace("def f4(x):\n    return x + 4\n", "def f4(x, k=1):\n    return x + 4 * k\n")
+    half = TEXT.replace("def f4(x):\n", "def f4(x, k=1):\n")
+    res, prompts = run(
+        [
+            (BLOCKS, blocks_answer(block("def f4(x):\n", "def f4(x, k=1):\n"))),
+            (REGION + "def f4(x):", whole_answer("def f4(x, k=1):\n    return x + 4 * k\n")),
+        ],
+        "Give the helper that adds 4 a parameter k=1 and multiply the 4 by k.",
+    )
+    assert res.new_text == want and res.suspect is None, res.suspect
+    assert res.metrics.snapshot()["edit_repairs"] == ["widen"]
+    assert len(prompts) == 2 and "def f4(x):" in prompts[1].split(REGION)[1]
+    # the same first answer with no round to run (blocks asked for): flagged, not written
+    res, _ = run(
+        [(BLOCKS, blocks_answer(block("def f4(x):\n", "def f4(x, k=1):\n")))],
+        "Give the helper that adds 4 a parameter k=1 and multiply the 4 by k.",
+        edit="blocks",
+    )
+    assert res.new_text == half and res.suspect.reason == "param_unused"
