@@ -9,7 +9,10 @@ text a whole rewrite re-emits is (``file_tokens``):
   * ``blocks`` (``auto``, the default, on a file that fits the context): the model writes
     only the lines that change, as search/replace blocks (``app.edits``) after a prompt
     whose prefix (system text and file) every rewrite of the file shares; when they do
-    not apply, ``auto`` rewrites the whole file instead, reusing that prefix;
+    not apply or the checks flag them, ``auto`` runs a repair round (``app.rounds``: the
+    definitions the change goes to rewritten whole, else the blocks asked again with
+    why they failed), and when that brings nothing, rewrites the whole file, reusing
+    that prefix;
   * ``whole`` (``--edit whole``, a region, or, under ``auto``, a ``broad`` change that
     reaches across the file): the model writes the whole text, or the region, out in
     full (``app.prompt.rewrite_prompt``);
@@ -63,7 +66,7 @@ from .options import EDIT_MODES, RewriteOptions
 from .outline import Outline, outline, widen
 from .prompt import Prompt, answer_prompt, feedback_note, outline_prompt, rewrite_prompt
 from .quotes import Citation, all_found, check_citations
-from .rounds import redo_definitions, round_targets
+from .rounds import redo_definitions, retry_blocks, round_targets
 from .stages import (
     Context,
     Fallback,
@@ -178,7 +181,7 @@ def rewrite(
         res = run_blocks(ctx, _whole_prompt(ctx, "blocks"))
         if isinstance(res, RewriteResult):
             return ctx.close(_mend(ctx, res) or res, "blocks")
-        mended = _mend(ctx, res)
+        mended = _mend(ctx, res) or _retry(ctx, res)
         if mended is not None:
             return ctx.close(mended, "blocks", res.why)
         log.info("edit blocks given up (%s): rewriting the whole file", res.why)
@@ -204,6 +207,13 @@ def _mend(ctx: Context, first: RewriteResult | Fallback) -> RewriteResult | None
     if isinstance(first, RewriteResult) and len(res.verdicts) >= len(first.verdicts):
         return None
     return res
+
+
+def _retry(ctx: Context, first: Fallback) -> RewriteResult | None:
+    """Under ``auto``, the blocks once more with the failure as feedback (``app.rounds``)."""
+    if ctx.opts.edit != "auto" or ctx.metrics.stop_reason == "cancelled":
+        return None
+    return retry_blocks(ctx, first)
 
 
 # ---- files too long to show whole -------------------------------------------------------

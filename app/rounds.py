@@ -1,4 +1,5 @@
-"""A repair round with the model: rewrite the definitions a change goes to, each whole.
+"""Repair rounds with the model: rewrite the definitions a change goes to, each whole; or
+ask for the blocks again, told why the first ones did not apply.
 
 When a blocks answer cannot be placed, or the checks (``app.checks``) flag what it did (a
 second site left unchanged, the value asked for not set, a change outside the named
@@ -19,6 +20,15 @@ like), innermost, each at most
 rewritten and the first answer's hunks outside them kept, checked and repaired as any
 result (``app.stages.finished``), or None when no definition came back complete. One
 round, never more; ``ctx.repairs`` gets ``widen``.
+``retry_blocks(ctx, first) -> RewriteResult | None``: for a blocks answer that could not be
+applied and has no definition to widen to (none named and none like it, or too long),
+the blocks asked once more, with the first answer and why it failed as feedback
+(``retry_note``: the place it could not find, the two places it matched, "the REPLACE
+side is the same as the SEARCH side"; not for an answer cut at its limit or not in the
+format, which a second ask repeats): the prompt shares the file's warm prefix, so the
+round reads only the first answer and the note. Its result when its blocks apply and
+change something (``ctx.repairs`` gets ``retry``), else None (the caller then rewrites
+the whole file, as before).
 """
 
 from __future__ import annotations
@@ -31,7 +41,7 @@ from . import edits
 from .diff import Hunk, apply_hunks, compute_hunks
 from .intent import Intent
 from .prompt import rewrite_fence, rewrite_prompt
-from .stages import Context, Fallback, RewriteResult, finished, run_whole
+from .stages import Context, Fallback, RewriteResult, finished, run_blocks, run_whole
 from .syntax import Definition, definitions, language_for_path
 
 log = logging.getLogger(__name__)
@@ -150,3 +160,54 @@ def redo_definitions(
         fence = rewrite_fence(text)
         ctx.on_text(merged + ("" if merged.endswith("\n") else "\n") + fence + "\n")
     return res
+
+
+_HINTS = (
+    ("as like", "Copy one more line of the file into the SEARCH side, so that it matches "
+     "one place only: the place the instruction is about."),
+    ("not in the file", "Copy the SEARCH lines exactly as they are in the file now, with "
+     "their indentation, and nothing else."),
+    ("differs from the file", "Copy the SEARCH lines exactly as they are in the file now, "
+     "with their indentation."),
+    ("change nothing", "Each REPLACE side was the same as its SEARCH side. Write the "
+     "lines as they must be after the change."),
+)  # fmt: skip
+
+
+def retry_note(why: str) -> str | None:
+    """The feedback of a retry round: why the first blocks did not apply, and what to do;
+    None for an answer cut at its limit or not in the format (a runaway or a loop, which
+    a second ask repeats)."""
+    hint = next((h for key, h in _HINTS if key in why), None)
+    return None if hint is None else f"Your blocks could not be applied: {why}. {hint}"
+
+
+def retry_blocks(ctx: Context, first: Fallback) -> RewriteResult | None:
+    """Ask for the blocks once more, with the first answer and why it failed (module
+    docstring)."""
+    body = first.raw.rstrip()
+    fence = rewrite_fence(ctx.text)
+    if body.endswith(fence):
+        body = body[: -len(fence)]
+    note = retry_note(first.why)
+    if note is None or not body.strip() or ctx.opts.region is not None:
+        return None
+    ctx.next_stage()
+    prompt = rewrite_prompt(
+        ctx.session.target,
+        ctx.text,
+        ctx.opts.instruction,
+        lines=ctx.lines,
+        path=ctx.path,
+        context=ctx.opts.context,
+        feedback=(edits.PREFILL + body, note),
+        edit="blocks",
+    )
+    res = run_blocks(ctx, prompt)
+    if isinstance(res, Fallback):
+        log.info("retry: %s", res.why)
+        return None
+    if res.status == "ok" and res.hunks:
+        ctx.repairs.append("retry")
+        return res
+    return res if res.status == "cancelled" else None

@@ -90,9 +90,42 @@ def test_blocks_that_do_not_apply_fall_back_to_the_whole_file_and_count_both_sta
     assert res.status == "ok" and res.new_text == WANT and res.edit_mode == "whole"
     s = res.metrics.snapshot()
     assert "not in the file" in s["edit_fallback"]
-    assert len(prompts) == 2 and BLOCKS in prompts[0] and BLOCKS not in prompts[1]
-    # both answers count: the blocks and the whole file
-    assert s["generated_tokens"] > len(WANT) + 40 and s["target_calls"] >= 2
+    # the blocks, the blocks again told why (the same wrong answer), then the whole file
+    assert len(prompts) == 3 and BLOCKS in prompts[0] and BLOCKS not in prompts[2]
+    assert "Your blocks could not be applied: block 1 of 1 cannot be placed" in prompts[1]
+    assert "yield from nowhere" in prompts[1].split("Instruction:")[0]  # the first answer
+    assert s["edit_repairs"] == []
+    # every answer counts: both blocks answers and the whole file
+    assert s["generated_tokens"] > len(WANT) + 80 and s["target_calls"] >= 3
+
+
+def test_blocks_asked_again_with_why_they_failed_apply_without_a_whole_rewrite():
+    """No definition named, none like the failed SEARCH side: the blocks once more, with
+    the first answer and the reason; the second answer places, so no whole rewrite."""
+    res, prompts = run(
+        [
+            (
+                "Your blocks could not be applied",
+                blocks_answer(block("    return x + 7\n", "    return x * 7\n")),
+            ),
+            (BLOCKS, blocks_answer(block("    yield from nowhere\n", "    return x * 7\n"))),
+            (WHOLE, whole_answer(TEXT)),  # never asked
+        ],
+        instruction=UNNAMED,
+    )
+    assert res.status == "ok" and res.new_text == WANT and res.edit_mode == "blocks"
+    s = res.metrics.snapshot()
+    assert s["edit_repairs"] == ["retry"] and "not in the file" in s["edit_fallback"]
+    assert len(prompts) == 2 and "Copy the SEARCH lines exactly" in prompts[1]
+    # the retry read only what follows the file: the file came from the cache
+    assert s["cached_tokens"] >= len(TEXT)
+    # "--edit blocks" asks once and says why
+    res, prompts = run(
+        [(BLOCKS, blocks_answer(block("    yield from nowhere\n", "    return x * 7\n")))],
+        instruction=UNNAMED,
+        edit="blocks",
+    )
+    assert res.status == "no_output" and len(prompts) == 1
 
 
 @pytest.mark.parametrize(

@@ -98,7 +98,9 @@ def test_nothing_to_point_at_falls_back_to_the_whole_file():
         "Subtract five instead of adding it.",
     )
     assert res.new_text == want and res.edit_mode == "whole"
-    assert len(prompts) == 2 and REGION not in prompts[1]
+    # no definition to rewrite: the blocks once more, told why, then the whole file
+    assert len(prompts) == 3 and REGION not in prompts[1] + prompts[2]
+    assert "Your blocks could not be applied" in prompts[1]
 
 
 def test_a_whole_answer_with_a_collapsed_indent_and_no_tail_is_repaired():
