@@ -25,12 +25,14 @@ Contract:
     blank line right after ``=======`` is dropped when the search side does not start
     with one (Qwen2.5-Coder 0.5B and 1.5B write ``=======`` and a blank line, as under a
     heading).
-  * ``place_blocks(text, blocks) -> list[Hunk]``: each block found in ``text``, tolerantly:
+  * ``place_blocks(text, blocks, within=, prefer=) -> list[Hunk]``: each block found in ``text``, tolerantly:
     exact lines, then trailing white space ignored, then indentation shifted consistently
     and blank lines skipped, then (the fuzzy level) lines that are only similar
     (``FUZZY_LINE``, ``FUZZY_MEAN``; small models paraphrase a line they copy), where the
     best match must stand out. A search side that occurs more than once goes to the first
-    match at or after the previous block. The hunks change only the lines that differ
+    match at or after the previous block, or, given ``prefer`` ranges (the definitions
+    the instruction names), to a match inside them: there, of matches about as like as
+    each other, the preferred one stands out. The hunks change only the lines that differ
     between a block's search and replace sides, in ``text``'s line numbers: a line
     changed line for line keeps the file's own text and takes just the model's character
     edits (at the file's indentation; at the fuzzy level only where the model's line and
@@ -224,11 +226,19 @@ def _match_at(
     return out, score / max(n, 1)
 
 
+Ranges = Sequence[tuple[int, int]] | None
+
+
+def _inside(got: tuple[list[int], float], ranges: Ranges) -> bool:
+    used = [x for x in got[0] if x >= 0]
+    return ranges is None or any(a <= used[0] and used[-1] < b for a, b in ranges)
+
+
 def _find(
-    file: list[str], search: list[str], after: int, within: Sequence[tuple[int, int]] | None
+    file: list[str], search: list[str], after: int, within: Ranges, prefer: Ranges = None
 ) -> tuple[list[int], bool]:
     """The alignment of ``search`` in ``file`` (module docstring), and whether it is only
-    similar (the fuzzy level)."""
+    similar (the fuzzy level); of several places, those inside ``prefer`` win."""
     if not any(s.strip() for s in search):
         raise EditError("its SEARCH side is empty")
     first = next(j for j, s in enumerate(search) if s.strip())
@@ -238,12 +248,14 @@ def _find(
             got = _match_at(file, search, i, level)
             if got is None or (level >= 2 and got[0][first] != i):
                 continue
-            used = [x for x in got[0] if x >= 0]
-            if within is None or any(a <= used[0] and used[-1] < b for a, b in within):
+            if _inside(got, within):
                 hits.append(got)
         if level == 3:  # only a best match counts, and only when no other comes close
             best = max((sc for _, sc in hits), default=0.0)
             hits = [h for h in hits if h[1] >= best - 0.02]
+        if prefer is not None and len(hits) > 1:
+            hits = [h for h in hits if _inside(h, prefer)] or hits
+        if level == 3:
             if best < FUZZY_MEAN:
                 hits = []
             elif len(hits) > 1:
@@ -385,13 +397,13 @@ def _made_already(file: list[str], lines: list[str], where: list[int]):
 
 
 def _block_hunks(
-    file: list[str], block: Block, after: int, within: Sequence[tuple[int, int]] | None
+    file: list[str], block: Block, after: int, within: Ranges, prefer: Ranges = None
 ) -> tuple[list[tuple[int, int, str]], int]:
     """(start, end, new text) replacements in ``file`` for one block (module docstring), and
     the line after the block's match."""
     search, replace = split_lines(block.search), split_lines(block.replace)
     try:
-        where, fuzzy = _find(file, search, after, within)
+        where, fuzzy = _find(file, search, after, within, prefer)
     except EditError:
         inline = _inline(file, search, replace, within)
         if inline is not None:
@@ -400,7 +412,7 @@ def _block_hunks(
         if unjoined is None:
             raise
         search, replace = unjoined
-        where, fuzzy = _find(file, search, after, within)
+        where, fuzzy = _find(file, search, after, within, prefer)
     if fuzzy and search == replace:
         return _made_already(file, search, where), max(where) + 1
     first = next(i for i in where if i >= 0)
@@ -439,18 +451,18 @@ def _block_hunks(
 
 
 def place_blocks(
-    text: str,
-    blocks: Sequence[Block],
-    within: Sequence[tuple[int, int]] | None = None,
+    text: str, blocks: Sequence[Block], within: Ranges = None, prefer: Ranges = None
 ) -> list[Hunk]:
     """The hunks that apply ``blocks`` to ``text`` (module docstring); with ``within``, a
-    block is placed only inside one of those 0-based ``[start, end)`` line ranges."""
+    block is placed only inside one of those 0-based ``[start, end)`` line ranges; with
+    ``prefer``, a block whose SEARCH side is found in several places goes to those inside
+    these ranges (the definitions the instruction names)."""
     file = split_lines(text)
     found: list[tuple[int, int, str]] = []
     after = 0
     for n, block in enumerate(blocks, start=1):
         try:
-            parts, after = _block_hunks(file, block, after, within)
+            parts, after = _block_hunks(file, block, after, within, prefer)
         except EditError as e:
             raise EditError(f"block {n} of {len(blocks)} cannot be placed: {e}") from None
         found += parts

@@ -64,7 +64,7 @@ from .intent import EVERYWHERE, read_intent
 from .loaded_model import LoadedModel
 from .options import EDIT_MODES, RewriteOptions
 from .outline import Outline, outline, widen
-from .prompt import Prompt, answer_prompt, feedback_note, outline_prompt, rewrite_prompt
+from .prompt import Prompt, answer_prompt, outline_prompt, rewrite_prompt
 from .quotes import Citation, all_found, check_citations
 from .rounds import redo_definitions, retry_blocks, round_targets
 from .stages import (
@@ -196,8 +196,7 @@ def _mend(ctx: Context, first: RewriteResult | Fallback) -> RewriteResult | None
     first on a tie), or None when no round ran or it brought nothing back."""
     if ctx.opts.edit != "auto" or ctx.metrics.stop_reason == "cancelled":
         return None
-    asked = " ".join(filter(None, (ctx.opts.instruction, feedback_note(ctx.opts.feedback))))
-    defs = round_targets(ctx, first, read_intent(asked, ctx.text, ctx.path))
+    defs = round_targets(ctx, first, ctx.intent)
     if not defs:
         return None
     log.info("repair round: rewriting %s whole", ", ".join(d.name for d in defs))

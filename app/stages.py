@@ -6,7 +6,9 @@ Contract:
   * ``run_whole(ctx, prompt)``: the model writes the whole text, or the prompt's region,
     out in full; the result is spliced into the file.
   * ``run_blocks(ctx, prompt, within=...)``: the model writes search/replace blocks
-    (``app.edits``), placed in the file (inside the ``within`` line ranges when given);
+    (``app.edits``), placed in the file (inside the ``within`` line ranges when given; a
+    SEARCH side found in several places goes to the one inside a definition the
+    instruction names);
     an answer stops as soon as it is ``edits.broken`` (no more text could mend it).
     Returns the result, or, when ``ctx.opts.edit`` is ``auto``, a ``Fallback`` (why,
     and the answer) instead of a failed result, so the caller can fall back or repair;
@@ -35,7 +37,7 @@ from .checks import Suspect, suspect_deletion, vouch
 from .diff import Hunk, apply_hunks, compute_hunks, preview_in_file, unified_diff
 from .files import FileError
 from .generation import run_prompt
-from .intent import read_intent
+from .intent import Intent, read_intent
 from .loaded_model import LoadedModel
 from .options import RewriteOptions
 from .outline import Outline, read_located
@@ -113,6 +115,19 @@ class Context:
     """Why ``auto`` chose a whole rewrite without trying blocks (``app.rewrite.broad``)."""
     repairs: list[str] = field(default_factory=list)
     """The repairs made to the answer (``app.repair``) and repair rounds run, in order."""
+    _intent: Intent | None = field(default=None, repr=False)
+
+    @property
+    def asked(self) -> str:
+        """The instruction, with the user's feedback note on a re-run."""
+        return " ".join(filter(None, (self.opts.instruction, feedback_note(self.opts.feedback))))
+
+    @property
+    def intent(self) -> Intent:
+        """What the instruction asks of the file (``app.intent``), read once per rewrite."""
+        if self._intent is None:
+            self._intent = read_intent(self.asked, self.text, self.path)
+        return self._intent
 
     def next_stage(self) -> None:
         """The stage so far is over: keep its figures, start the metrics afresh."""
@@ -166,9 +181,7 @@ def finished(ctx: Context, new_text: str, raw: str, part: str, body: str) -> Rew
     region's answer only has its copies kept), hunks, diff and the checks' verdicts
     (``app.checks.vouch``; a region's lost lines are judged on ``body`` against ``part``,
     what the model was shown to rewrite); the first verdict is the result's ``suspect``."""
-    text, m = ctx.text, ctx.metrics
-    asked = " ".join(filter(None, (ctx.opts.instruction, feedback_note(ctx.opts.feedback))))
-    intent = read_intent(asked, text, ctx.path)
+    text, m, asked, intent = ctx.text, ctx.metrics, ctx.asked, ctx.intent
     if ctx.opts.region is None and part == text:
         new_text, labels = repair(text, new_text, intent, ctx.path)
         verdicts = vouch(text, new_text, intent, ctx.path)
@@ -253,8 +266,11 @@ def run_blocks(
     broken = parsed.problem if stopped and parsed.problem in edits.BROKEN else ""
     cut = not fenced.closed and not (m.stop_reason == "eos" and parsed.complete) and not broken
     why, hunks = "", []
+    # a SEARCH side found in several places goes to the one in a definition the
+    # instruction names ("in TopologicalSorter.done, rename n2i")
+    prefer = [(d.start, d.end) for d in ctx.intent.named] or None
     try:
-        hunks = edits.place_blocks(text, parsed.blocks, within)
+        hunks = edits.place_blocks(text, parsed.blocks, within, prefer)
     except edits.EditError as e:
         why = str(e)
     if cut:

@@ -243,3 +243,25 @@ def test_broken_names_only_problems_more_text_cannot_mend():
     assert broken("    x = 1\n=======\n    x = 2\n=======\n") != ""
     assert broken("    x = 1\n<<<<<<< SEARCH\n") != ""  # a search in a search
     assert broken("    x = 1\n=======\n    x = 2\n=====") == ""  # the line is not done
+
+
+def test_a_search_side_found_twice_goes_to_the_preferred_definition():
+    """``prefer``: the named definition's lines win over the first place the SEARCH side
+    occurs (graphlib-n2i: "In TopologicalSorter.done, rename n2i", whose first line also
+    stands in get_ready); elsewhere, or without ``prefer``, the first place still does."""
+    text = (
+        "def a():\n    n = load()\n    return n\n\n\ndef b():\n    n = load()\n    return n + 1\n"
+    )
+    blocks = parse_blocks(
+        "<<<<<<< SEARCH\n    n = load()\n=======\n    m = load()\n>>>>>>> REPLACE\n"
+    )
+    assert [h.start_line for h in place_blocks(text, blocks.blocks)] == [1]
+    assert [h.start_line for h in place_blocks(text, blocks.blocks, prefer=[(5, 8)])] == [6]
+    assert [h.start_line for h in place_blocks(text, blocks.blocks, prefer=[(20, 30)])] == [1]
+    # a fuzzy SEARCH line about as like both places: the preferred one, not an error
+    fuzzy = "<<<<<<< SEARCH\n    n = loads()\n=======\n    m = loads()\n>>>>>>> REPLACE\n"
+    fuzzy = parse_blocks(fuzzy)
+    with pytest.raises(EditError, match="about as like 2 places"):
+        place_blocks(text, fuzzy.blocks)
+    (h,) = place_blocks(text, fuzzy.blocks, prefer=[(5, 8)])
+    assert h.start_line == 6 and h.new_text == "    m = load()\n"
