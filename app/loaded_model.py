@@ -7,7 +7,8 @@ a catalog model's file is checked against its pinned
 sha256 at first use: ``model_hashes.check_once``, remembered in ``model_hash_record()``),
 loads the model, runs the batch-exactness self-check (cached on disk per model file,
 backend, device and offload, build and thread count, so only the first load pays for
-it and says so) and calibrates the block-cost curve of the adaptive policy (its shape is
+it and says so; in ``model_checks_file()``: ``$SPECEDIT_MODEL_CHECKS``, else the state
+dir's ``model_checks.json``, so several state dirs can share what was measured) and calibrates the block-cost curve of the adaptive policy (its shape is
 cached with the exactness check; its level, which follows the machine's load,
 is re-measured at every load with 1-token calls; calls keep refining it).
 ``on_stage(stage, detail)``, when given, is told where a load is: ``weights`` (detail:
@@ -136,17 +137,32 @@ def model_hash_record() -> Path:
     return state_dir() / "model_hashes.json"
 
 
+CHECKS_ENV = "SPECEDIT_MODEL_CHECKS"
+
+
+def model_checks_file() -> Path:
+    """Where the model checks are remembered: ``$SPECEDIT_MODEL_CHECKS`` (a file that
+    several state dirs share: a test session, a container's), else the state dir's
+    ``model_checks.json``."""
+    env = os.environ.get(CHECKS_ENV)
+    return Path(env) if env else state_dir() / "model_checks.json"
+
+
 def _load_cache() -> dict:
-    f = state_dir() / "model_checks.json"
     try:
-        return json.loads(f.read_text())
+        return json.loads(model_checks_file().read_text())
     except (OSError, ValueError):
         return {}
 
 
 def _save_cache(data: dict) -> None:
     try:  # private: the state dir 0700, the file 0600
-        write_private(state_subdir() / "model_checks.json", json.dumps(data, indent=1).encode())
+        f = model_checks_file()
+        if os.environ.get(CHECKS_ENV):
+            f.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        else:
+            f = state_subdir() / f.name
+        write_private(f, json.dumps(data, indent=1).encode())
     except OSError as e:  # a cache is optional
         log.warning("could not save model checks: %s", e)
 

@@ -129,7 +129,7 @@ def _import_s() -> float:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from ..app.state import state_dir
+    from ..app.loaded_model import model_checks_file
 
     ap = argparse.ArgumentParser(prog="specedit bench latency", description=__doc__)
     ap.add_argument("--model", default="qwen2.5-coder-1.5b")
@@ -156,7 +156,7 @@ def main(argv: list[str] | None = None) -> int:
         path = _file(a.lines, Path(tmp))
         scratch = Path(tmp) / "state"
         scratch.mkdir()
-        checks = state_dir() / "model_checks.json"
+        checks = model_checks_file()
         if checks.exists():
             shutil.copy(checks, scratch / "model_checks.json")
         env = {**os.environ, "SPECEDIT_STATE_DIR": str(scratch)}

@@ -279,11 +279,11 @@ class Server:
 
 def start_server(model: str, folder: Path, extra: list[str]) -> Server:
     """A ``specedit serve --tcp`` process over ``model`` in ``folder``; returns once it listens."""
-    from ..app.state import state_dir
+    from ..app.loaded_model import model_checks_file
 
     state = folder / "state"
     state.mkdir(parents=True, exist_ok=True)
-    checks = state_dir() / "model_checks.json"
+    checks = model_checks_file()
     if checks.exists():
         shutil.copy(checks, state / "model_checks.json")
     sock, log_file = folder / "run" / "rpc.sock", folder / "server.log"

@@ -23,6 +23,12 @@ fixed k for a figure of the inexact path); otherwise it asserts what holds whate
 blocks were (the output is complete, well-formed, the right kind of result). Timings and
 speed-ups belong in benchmarks (``specedit bench``), never in a test.
 
+Model checks: every model load of the session, whatever state dir its test gives it and
+in whatever process, shares one file of model checks (``SPECEDIT_MODEL_CHECKS``: the
+batch-exactness check and the block-cost curve, ``app.loaded_model``), so each model is
+measured once per session, not once per fresh state dir (20-100 s a load on 2 cores).
+The tests of the first load itself (the note it prints, where it saves) unset it.
+
 ``long`` tests (the stress runs at full length) run only with ``SPECEDIT_LONG=1``
 (``make test-long``); the default suite covers each of their paths once, shorter.
 """
@@ -55,6 +61,20 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if "long" in item.keywords:
             item.add_marker(skip)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def shared_model_checks(tmp_path_factory):
+    """One file of model checks for the whole session (module docstring)."""
+    from specedit.app.loaded_model import CHECKS_ENV
+
+    before = os.environ.get(CHECKS_ENV)
+    os.environ[CHECKS_ENV] = str(tmp_path_factory.mktemp("checks") / "model_checks.json")
+    yield
+    if before is None:
+        os.environ.pop(CHECKS_ENV, None)
+    else:
+        os.environ[CHECKS_ENV] = before
 
 
 @pytest.fixture(scope="session")

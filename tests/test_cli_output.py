@@ -80,6 +80,7 @@ def test_batched_logits_note_once_at_first_load_and_whole_lines(tmp_path, qwen05
     f = folder / "stats.py"
     f.write_text(STATS)
     env = {**os.environ, "SPECEDIT_STATE_DIR": str(tmp_path / "state"), "COLUMNS": "80"}
+    env.pop("SPECEDIT_MODEL_CHECKS", None)  # the first load's own checks, in the state dir
     cmd = [sys.executable, "-m", "specedit.app.cli", "rewrite", str(f)]
     # --exact: the second run's lines depend on what the model wrote (a flagged result
     # adds one), so the text must not follow the timing's blocks

@@ -10,12 +10,10 @@ from __future__ import annotations
 import errno
 import os
 import random
-import shutil
 import sys
 import threading
 from pathlib import Path
 
-import platformdirs
 import pytest
 from inject import FaultyOS, check_whole, newest_step, run_and_kill, step_intact
 
@@ -245,20 +243,12 @@ SMALL = b"def add(a, b):\n    return a + b\n"
 INSTRUCTION = "Rename the function add to plus."
 
 
-def warm_state(state: Path) -> None:
-    """Copy the default state dir's small caches (model checks) so that each run does not
-    calibrate the model again; without them the first run calibrates once."""
-    state.mkdir(parents=True, exist_ok=True)
-    for f in platformdirs.user_state_path("specedit").glob("model_*.json"):
-        shutil.copy(f, state / f.name)
-
-
 @pytest.mark.model
 def test_sigkill_during_cli_rewrite_write(tmp_path, state, qwen05_path) -> None:
     """``specedit rewrite --write`` on the real 0.5B, SIGKILLed at random points of the whole
     run and right after its backup (the write's own window): the file is always whole."""
     p = tmp_path / "m.py"
-    warm_state(state)
+    state.mkdir(parents=True, exist_ok=True)
     env = {**os.environ, "SPECEDIT_STATE_DIR": str(state)}
     cmd = [sys.executable, "-m", "specedit.app.cli", "--log-level", "DEBUG", "rewrite", str(p)]
     cmd += ["-i", INSTRUCTION, "--write", "--model", str(qwen05_path), "--max-tokens", "100"]

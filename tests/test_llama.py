@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sysconfig
 from pathlib import Path
 
@@ -20,6 +21,8 @@ from specedit.engine.sampling import SamplingParams
 
 pytestmark = pytest.mark.model
 STDLIB = Path(sysconfig.get_paths()["stdlib"])
+
+LONG = os.environ.get("SPECEDIT_LONG") == "1"  # make test-long (tests/conftest.py)
 
 
 def _head(name: str, lines: int) -> str:
@@ -77,14 +80,14 @@ def test_exactness_self_check_ran(qwen05):
     ],
 )
 def test_greedy_speculative_equals_plain_exact_mode(qwen05, name):
-    text = _head(name, 30)
+    text = _head(name, 30 if LONG else 18)
     instr = "Output the file exactly as it is."
     # the whole file written out (edit blocks would write next to nothing to compare)
     plain = rewrite(qwen05, text, RewriteOptions(instr, draft="none", edit="whole"), path=name)
     exact = rewrite(qwen05, text, RewriteOptions(instr, exact=True, edit="whole"), path=name)
     assert exact.raw == plain.raw  # bit-exact sub-blocks: token-identical to plain decoding
     s = exact.metrics.snapshot()
-    assert s["exact"] and s["generated_tokens"] > 100
+    assert s["exact"] and s["generated_tokens"] > 60
     assert plain.metrics.snapshot()["tokens_per_call"] == 1.0
     if qwen05.exact_block > 1:
         assert s["tokens_per_call"] > 1.5, s

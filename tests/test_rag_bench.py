@@ -1,13 +1,14 @@
 """The RAG suite (bench/rag_tasks.py) and its runner (``specedit bench rag``).
 
 The questions' checks run without a model against the vendored docs; the runner's
-plumbing runs one small question on the real 0.5B model with tiny settings (what it
+plumbing runs one small question on the real 135M model with tiny settings (what it
 records, not how right or fast it is).
 """
 
 from __future__ import annotations
 
 import json
+import os
 
 import pytest
 
@@ -15,6 +16,8 @@ from specedit.app.quotes import all_found, check_citations
 from specedit.app.stream import fence_for
 from specedit.bench.rag_bench import summarise
 from specedit.bench.rag_tasks import DATA, load_questions, spec_bench_questions
+
+LONG = os.environ.get("SPECEDIT_LONG") == "1"
 
 
 def test_the_question_set_is_vendored_and_every_answer_is_in_its_docs():
@@ -73,25 +76,25 @@ def test_the_summary_counts_quotes_and_answers_and_takes_the_median_ratio():
 
 
 @pytest.mark.model
-def test_the_runner_records_each_style_and_drafting(qwen05_path, tmp_path, capsys, monkeypatch):
+def test_the_runner_records_each_drafting_and_rechecks(smollm_path, tmp_path, capsys, monkeypatch):
+    """The runner's plumbing on the 135M model, one style (the ~2,800 prompt tokens of a
+    style's first run cost a minute on 2 cores; make test-long runs both styles): what it
+    records holds for any model's answers."""
     from specedit.bench.rag_bench import main
 
     monkeypatch.setenv("SPECEDIT_STATE_DIR", str(tmp_path / "state"))
-    argv = ["--model", str(qwen05_path), "--questions", "nvim-version", "--spec-bench", "0"]
+    styles = ["quote", "free"] if LONG else ["quote"]
+    argv = ["--model", str(smollm_path), "--questions", "nvim-version", "--spec-bench", "0"]
     argv += ["--max-tokens", "24", "--threads", "1", "--ctx", "4096", "--out", str(tmp_path)]
-    assert main(argv) == 0
+    assert main([*argv, "--styles", *styles]) == 0
     out = capsys.readouterr().out
     assert "quoted" in out and "speed-up" in out
     rec = json.loads(next(tmp_path.glob("rag-*.json")).read_text())
     assert rec["questions"] == ["nvim-version"] and rec["load_range"][0] >= 0
     runs = rec["runs"]
     # the styles in turn, each with both draftings back to back
-    assert [(r["style"], r["draft"]) for r in runs] == [
-        ("quote", "lookup"),
-        ("quote", "none"),
-        ("free", "none"),
-        ("free", "lookup"),
-    ]
+    want = [("quote", "lookup"), ("quote", "none"), ("free", "none"), ("free", "lookup")]
+    assert [(r["style"], r["draft"]) for r in runs] == want[: 2 * len(styles)]
     (q,) = [q for q in load_questions() if q.id == "nvim-version"]
     for r in runs:
         assert r["generated_tokens"] > 0 and r["decode_tps"] > 0
@@ -102,11 +105,11 @@ def test_the_runner_records_each_style_and_drafting(qwen05_path, tmp_path, capsy
         assert r["citations"] == [c.to_json() for c in cs]
         assert r["quotes_found"] == all_found(cs) and r["quotes"] == len(cs)
     # the second run of a style found the files in the cache: only the question was read
-    assert runs[1]["cached_tokens"] > 1000 and runs[3]["cached_tokens"] > 1000
-    assert runs[1]["prompt_tokens"] < 100 and runs[3]["prompt_tokens"] < 100
+    for second in runs[1::2]:
+        assert second["cached_tokens"] > 1000 and second["prompt_tokens"] < 100
     assert {r["same_output"] for r in runs[:2]} == {runs[0]["output"] == runs[1]["output"]}
     s = rec["summary"]["questions"]
-    assert set(s) == {"quote", "free"} and s["quote"]["lookup"]["runs"] == 1
+    assert set(s) == set(styles) and s["quote"]["lookup"]["runs"] == 1
     assert s["quote"]["lookup"]["speedup_vs_none"] > 0
     # re-checked without the model: the same verdicts, the same summary
     path = next(tmp_path.glob("rag-*.json"))

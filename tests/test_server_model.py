@@ -8,13 +8,11 @@ from __future__ import annotations
 import hashlib
 import os
 import random
-import shutil
 import sys
 import threading
 import time
 from pathlib import Path
 
-import platformdirs
 import pytest
 from inject import check_whole, run_and_kill
 from rpc_client import RpcClient
@@ -120,8 +118,6 @@ def test_sigkill_during_rewrite_apply(tmp_path, qwen05_path, monkeypatch):
     state = tmp_path / "state"
     state.mkdir()
     monkeypatch.setenv("SPECEDIT_STATE_DIR", str(state))  # where the server keeps backups
-    for f in platformdirs.user_state_path("specedit").glob("model_*.json"):
-        shutil.copy(f, state / f.name)  # the model checks: no calibration per run
     env = {**os.environ, "SPECEDIT_STATE_DIR": str(state)}
     sock, p = tmp_path / "run" / "rpc.sock", tmp_path / "m.py"
     cmd = [sys.executable, "-m", "specedit.app.cli", "--log-level", "INFO", "serve"]

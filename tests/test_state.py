@@ -140,11 +140,20 @@ def test_backups_are_private(state: Path, tmp_path: Path, loose_umask: None) -> 
     assert mode(p) == 0o644  # the user's own file keeps its mode
 
 
-def test_model_checks_are_private(state: Path, loose_umask: None) -> None:
+def test_model_checks_are_private(
+    state: Path, loose_umask: None, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.delenv(loaded_model.CHECKS_ENV, raising=False)
     loaded_model._save_cache({"k": 1})
     assert loaded_model._load_cache() == {"k": 1}
     assert (state / "model_checks.json").exists()
     assert_private(state)
+    # a file shared by several state dirs ($SPECEDIT_MODEL_CHECKS): private too
+    shared = tmp_path / "shared" / "checks.json"
+    monkeypatch.setenv(loaded_model.CHECKS_ENV, str(shared))
+    loaded_model._save_cache({"k": 2})
+    assert loaded_model._load_cache() == {"k": 2} and loaded_model.model_checks_file() == shared
+    assert mode(shared) == 0o600 and mode(shared.parent) == 0o700
 
 
 def test_server_log_is_private(state: Path, loose_umask: None) -> None:

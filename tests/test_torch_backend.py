@@ -164,15 +164,22 @@ def test_gguf_through_transformers_and_the_converted_cache(tmp_path, monkeypatch
 
 @pytest.mark.slow
 @pytest.mark.model
-def test_real_gguf_through_transformers(qwen05_path, tmp_path):
-    """The 0.5B catalog GGUF, dequantized by transformers: ~100-140 s on 2 shared cores."""
+@pytest.mark.parametrize(
+    "model, vocab",
+    # the 135M (llama architecture, Q4_1) in the default suite: ~40 s on 2 cores; the 0.5B
+    # (qwen2, the default model's architecture, Q8_0) in make test-long: ~80 s
+    [("smollm_path", 49152), pytest.param("qwen05_path", 151936, marks=pytest.mark.long)],
+)
+def test_real_gguf_through_transformers(model, vocab, request):
+    """A catalog GGUF, dequantized by transformers, against llama.cpp on the same file."""
     from specedit.models.llama_cpp_backend import LlamaTarget
 
+    path = request.getfixturevalue(model)
     # the GGUF loader itself, not the cache
-    t = TorchTarget.from_gguf_or_dir(qwen05_path, n_ctx=2048, cache=False)
-    ref = LlamaTarget(qwen05_path, n_ctx=2048, n_threads=2)
+    t = TorchTarget.from_gguf_or_dir(path, n_ctx=2048, cache=False)
+    ref = LlamaTarget(path, n_ctx=2048, n_threads=2)
     try:
-        assert t.n_vocab == ref.n_vocab == 151936 and t.eos_ids == ref.eos_ids
+        assert t.n_vocab == ref.n_vocab == vocab and t.eos_ids == ref.eos_ids
         msgs = [{"role": "user", "content": "Write a Python function that adds two numbers."}]
         text = t.chat_prompt(msgs)
         assert text == ref.chat_prompt(msgs)

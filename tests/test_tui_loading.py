@@ -6,8 +6,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
-import shutil
 import stat
 import threading
 from pathlib import Path
@@ -17,7 +15,6 @@ from tui_helpers import SIZE, STATS, app_for, notes, send_keys, toy_session, wai
 
 from specedit.app.loaded_model import load_model
 from specedit.app.options import LoadConfig
-from specedit.app.state import state_dir
 from specedit.app.syntax import enclosing_definition
 from specedit.app.tui.config import (
     TuiSettings,
@@ -276,13 +273,6 @@ def test_modified_marker_sparkline_and_toasts_above_the_status_bar(workdir):
 def test_real_load_keys_answer_and_a_queued_rewrite_runs(workdir, qwen05_path, monkeypatch):
     """The 0.5B loads in the worker (stages in the status bar); keys answer meanwhile, and
     the instruction given during the load runs when the model is ready."""
-    private = os.environ["SPECEDIT_STATE_DIR"]
-    monkeypatch.delenv("SPECEDIT_STATE_DIR")
-    seed = state_dir() / "model_checks.json"
-    monkeypatch.setenv("SPECEDIT_STATE_DIR", private)
-    if seed.exists():  # a normal load, not the first ever (that one checks exactness)
-        state_dir().mkdir(exist_ok=True)
-        shutil.copy(seed, state_dir() / "model_checks.json")
     stages: list[str] = []
 
     def loader(cfg, on_stage):
