@@ -352,7 +352,7 @@ def first_prompt(
 
 @dataclass
 class WarmResult:
-    status: str  # done | cached | interrupted
+    status: str  # done | cached | interrupted | remote (the engine keeps its own cache)
     prefix_tokens: int
     """Length of the prompt prefix every rewrite of the file starts with."""
     cached_tokens: int
@@ -384,11 +384,15 @@ def warm(
     or a region, prefills only its instruction. With ``region`` the prefix goes on through that region's lines,
     for a rewrite of that region. Runs in the prefill's batches (``engine.prefill``: a
     rewrite that arrives meanwhile waits for one at most) and stops between two when
-    ``interrupt`` is set (what was done stays cached)."""
+    ``interrupt`` is set (what was done stays cached). On a remote engine
+    (``--engine``) nothing is read here: the status is ``remote`` (the server's own
+    prefix cache, if it has one, keeps what the rewrite sends)."""
     t = time.perf_counter()
     opts = RewriteOptions(instruction="-", context=tuple(context), region=region)
     # with a region, its lines come right after the file: warm through them too
     prompt, keep = first_prompt(session, text, opts, path)
+    if session.remote is not None:
+        return WarmResult("remote", keep, 0, 0, time.perf_counter() - t)
     with session.lock:
         # in the batches a rewrite's prefill uses, so that it keeps all of them
         have, pos = prefill.extend(session.target, list(prompt.ids), keep, prompt.marks, interrupt)

@@ -24,7 +24,7 @@ import pytest
 from specedit.app.loaded_model import load_model
 from specedit.app.options import LoadConfig, RewriteOptions
 from specedit.app.remote_engine import parse_engine
-from specedit.app.rewrite import rewrite
+from specedit.app.rewrite import rewrite, warm
 from specedit.app.server.http_serve import HttpThread
 from specedit.engine.backend import ModelError
 
@@ -107,6 +107,9 @@ def test_engine_specs():
 def test_an_edit_through_specedits_own_api(qwen05_path, own_api):
     sess = remote(qwen05_path, own_api.base_url)
     assert sess.remote.server == "specedit" and sess.remote.prediction
+    # a warm-up (the editor sends one while the user types) reads nothing here
+    w = warm(sess, FILE, path="net.py")
+    assert w.status == "remote" and w.evaluated_tokens == 0 and w.prefix_tokens > 0
     res = auto_edit(sess)
     assert res.status == "ok", res.message
     # right, or flagged by the checks (never written without --force)
