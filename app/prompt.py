@@ -98,6 +98,10 @@ Span = tuple[int, int, str]
 """``(start, end, label)``: token positions ``[start, end)`` of a spliced piece."""
 
 
+FIT_MARGIN = 8
+"""Tokens kept free beyond a prompt and its answer (the closing fence, an end token)."""
+
+
 @dataclass(frozen=True)
 class Prompt:
     """A prompt ready for the engine (see the module docstring)."""
@@ -118,6 +122,16 @@ class Prompt:
 
     def __len__(self) -> int:
         return len(self.ids)
+
+    def room(self, n_ctx: int) -> int:
+        """Output tokens the context has left after this prompt (one slot kept back)."""
+        return n_ctx - len(self.ids) - 1
+
+    def fits(self, n_ctx: int, out: int | None = None) -> bool:
+        """Whether this prompt and ``out`` output tokens (default: a copy of ``part``, what
+        a whole rewrite writes) fit an ``n_ctx`` context, with ``FIT_MARGIN`` to spare."""
+        want = self.part_tokens if out is None else out
+        return len(self.ids) + want + FIT_MARGIN <= n_ctx
 
     @property
     def part_tokens(self) -> int:

@@ -151,10 +151,6 @@ def _whole_prompt(ctx: Context, edit: str = "whole") -> Prompt:
     )
 
 
-def _fits(ctx: Context, prompt: Prompt) -> bool:
-    return len(prompt) + prompt.part_tokens + 8 <= ctx.session.target.n_ctx
-
-
 def rewrite(
     session: LoadedModel,
     text: str,
@@ -174,7 +170,9 @@ def rewrite(
     ctx.edit_reason = why
     prompt = _whole_prompt(ctx)
     ctx.file_tokens = prompt.part_tokens
-    if not _fits(ctx, prompt):  # a broad change too: the whole file cannot be written
+    if not prompt.fits(
+        ctx.session.target.n_ctx
+    ):  # a broad change too: the whole file cannot be written
         ctx.edit_reason = ""
         return _big(ctx, prompt, "blocks" if why else mode)
     if mode == "blocks":
@@ -283,7 +281,7 @@ def _big(ctx: Context, whole: Prompt, mode: str) -> RewriteResult:
     ctx.next_stage()
     shown = sum(_count(ctx)("".join(ctx.lines[a:b])) for a, b in ranges)
     prompt = _big_prompt(ctx, out, windows=ranges, ask="blocks")
-    if len(prompt) + min(shown, 64) + 8 > n_ctx:
+    if not prompt.fits(n_ctx, min(shown, 64)):
         raise FileError(
             f"the change goes to lines {', '.join(f'{a + 1}:{b}' for a, b in ranges)} of "
             f"{name}, {shown:,} tokens; with the outline that needs {len(prompt):,} of the "
@@ -316,7 +314,7 @@ def _region_prompt(ctx: Context, out: Outline, region: tuple[int, int]) -> Promp
     window = widen(region, ctx.lines, count, count(part) + WINDOW_TOKENS)
     for windows in ([window], []) if opts.region is not None else ([],):
         prompt = _big_prompt(ctx, out, windows=windows, region=region, ask="whole")
-        if _fits(ctx, prompt):
+        if prompt.fits(ctx.session.target.n_ctx):
             break
     return prompt
 
@@ -341,7 +339,7 @@ def first_prompt(
     shares (through the region when there is one): what a warm-up prefills."""
     ctx = Context(session, text, split_lines(text), opts, path, None, None, Metrics())
     prompt = _whole_prompt(ctx)
-    if not _fits(ctx, prompt):
+    if not prompt.fits(ctx.session.target.n_ctx):
         out = _outline(ctx)
         if opts.region is not None:
             prompt = _region_prompt(ctx, out, opts.region)
@@ -431,7 +429,7 @@ def answer(
     """Answer ``question`` from ``context`` files, which are the lookup's draft sources, and
     check the answer's quotes against them (``style``: ``app.prompt.answer_messages``)."""
     prompt = answer_prompt(session.target, question, context, style)
-    room = session.target.n_ctx - len(prompt) - 1
+    room = prompt.room(session.target.n_ctx)
     if room < 16:
         raise FileError(
             f"the context files are {len(prompt):,} tokens; the {session.target.n_ctx:,}-token "

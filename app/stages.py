@@ -154,7 +154,7 @@ class Context:
 def check_fits(session: LoadedModel, prompt: Prompt, what: str, fix: str) -> None:
     """Raise ``FileError`` when ``prompt`` and a copy of its part do not fit the context."""
     n_ctx, n_prompt, n_out = session.target.n_ctx, len(prompt), prompt.part_tokens
-    if n_prompt + n_out + 8 > n_ctx:
+    if not prompt.fits(n_ctx):
         raise FileError(
             f"{what} is {n_out:,} tokens; with the prompt ({n_prompt - n_out:,} tokens besides) "
             f"and the rewritten copy that needs {n_prompt + n_out:,} of the {n_ctx:,}-token "
@@ -205,7 +205,7 @@ def finished(ctx: Context, new_text: str, raw: str, part: str, body: str) -> Rew
 def run_whole(ctx: Context, prompt: Prompt) -> RewriteResult:
     """The model writes ``prompt.part`` out in full (module docstring)."""
     session, opts, m, text = ctx.session, ctx.opts, ctx.metrics, ctx.text
-    room = session.target.n_ctx - len(prompt) - 1
+    room = prompt.room(session.target.n_ctx)
     max_tokens = min(opts.max_tokens or int(prompt.part_tokens * 1.3) + 128, room)
     run = run_prompt(
         session, prompt, opts, max_tokens, on_text=ctx.on_text, cancel=ctx.cancel, metrics=m
@@ -239,7 +239,7 @@ def run_blocks(
     """The model writes search/replace blocks, placed in the file (module docstring)."""
     session, opts, m, text = ctx.session, ctx.opts, ctx.metrics, ctx.text
     forced = opts.edit == "blocks"
-    room = session.target.n_ctx - len(prompt) - 1
+    room = prompt.room(session.target.n_ctx)
     if room < 64:
         why = "no room left in the context for the blocks"
         return ctx.result("no_output", f"{why}; nothing changed") if forced else Fallback(why)
@@ -301,7 +301,7 @@ def run_blocks(
 
 def run_locate(ctx: Context, prompt: Prompt, outline: Outline) -> list[tuple[int, int]]:
     """The line ranges the change goes to, read from a short first answer ([] if none)."""
-    room = ctx.session.target.n_ctx - len(prompt) - 1
+    room = prompt.room(ctx.session.target.n_ctx)
     max_tokens = min(LOCATE_TOKENS, room)
     run = run_prompt(
         ctx.session, prompt, ctx.opts, max_tokens, cancel=ctx.cancel, metrics=ctx.metrics

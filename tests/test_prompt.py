@@ -140,3 +140,14 @@ def test_answer_prompt_spans_are_the_files_and_its_prefix_ends_after_them():
     assert a.ids[: a.prefix_end] == b.ids[: b.prefix_end] and a.prefix_end == b.prefix_end
     free = answer_prompt(t, "Where are models?", DOCS, "free")
     assert free.ids != a.ids and len(free.spans) == 2
+
+
+def test_room_and_fit_are_measured_in_one_place():
+    """``Prompt.room``: the output left after the prompt; ``Prompt.fits``: the prompt and a
+    copy of its part (or a given answer length) with ``FIT_MARGIN`` to spare."""
+    from specedit.app.prompt import FIT_MARGIN, Prompt
+
+    p = Prompt(tuple(range(100)), ((10, 40, "file"),))
+    assert p.room(1000) == 899 and p.part_tokens == 30
+    assert p.fits(100 + 30 + FIT_MARGIN) and not p.fits(100 + 30 + FIT_MARGIN - 1)
+    assert p.fits(100 + 5 + FIT_MARGIN, out=5) and not p.fits(120, out=30)

@@ -65,7 +65,7 @@ def run_request(
     """Generate the answer of ``req`` (module docstring)."""
     target = session.target
     prompt = request_prompt(session, req)
-    room = target.n_ctx - len(prompt) - 1
+    room = prompt.room(target.n_ctx)
     max_tokens = min(req.max_tokens or room, room)
     pred = target.tokenize(req.prediction, special=False) if req.prediction else []
     stop = StopText(req.stop)
