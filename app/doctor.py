@@ -173,7 +173,7 @@ def plan(cfg: LoadConfig | None = None) -> dict[str, Any]:
 def entry_configs() -> dict[str, LoadConfig]:
     """The ``LoadConfig`` each entry point builds when given no options: from its parser,
     and for the terminal app laid over its config file and ``$SPECEDIT_MODEL``."""
-    from .cli import build_parser, load_config
+    from .flags import build_parser, load_config
     from .tui.config import load_settings
 
     parser = build_parser()

@@ -360,7 +360,7 @@ def _copy_model(src_dir: Path, models: Path) -> Path:
 
 def _suggested(message: str) -> list[str]:
     """The command a message suggests after ``run:``, parsed by specedit's own parser."""
-    from specedit.app.cli import build_parser
+    from specedit.app.flags import build_parser
 
     assert message.count("\n") == 0 and "run: " in message, message
     argv = shlex.split(message.split("run: ", 1)[1])

@@ -23,7 +23,7 @@ from typing import Any
 from ...engine.sampling import SamplingParams
 from ..diff import split_lines
 from ..files import MAX_SOURCE_BYTES
-from ..options import EDIT_MODES, RewriteOptions
+from ..options import DRAFT_MODES, EDIT_MODES, RewriteOptions
 from .rpc import INVALID_PARAMS, RpcError
 
 MAX_INSTRUCTION = 20_000
@@ -103,7 +103,7 @@ def _options(raw: Any) -> tuple[dict[str, Any], str | None, str | None]:
     if raw.get("maxTokens") is not None:
         kw["max_tokens"] = _int(raw["maxTokens"], "options.maxTokens", 1, 1 << 20)
     draft = raw.get("draft", "lookup")
-    if draft not in ("lookup", "none", "model", "auto"):
+    if draft not in DRAFT_MODES:
         raise _bad('options.draft must be "lookup", "none", "model" or "auto"')
     kw["draft"] = draft
     exact = raw.get("exact", False)
