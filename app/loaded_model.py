@@ -4,7 +4,8 @@ Contract: ``load_model(LoadConfig | model, ...)`` resolves the backend
 (``resolve_backend``: ``auto`` is torch on a CUDA machine, llama.cpp otherwise), a
 catalog name, GGUF path or store name (``ollama:qwen2.5-coder:7b``: ``models.stores``;
 a catalog model's file is checked against its pinned
-sha256 at first use: ``model_hashes.check_once``, remembered in ``model_hash_record()``),
+sha256 at first use: ``model_hashes.check_once``, remembered in ``model_hash_record()``,
+beside the model checks),
 loads the model, runs the batch-exactness self-check (cached on disk per model file,
 backend, device and offload, build and thread count, so only the first load pays for
 it and says so; in ``model_checks_file()``: ``$SPECEDIT_MODEL_CHECKS``, else the state
@@ -133,8 +134,10 @@ def _cache_key(path: Path, target: TargetModel, threads: int) -> str:
 
 
 def model_hash_record() -> Path:
-    """Where the sha256 checks of catalog model files are remembered (``check_once``)."""
-    return state_dir() / "model_hashes.json"
+    """Where the sha256 checks of catalog model files are remembered (``check_once``):
+    beside the model checks (``model_checks_file``), so a shared file of checks shares
+    these too."""
+    return model_checks_file().with_name("model_hashes.json")
 
 
 CHECKS_ENV = "SPECEDIT_MODEL_CHECKS"

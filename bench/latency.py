@@ -1,6 +1,6 @@
 """End-to-end latency of one rewrite, split into its parts.
 
-Contract: ``specedit bench latency [--model M] [--lines N] [-r R]``
+Contract: ``specedit bench latency [--model M] [--lines N] [-r R] [--exact]``
 rewrites an ``N``-line real source file (the standard library's
 ``textwrap.py``) with a one-line change through the real command,
 ``specedit rewrite FILE -i ... --edit whole --json`` (``--edit`` picks another mode),
@@ -23,7 +23,9 @@ range an editor sends for the cursor's definition (``expand: node``): only
 ``TextWrapper.__init__`` is rewritten. Runs use a
 scratch state directory (with the user's model checks copied in), so the
 user's prompt cache is neither used nor filled. It also checks the edit: the
-diff should change one line. A JSON record goes to ``bench/results``.
+diff should change one line. ``--exact`` runs every case exact (``--exact``: the same
+text whatever the timing, as the test of this bench's plumbing needs). A JSON record
+goes to ``bench/results``.
 """
 
 from __future__ import annotations
@@ -100,13 +102,15 @@ def _target_region(text: str) -> tuple[int, int] | None:
     return enclosing_node_range(text, "python", lines[0], lines[0] + 1) if lines else None
 
 
-def _editor(session, path: Path, text: str, typing_s: float, edit: str, region=None) -> dict:
+def _editor(
+    session, path: Path, text: str, typing_s: float, edit: str, region=None, exact=False
+) -> dict:
     """The editor case: warm up for ``typing_s`` seconds, then rewrite (interrupting it);
     ``region``: only those lines, the rest of the file stays as it is."""
     from ..app.options import RewriteOptions
     from ..app.rewrite import rewrite, warm
 
-    opts = RewriteOptions(instruction=INSTRUCTION, region=region, edit=edit)
+    opts = RewriteOptions(instruction=INSTRUCTION, region=region, edit=edit, exact=exact)
     kw = {"path": path.name, "region": region}  # the warm-up an editor sends
     session.target.rollback(0)  # the cache held another file
     stop, warmed = threading.Event(), []
@@ -145,8 +149,10 @@ def main(argv: list[str] | None = None) -> int:
         help="edit mode of every case (whole: the same generation in each, so the cases "
         "compare; auto may fall back to a second stage in one case and not another)",
     )
+    ap.add_argument("--exact", action="store_true", help="every case in exact mode")
     ap.add_argument("--out", default="bench/results")
     a = ap.parse_args(argv)
+    exact = ["--exact"] if a.exact else []
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
     from ..app.loaded_model import load_model
 
@@ -160,12 +166,13 @@ def main(argv: list[str] | None = None) -> int:
         if checks.exists():
             shutil.copy(checks, scratch / "model_checks.json")
         env = {**os.environ, "SPECEDIT_STATE_DIR": str(scratch)}
-        _cli(path, a.model, a.edit, [], env)  # fills the prompt cache (and the checks, if new)
+        _cli(path, a.model, a.edit, exact, env)  # fills the prompt cache (and the checks, if new)
         for i in range(a.repeats):
             log.warning("repeat %d/%d", i + 1, a.repeats)
             imports.append(_import_s())
-            cases["cold"].append(_cli(path, a.model, a.edit, ["--no-prompt-cache"], env))
-            cases["warm"].append(_cli(path, a.model, a.edit, [], env))
+            cold = ["--no-prompt-cache", *exact]
+            cases["cold"].append(_cli(path, a.model, a.edit, cold, env))
+            cases["warm"].append(_cli(path, a.model, a.edit, exact, env))
         session = load_model(a.model)
         try:
             text = path.read_text(encoding="utf-8")
@@ -174,9 +181,10 @@ def main(argv: list[str] | None = None) -> int:
                 log.warning("the excerpt ends before TextWrapper.__init__: no region case")
                 del cases["region"]
             for _ in range(a.repeats):
-                cases["editor"].append(_editor(session, path, text, a.typing, a.edit))
+                ed = (session, path, text, a.typing, a.edit)
+                cases["editor"].append(_editor(*ed, exact=a.exact))
                 if region is not None:
-                    cases["region"].append(_editor(session, path, text, a.typing, a.edit, region))
+                    cases["region"].append(_editor(*ed, region, exact=a.exact))
         finally:
             session.target.close()
     record = {

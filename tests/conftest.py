@@ -25,9 +25,10 @@ speed-ups belong in benchmarks (``specedit bench``), never in a test.
 
 Model checks: every model load of the session, whatever state dir its test gives it and
 in whatever process, shares one file of model checks (``SPECEDIT_MODEL_CHECKS``: the
-batch-exactness check and the block-cost curve, ``app.loaded_model``), so each model is
-measured once per session, not once per fresh state dir (20-100 s a load on 2 cores).
-The tests of the first load itself (the note it prints, where it saves) unset it.
+batch-exactness check and the block-cost curve, ``app.loaded_model``; the catalog files'
+sha256 record lies beside it), so each model is measured and hashed once per session,
+not once per fresh state dir (20-100 s a load on 2 cores). The tests of the first load
+itself (the note it prints, where it saves) unset it (``own_model_checks``).
 
 ``long`` tests (the stress runs at full length) run only with ``SPECEDIT_LONG=1``
 (``make test-long``); the default suite covers each of their paths once, shorter.
@@ -75,6 +76,13 @@ def shared_model_checks(tmp_path_factory):
         os.environ.pop(CHECKS_ENV, None)
     else:
         os.environ[CHECKS_ENV] = before
+
+
+@pytest.fixture
+def own_model_checks(monkeypatch):
+    """For the tests of the first load itself: the model checks and the hash record live in
+    the test's own state dir again (``SPECEDIT_MODEL_CHECKS`` unset)."""
+    monkeypatch.delenv("SPECEDIT_MODEL_CHECKS", raising=False)
 
 
 @pytest.fixture(scope="session")

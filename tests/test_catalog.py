@@ -399,7 +399,7 @@ def test_every_suggested_command_parses(tmp_path: Path, monkeypatch: pytest.Monk
 
 @pytest.mark.model
 def test_pull_force_replaces_a_corrupt_file(
-    pulled_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    pulled_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, own_model_checks: None
 ) -> None:
     """`specedit models pull --force NAME`, the fix the messages suggest, did not parse."""
     from specedit.app.cli import main
@@ -424,7 +424,7 @@ def test_pull_force_replaces_a_corrupt_file(
 
 @pytest.mark.model
 def test_a_corrupt_catalog_model_is_refused_at_load(
-    pulled_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    pulled_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, own_model_checks: None
 ) -> None:
     """A corrupted model of the right size loaded and ran; only `models verify` caught it."""
     from specedit.app.loaded_model import load_model, model_hash_record

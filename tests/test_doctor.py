@@ -283,7 +283,7 @@ def test_verify_hashes_and_reports_a_corrupt_model(tmp_path):
     assert again["smollm2-135m"]["sha256"] == "MISMATCH (checked)"
 
 
-def test_models_report_the_check_made_at_first_use(tmp_path):
+def test_models_report_the_check_made_at_first_use(tmp_path, own_model_checks):
     """A record of a passed first-use check (as model loads write it) reads as ok."""
     models = tmp_path / "models"
     models.mkdir()

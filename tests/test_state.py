@@ -144,6 +144,7 @@ def test_model_checks_are_private(
     state: Path, loose_umask: None, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     monkeypatch.delenv(loaded_model.CHECKS_ENV, raising=False)
+    assert loaded_model.model_hash_record() == state / "model_hashes.json"
     loaded_model._save_cache({"k": 1})
     assert loaded_model._load_cache() == {"k": 1}
     assert (state / "model_checks.json").exists()
@@ -154,6 +155,7 @@ def test_model_checks_are_private(
     loaded_model._save_cache({"k": 2})
     assert loaded_model._load_cache() == {"k": 2} and loaded_model.model_checks_file() == shared
     assert mode(shared) == 0o600 and mode(shared.parent) == 0o700
+    assert loaded_model.model_hash_record() == shared.parent / "model_hashes.json"
 
 
 def test_server_log_is_private(state: Path, loose_umask: None) -> None:
