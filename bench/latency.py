@@ -1,6 +1,6 @@
 """End-to-end latency of one rewrite, split into its parts.
 
-Contract: ``specedit bench latency [--model M] [--lines N] [-r R] [--exact]``
+Contract: ``specedit bench latency [--model M] [--lines N] [-r R] [--exact] [--k K]``
 rewrites an ``N``-line real source file (the standard library's
 ``textwrap.py``) with a one-line change through the real command,
 ``specedit rewrite FILE -i ... --edit whole --json`` (``--edit`` picks another mode),
@@ -23,9 +23,10 @@ range an editor sends for the cursor's definition (``expand: node``): only
 ``TextWrapper.__init__`` is rewritten. Runs use a
 scratch state directory (with the user's model checks copied in), so the
 user's prompt cache is neither used nor filled. It also checks the edit: the
-diff should change one line. ``--exact`` runs every case exact (``--exact``: the same
-text whatever the timing, as the test of this bench's plumbing needs). A JSON record
-goes to ``bench/results``.
+diff should change one line. ``--exact`` runs every case exact, ``--k`` with a fixed
+draft length: either gives the same text whatever the timing, as the test of this
+bench's plumbing needs (``--k`` costs less on a CPU build whose batches are inexact).
+A JSON record goes to ``bench/results``.
 """
 
 from __future__ import annotations
@@ -103,14 +104,14 @@ def _target_region(text: str) -> tuple[int, int] | None:
 
 
 def _editor(
-    session, path: Path, text: str, typing_s: float, edit: str, region=None, exact=False
+    session, path: Path, text: str, typing_s: float, edit: str, region=None, exact=False, k=None
 ) -> dict:
     """The editor case: warm up for ``typing_s`` seconds, then rewrite (interrupting it);
     ``region``: only those lines, the rest of the file stays as it is."""
     from ..app.options import RewriteOptions
     from ..app.rewrite import rewrite, warm
 
-    opts = RewriteOptions(instruction=INSTRUCTION, region=region, edit=edit, exact=exact)
+    opts = RewriteOptions(instruction=INSTRUCTION, region=region, edit=edit, exact=exact, k=k)
     kw = {"path": path.name, "region": region}  # the warm-up an editor sends
     session.target.rollback(0)  # the cache held another file
     stop, warmed = threading.Event(), []
@@ -150,9 +151,10 @@ def main(argv: list[str] | None = None) -> int:
         "compare; auto may fall back to a second stage in one case and not another)",
     )
     ap.add_argument("--exact", action="store_true", help="every case in exact mode")
+    ap.add_argument("--k", type=int, default=None, help="a fixed draft length in every case")
     ap.add_argument("--out", default="bench/results")
     a = ap.parse_args(argv)
-    exact = ["--exact"] if a.exact else []
+    exact = (["--exact"] if a.exact else []) + ([] if a.k is None else ["--k", str(a.k)])
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
     from ..app.loaded_model import load_model
 
@@ -182,9 +184,9 @@ def main(argv: list[str] | None = None) -> int:
                 del cases["region"]
             for _ in range(a.repeats):
                 ed = (session, path, text, a.typing, a.edit)
-                cases["editor"].append(_editor(*ed, exact=a.exact))
+                cases["editor"].append(_editor(*ed, exact=a.exact, k=a.k))
                 if region is not None:
-                    cases["region"].append(_editor(*ed, region, exact=a.exact))
+                    cases["region"].append(_editor(*ed, region, exact=a.exact, k=a.k))
         finally:
             session.target.close()
     record = {

@@ -18,7 +18,7 @@ from specedit.app.rewrite import rewrite, warm
 from specedit.engine.prefill import CHUNK as PREFILL_CHUNK
 
 
-def _text(lines: int = 80) -> str:
+def _text(lines: int = 45) -> str:  # ~500 prompt tokens: past 3 prefill chunks
     src = Path(sysconfig.get_paths()["stdlib"]) / "colorsys.py"
     return "".join(src.read_text(encoding="utf-8").splitlines(keepends=True)[:lines])
 
