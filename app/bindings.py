@@ -80,12 +80,12 @@ class Params:
 
 
 def _is_stub(body: list[ast.stmt]) -> bool:
-    for i, st in enumerate(body):
-        doc = i == 0 and isinstance(st, ast.Expr) and isinstance(st.value, ast.Constant)
-        dots = isinstance(st, ast.Expr) and isinstance(st.value, ast.Constant)
-        if not (doc or dots or isinstance(st, (ast.Pass, ast.Raise))):
-            return False
-    return True
+    # a docstring and ``...`` are both constant expressions
+    return all(
+        (isinstance(st, ast.Expr) and isinstance(st.value, ast.Constant))
+        or isinstance(st, (ast.Pass, ast.Raise))
+        for st in body
+    )
 
 
 def parameters(text: str, path: str | None) -> dict[str, Params] | None:

@@ -41,13 +41,12 @@ A cut result (no closing fence) is never written at all: that is the rewrite's
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
 from .bindings import parameters, unbound
 from .diff import Hunk, compute_hunks, split_lines
 from .intent import Intent, asks_removal
-from .names import code_lines, rename, uses
+from .names import code_lines, rename, uses, whole_word
 from .syntax import Definition, definitions, language_for_path, syntax_warning
 
 TAIL_LINES = 3
@@ -315,7 +314,7 @@ def param_unused(old: str, new: str, intent: Intent, path: str | None) -> Suspec
         for name in p.names:
             if name in was.names or name in p.reads:
                 continue
-            if len(re.findall(rf"(?<!\w){re.escape(name)}(?!\w)", intent.instruction)) < 2:
+            if len(whole_word(name).findall(intent.instruction)) < 2:
                 continue  # "add a parameter x": nothing says how it is used
             return Suspect(
                 "param_unused",

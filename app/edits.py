@@ -25,8 +25,8 @@ Contract:
     blank line right after ``=======`` is dropped when the search side does not start
     with one (Qwen2.5-Coder 0.5B and 1.5B write ``=======`` and a blank line, as under a
     heading).
-  * ``place_blocks(text, blocks, within=, prefer=) -> list[Hunk]``: each block found in ``text``, tolerantly:
-    exact lines, then trailing white space ignored, then indentation shifted consistently
+  * ``place_blocks(text, blocks, within=, prefer=) -> list[Hunk]``: each block found in
+    ``text``, tolerantly: exact lines, then trailing white space ignored, then indentation shifted consistently
     and blank lines skipped, then (the fuzzy level) lines that are only similar
     (``FUZZY_LINE``, ``FUZZY_MEAN``; small models paraphrase a line they copy), where the
     best match must stand out. A search side that occurs more than once goes to the first

@@ -9,8 +9,9 @@ beside the model checks),
 loads the model, runs the batch-exactness self-check (cached on disk per model file,
 backend, device and offload, build and thread count, so only the first load pays for
 it and says so; in ``model_checks_file()``: ``$SPECEDIT_MODEL_CHECKS``, else the state
-dir's ``model_checks.json``, so several state dirs can share what was measured) and calibrates the block-cost curve of the adaptive policy (its shape is
-cached with the exactness check; its level, which follows the machine's load,
+dir's ``model_checks.json``, so several state dirs can share what was measured) and
+calibrates the block-cost curve of the adaptive policy (its shape is cached with the
+exactness check; its level, which follows the machine's load,
 is re-measured at every load with 1-token calls; calls keep refining it).
 ``on_stage(stage, detail)``, when given, is told where a load is: ``weights`` (detail:
 the backend), then ``draft``, ``exactness`` (the first load of this model only) and

@@ -11,6 +11,8 @@ Contract:
     Elsewhere, or where Python does not tokenize, a use is a whole word on a line.
   * ``rename(text, old, new, path, scope, words=False) -> str``: ``text`` with every use
     of ``old`` in ``scope`` replaced by ``new`` and every other byte as it was.
+  * ``whole_word(name)``: the pattern of ``name`` as a whole word (no word character on either
+    side), the one reading of "a whole word" every module uses.
   * ``code_lines(text, value, path) -> set[int] | None``: the 0-based lines where
     ``value`` (one Python token: ``76``, ``"single"``, ``None``) stands as a token of
     code, not inside a docstring or a comment; None outside Python, for a value of
@@ -34,7 +36,7 @@ def _inside(line: int, scope: Scope) -> bool:
     return scope is None or any(a <= line < b for a, b in scope)
 
 
-def _word(name: str) -> re.Pattern:
+def whole_word(name: str) -> re.Pattern:
     return re.compile(rf"(?<![\w]){re.escape(name)}(?![\w])")
 
 
@@ -45,7 +47,7 @@ def _python_uses(
         toks = list(tokenize.generate_tokens(io.StringIO(text).readline))
     except (tokenize.TokenError, SyntaxError, IndentationError):
         return None
-    word = _word(name)
+    word = whole_word(name)
     out = []
     sig = [t for t in toks if t.type not in (tokenize.NL, tokenize.NEWLINE, tokenize.COMMENT)]
     parens: list[bool] = []  # per open bracket: is it a call's (not a def's parameters)?
@@ -85,7 +87,7 @@ def uses(
     if language_for_path(path) == "python":
         found = _python_uses(text, name, words, attributes)
     if found is None:
-        word = _word(name)
+        word = whole_word(name)
         found = [
             (i, m.start()) for i, line in enumerate(split_lines(text)) for m in word.finditer(line)
         ]

@@ -39,7 +39,7 @@ from .checks import (
 )
 from .diff import Hunk, apply_hunks, compute_hunks, split_lines
 from .intent import Intent
-from .names import rename
+from .names import rename, whole_word
 from .syntax import language_for_path
 
 
@@ -107,9 +107,9 @@ def complete_rename(old: str, new: str, intent: Intent, path: str | None) -> str
     if intent.rename is None:
         return new
     a, b = intent.rename
-    word = re.compile(rf"(?<![\w]){re.escape(b)}(?![\w])")
+    made = whole_word(b)
     if not any(
-        len(word.findall(h.new_text)) > len(word.findall(h.old_text))
+        len(made.findall(h.new_text)) > len(made.findall(h.old_text))
         for h in compute_hunks(old, new)
     ):
         return new  # the model made none of it: what it did is not a rename to finish

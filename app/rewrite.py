@@ -62,6 +62,7 @@ from .files import FileError
 from .generation import run_prompt
 from .intent import EVERYWHERE, read_intent
 from .loaded_model import LoadedModel
+from .names import whole_word
 from .options import EDIT_MODES, RewriteOptions
 from .outline import Outline, outline, widen
 from .prompt import Prompt, answer_prompt, outline_prompt, rewrite_prompt
@@ -116,8 +117,8 @@ def broad(instruction: str, text: str, path: str | None = None) -> str:
     if (set(_WORD.findall(instruction)) - {old}) & names:
         return ""
     if rename:
-        word = re.compile(rf"(?<![\w]){re.escape(old)}(?![\w])")
-        n = sum(1 for line in text.splitlines() if word.search(line))
+        pattern = whole_word(old)
+        n = sum(1 for line in text.splitlines() if pattern.search(line))
         if n >= BROAD_LINES:
             return f"the instruction renames {old!r}, which is on {n} lines of the file"
         return ""
@@ -170,16 +171,15 @@ def rewrite(
     ctx.edit_reason = why
     prompt = _whole_prompt(ctx)
     ctx.file_tokens = prompt.part_tokens
-    if not prompt.fits(
-        ctx.session.target.n_ctx
-    ):  # a broad change too: the whole file cannot be written
+    # a broad change too: the whole file cannot be written
+    if not prompt.fits(ctx.session.target.n_ctx):
         ctx.edit_reason = ""
         return _big(ctx, prompt, "blocks" if why else mode)
     if mode == "blocks":
         res = run_blocks(ctx, _whole_prompt(ctx, "blocks"))
         if isinstance(res, RewriteResult):
             return ctx.close(_mend(ctx, res) or res, "blocks")
-        mended = _mend(ctx, res) or _retry(ctx, res)
+        mended = _mend(ctx, res)
         if mended is not None:
             return ctx.close(mended, "blocks", res.why)
         log.info("edit blocks given up (%s): rewriting the whole file", res.why)
@@ -189,28 +189,23 @@ def rewrite(
 
 
 def _mend(ctx: Context, first: RewriteResult | Fallback) -> RewriteResult | None:
-    """Under ``auto``, one repair round (``app.rounds``) for a blocks answer that could not
-    be placed or that the checks flag: the better result of the two (fewer verdicts; the
-    first on a tie), or None when no round ran or it brought nothing back."""
+    """Under ``auto``, the repair rounds (``app.rounds``) for a blocks answer that could not
+    be placed or that the checks flag: the definitions it goes to rewritten whole, the
+    better result of the two (fewer verdicts; the first on a tie); for blocks that did not
+    place and no definition that came back, the blocks asked once more. None when no
+    round ran or it brought nothing back."""
     if ctx.opts.edit != "auto" or ctx.metrics.stop_reason == "cancelled":
         return None
+    res = None
     defs = round_targets(ctx, first, ctx.intent)
-    if not defs:
-        return None
-    log.info("repair round: rewriting %s whole", ", ".join(d.name for d in defs))
-    res = redo_definitions(ctx, first, defs)
-    if res is None or res.status == "cancelled":
+    if defs:
+        log.info("repair round: rewriting %s whole", ", ".join(d.name for d in defs))
+        res = redo_definitions(ctx, first, defs)
+    if res is not None and res.status == "cancelled":
         return res
-    if isinstance(first, RewriteResult) and len(res.verdicts) >= len(first.verdicts):
-        return None
-    return res
-
-
-def _retry(ctx: Context, first: Fallback) -> RewriteResult | None:
-    """Under ``auto``, the blocks once more with the failure as feedback (``app.rounds``)."""
-    if ctx.opts.edit != "auto" or ctx.metrics.stop_reason == "cancelled":
-        return None
-    return retry_blocks(ctx, first)
+    if isinstance(first, RewriteResult):
+        return None if res is None or len(res.verdicts) >= len(first.verdicts) else res
+    return res if res is not None else retry_blocks(ctx, first)
 
 
 # ---- files too long to show whole -------------------------------------------------------
