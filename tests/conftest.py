@@ -82,7 +82,9 @@ def shared_model_checks(tmp_path_factory):
 def own_model_checks(monkeypatch):
     """For the tests of the first load itself: the model checks and the hash record live in
     the test's own state dir again (``SPECEDIT_MODEL_CHECKS`` unset)."""
-    monkeypatch.delenv("SPECEDIT_MODEL_CHECKS", raising=False)
+    from specedit.app.loaded_model import CHECKS_ENV
+
+    monkeypatch.delenv(CHECKS_ENV, raising=False)
 
 
 @pytest.fixture(scope="session")
