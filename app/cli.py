@@ -66,7 +66,7 @@ def _draft_mode(a) -> str:
     return "model" if a.draft.startswith("model:") else a.draft
 
 
-def _session(a):
+def _load(a):
     from .loaded_model import load_model
 
     return load_model(load_config(a))
@@ -86,9 +86,9 @@ def cmd_rewrite(a) -> int:
     _check_lines(a.lines, src.text, a.path)
     if a.write:
         check_writable(src, force=a.force)  # refuse before the model loads, not after
-    context = tuple((p, read_source(p).text) for p in a.context)
+    context_files = tuple((p, read_source(p).text) for p in a.context_files)
     t0 = time.perf_counter()
-    sess = _session(a)
+    loaded = _load(a)
     t_load = time.perf_counter() - t0
     opts = RewriteOptions(
         instruction=a.instruction,
@@ -97,15 +97,15 @@ def cmd_rewrite(a) -> int:
         sampling=_sampling(a),
         exact=a.exact,
         max_tokens=a.max_tokens,
-        context=context,
+        context_files=context_files,
         region=a.lines,
         edit=a.edit,
         prompt_cache=not a.no_prompt_cache,
     )
-    res = rewrite(sess, src.text, opts, path=a.path, on_text=_stream(a))
+    res = rewrite(loaded, src.text, opts, path=a.path, on_text=_stream(a))
     t_diff = time.perf_counter()
-    stats = res.metrics.snapshot()
-    stats["model"] = sess.describe()
+    stats = res.stats.snapshot()
+    stats["model"] = loaded.describe()
     stats["timing_s"] = {
         "model_load": round(t_load, 3),
         "prefill": stats["prefill_s"],
@@ -132,7 +132,7 @@ def cmd_rewrite(a) -> int:
             err.out("")
         if res.diff:
             out.out(res.diff, end="")
-        _summary(stats, res.message, sess)
+        _summary(stats, res.message, loaded)
         if written:
             undo = shlex.join(["specedit", "undo", str(written.path)])
             say(escape(f"wrote {written.path} (backup {written.backup_path}; undo: {undo})"))
@@ -145,14 +145,14 @@ def cmd_rewrite(a) -> int:
     return 0
 
 
-def _summary(s: dict, message: str, sess) -> None:
+def _summary(s: dict, message: str, loaded) -> None:
     line = (
         f"{s['generated_tokens']} tokens, decode {s['decode_tps']:.1f} tok/s, "
         f"prefill {s['prefill_tps']:.0f} tok/s, {s['tokens_per_call']:.2f} tokens/call, "
         f"acceptance {s['acceptance']:.0%}, exact={'yes' if s['exact'] else 'no'} "
         f"({s['backend']} on {s['device']})"
     )
-    say(f"[bold]{escape(sess.model_name)}[/]: {escape(line)}")
+    say(f"[bold]{escape(loaded.model_name)}[/]: {escape(line)}")
     if s.get("edit_mode"):
         say(
             f"edit mode {s['edit_mode']}: {s['generated_tokens']} tokens generated for a "
@@ -175,8 +175,8 @@ def cmd_generate(a) -> int:
     from .files import read_source
     from .rewrite import answer
 
-    context = [(p, read_source(p).text) for p in a.context]
-    sess = _session(a)
+    context_files = [(p, read_source(p).text) for p in a.context_files]
+    loaded = _load(a)
     opts = RewriteOptions(
         draft=_draft_mode(a),
         k=a.k,
@@ -186,13 +186,13 @@ def cmd_generate(a) -> int:
         prompt_cache=not a.no_prompt_cache,
     )
     stream = None if a.json else (lambda piece: out.out(piece, end=""))
-    res = answer(sess, a.prompt, context, opts, on_text=stream, style=a.style)
+    res = answer(loaded, a.prompt, context_files, opts, on_text=stream, style=a.style)
     if a.json:
         out.out(json.dumps(res.to_json(), ensure_ascii=False))
     else:
         out.out("")
         _citations(res.citations)
-        _summary(res.metrics.snapshot(), "", sess)
+        _summary(res.metrics.snapshot(), "", loaded)
     return 0
 
 

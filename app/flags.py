@@ -152,7 +152,13 @@ def build_parser() -> argparse.ArgumentParser:
     r = sub.add_parser("rewrite", help="rewrite a file and print the diff")
     r.add_argument("path")
     r.add_argument("-i", "--instruction", required=True)
-    r.add_argument("--context", nargs="*", default=[], help="context files (draft sources)")
+    r.add_argument(
+        "--context",
+        nargs="*",
+        default=[],
+        dest="context_files",
+        help="context files (draft sources)",
+    )
     r.add_argument("--lines", type=_lines, default=None, help="only lines START:END")
     r.add_argument(
         "--edit",
@@ -173,7 +179,7 @@ def build_parser() -> argparse.ArgumentParser:
     g = sub.add_parser(
         "generate", help="answer a question from context files, quoting them (quotes checked)"
     )
-    g.add_argument("--context", nargs="+", required=True)
+    g.add_argument("--context", nargs="+", required=True, dest="context_files")
     g.add_argument("-p", "--prompt", required=True)
     g.add_argument(
         "--style",

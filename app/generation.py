@@ -1,14 +1,14 @@
 """Run one prompt on a loaded model: the proposers, the stop, the caches. The one door.
 
-Contract: ``run_prompt(session, prompt, opts, max_tokens, ...)`` generates from a
-``Prompt`` (``app.prompt``) on ``session`` (``app.loaded_model.LoadedModel``) with the
+Contract: ``run_prompt(loaded, prompt, opts, max_tokens, ...)`` generates from a
+``Prompt`` (``app.prompt``) on ``loaded`` (``app.loaded_model.LoadedModel``) with the
 proposers ``opts.draft`` names (prompt lookup over the prompt's spans and the output,
 a draft model, both, or none), the sampling and exactness of ``opts``, and stops at
 the prompt's closing fence (``app.stream.FencedText``) when it has one. It streams
 decoded text to ``on_text``, stops when ``stop_when(text so far)`` says so (checked as
 each line ends: an answer that can no longer be used), honours ``cancel`` between
 target calls, and returns a ``RunResult`` with the text, the tokens, the ``Metrics``
-and whether the block was closed. The session's lock serialises runs. The KV cache of the longest prefix the
+and whether the block was closed. The loaded model's lock serialises runs. The KV cache of the longest prefix the
 target holds already is reused where it was evaluated in the batches a cold run uses
 (``engine.prefill``, so the output does not depend on what the cache held; ``cold=True``
 starts from an empty cache, as the benchmarks do), and with ``opts.prompt_cache`` the prompt's shared prefix
@@ -83,7 +83,7 @@ def lookup_drafter(target: TargetModel, spans: tuple[Span, ...], prompt_len: int
 
 
 def proposers(
-    session: LoadedModel,
+    loaded: LoadedModel,
     opts: RewriteOptions,
     prompt: Prompt,
     policy: AdaptivePolicy,
@@ -97,33 +97,33 @@ def proposers(
     n = len(prediction)
     if n:
         spans = ((0, n, "prediction"), *((a + n, b + n, lab) for a, b, lab in prompt.spans))
-        inner = lookup_drafter(session.target, spans, n + len(prompt))
+        inner = lookup_drafter(loaded.target, spans, n + len(prompt))
         lookup: Drafter = BesideDrafter(inner, prediction)
     else:
-        lookup = lookup_drafter(session.target, prompt.spans, len(prompt))
-    if opts.draft == "lookup" or (opts.draft == "auto" and session.draft is None):
+        lookup = lookup_drafter(loaded.target, prompt.spans, len(prompt))
+    if opts.draft == "lookup" or (opts.draft == "auto" and loaded.draft is None):
         return lookup
-    if session.draft is None:
+    if loaded.draft is None:
         raise ModelError("--draft model needs a draft model: --draft model:NAME|PATH")
     model = ModelDrafter(
-        session.draft,
+        loaded.draft,
         opts.sampling,
-        target=session.target,
+        target=loaded.target,
         policy=policy,
-        costs=session.draft_costs,
+        costs=loaded.draft_costs,
     )
     return model if opts.draft == "model" else CombinedDrafter(lookup, model, policy)
 
 
-def gen_config(session: LoadedModel, opts: RewriteOptions, max_tokens: int) -> GenConfig:
-    """The engine's settings for ``opts`` on ``session`` (exact mode's block size is the
-    session's measured one)."""
+def gen_config(loaded: LoadedModel, opts: RewriteOptions, max_tokens: int) -> GenConfig:
+    """The engine's settings for ``opts`` on ``loaded`` (exact mode's block size is the
+    loaded model's measured one)."""
     return GenConfig(
         max_tokens=max_tokens,
         sampling=opts.sampling,
         policy=PolicyConfig(fixed_k=opts.k),
         speculate=opts.draft != "none",
-        exact_block=session.exact_block if opts.exact else None,
+        exact_block=loaded.exact_block if opts.exact else None,
     )
 
 
@@ -165,7 +165,7 @@ class TextSink:
 
 
 def run_prompt(
-    session: LoadedModel,
+    loaded: LoadedModel,
     prompt: Prompt,
     opts: RewriteOptions,
     max_tokens: int,
@@ -178,34 +178,34 @@ def run_prompt(
     prediction: Sequence[int] = (),
 ) -> RunResult:
     """Generate from ``prompt`` (see the module docstring); ``prediction`` is one more
-    lookup source (``proposers``). A session on a remote engine runs it there
+    lookup source (``proposers``). A model on a remote engine runs it there
     (``app.remote_engine``)."""
     sink = TextSink(prompt.fence, on_text, stop_when)
-    if session.remote is not None:
-        return session.remote.run_prompt(
-            session, prompt, opts, max_tokens, sink, cancel=cancel, metrics=metrics
+    if loaded.remote is not None:
+        return loaded.remote.run_prompt(
+            loaded, prompt, opts, max_tokens, sink, cancel=cancel, metrics=metrics
         )
-    target = session.target
-    cfg = gen_config(session, opts, max_tokens)
+    target = loaded.target
+    cfg = gen_config(loaded, opts, max_tokens)
     dec = StreamDecoder(target)
 
     def on_tokens(toks: list[int]) -> bool:
         return sink.feed(dec.feed(toks))
 
     ids = list(prompt.ids)
-    with session.lock:
+    with loaded.lock:
         if cold:
             target.rollback(0)
         # the engine reuses what the cache holds of the prompt, evaluated in the batches a
         # cold run uses (engine.prefill); the disk cache can only add such a prefix
-        disk = opts.prompt_cache and bool(session.cache_key)
-        key = f"{session.cache_key}|{prefill.SCHEME}"
+        disk = opts.prompt_cache and bool(loaded.cache_key)
+        key = f"{loaded.cache_key}|{prefill.SCHEME}"
         if disk:
             have = prefill.reusable(target, ids, prompt.marks)
             if (got := prompt_cache.restore(target, ids, key, have=have)) > have:
                 prefill.adopt(target, got)  # saved below from a run whose first mark it was
-        policy = session.policy(cfg.policy)
-        drafter = proposers(session, opts, prompt, policy, prediction)  # owns the draft's cache
+        policy = loaded.policy(cfg.policy)
+        drafter = proposers(loaded, opts, prompt, policy, prediction)  # owns the draft's cache
         res = generate(
             target,
             ids,

@@ -245,7 +245,7 @@ def load_model(
     # the cost curve times the step that really runs (on a GPU: never a host copy of logits)
     view = calibration_target(target, choose_verifier(target, cfg.verifier))
     costs = _calibrate(view, entry, lambda: _save_cache(cache))
-    sess = LoadedModel(
+    loaded = LoadedModel(
         target=target,
         model_name=name,
         model_path=path,
@@ -258,15 +258,15 @@ def load_model(
         cache_key=key,
         config=cfg,
     )
-    if not sess.batch_exact:  # a warning at the first load of this model and build
+    if not loaded.batch_exact:  # a warning at the first load of this model and build
         (log.warning if first else log.info)(
             "%s: batched evaluation changes logits (max |delta| %.3g); "
             "exact mode verifies in blocks of %d",
             name,
             max(deltas.values()),
-            sess.exact_block,
+            loaded.exact_block,
         )
-    return sess
+    return loaded
 
 
 def _nvidia_present() -> bool:

@@ -80,7 +80,7 @@ class RewriteOptions:
     """The edit to make, in the user's words."""
     draft: str = "lookup"
     """One of ``DRAFT_MODES``: 'lookup' (prompt lookup from file, context and output),
-    'none' (plain decoding), 'model' (the session's draft model) or 'auto' (lookup, plus
+    'none' (plain decoding), 'model' (the loaded model's draft model) or 'auto' (lookup, plus
     the draft model if loaded)."""
     k: int | None = None
     """Draft length; None adapts k to measured cost and acceptance."""
@@ -90,7 +90,7 @@ class RewriteOptions:
     """Verify in sub-blocks whose numerics equal 1-token decoding."""
     max_tokens: int | None = None
     """Cap on generated tokens; None allows the file's length plus a margin."""
-    context: tuple[tuple[str, str], ...] = ()
+    context_files: tuple[tuple[str, str], ...] = ()
     """(name, text) of context files: shown to the model and used as draft sources."""
     region: tuple[int, int] | None = None
     """0-based [start, end) lines to rewrite; the rest stays byte-identical."""

@@ -1,37 +1,32 @@
 """Prompts: the chat messages, their token ids and spans, and the fence, built once.
 
 Contract:
-  * ``rewrite_prompt(target, text, instruction, path=, context=, region=)`` returns a
-    frozen ``Prompt``: token ids, the spans of the pieces the lookup drafter copies from
-    (``file``: the text to rewrite, ``whole``: the whole file in a region rewrite,
-    ``context``: a context file), the closing ``fence`` of the block the model writes,
-    ``prefix_end`` (the end of the prefix every rewrite of the file shares: system
-    text, context files and the whole file, before the region and the instruction, so
-    a prompt cache or a warm-up can keep it) and the ``part`` being rewritten. The
-    assistant turn is pre-filled with the opening fence, so the output starts with the
-    first line of the text. ``fence_for`` (``app.stream``) picks a fence longer than
-    any backtick run in the text. With ``feedback=(previous, note)`` (a re-run after the
-    user said what was wrong) the previous output (span ``previous``, a draft source too)
-    and the note follow the file, so the prefix stays the same and a warm cache still
-    holds. With ``edit="blocks"`` the model is asked for search/replace blocks instead
-    (``app.edits.FORMAT`` after the instruction, the assistant turn opened with
-    ``edits.PREFILL`` too); ``Prompt.edit`` says which.
-  * ``outline_prompt(target, text, instruction, outline, ...)``: a file too long to show
-    whole, as its outline (``app.outline``; span ``outline``, the shared prefix ends
-    after it) and windows of its lines (spans ``whole``), asking where the change goes
-    (``ask="locate"``: outline lines, ``LOCATE``), for blocks placed in the windows, or
-    for a region rewritten whole.
-  * ``answer_prompt(target, question, context, style=)``: a question grounded in context
-    files (free text, no fence): the ``quote`` style asks for a short answer and the
-    passages it rests on, copied verbatim under ``[FILE]`` citations (``app.quotes``
-    checks them), and shows one such exchange first (``QUOTE_EXAMPLE``); ``free`` is the
-    earlier prompt, kept to measure against. The files come
-    before the question (``prefix_end``: a prompt cache keeps them).
-  * ``splice(target, messages, prefix, pieces)``: the general form: render the chat
-    template, then splice the pieces at their marks, each tokenized on its own (the
-    user's text is never parsed for special tokens) so their token spans are known.
+  * ``rewrite_prompt(target, text, instruction, path=, context_files=, region=)`` returns a frozen
+    ``Prompt``: token ids, the spans of the pieces the lookup drafter copies from (``file``: the
+    text to rewrite, ``whole``: the whole file in a region rewrite, ``context``: a context file),
+    the closing ``fence`` of the block the model writes, ``prefix_end`` (the end of the prefix every
+    rewrite of the file shares: system text, context files and the whole file, before the region and
+    the instruction, for a prompt cache or a warm-up to keep) and the ``part`` being rewritten. The
+    assistant turn is pre-filled with the opening fence, so the output (read by
+    ``app.stream.FencedText``) starts with the text's first line. ``fence_for`` (``app.stream``)
+    picks a fence longer than any backtick run in the text. With ``feedback=(previous, note)`` (a
+    re-run after the user said what went wrong) the previous output (span ``previous``, a draft
+    source too) and the note follow the file, so the prefix, and a warm cache, still hold. With
+    ``edit="blocks"`` the model is asked for search/replace blocks instead (``app.edits.FORMAT``
+    after the instruction, ``edits.PREFILL`` after the fence); ``Prompt.edit`` says which.
+  * ``outline_prompt(target, text, instruction, outline, ...)``: a file too long to show whole, as
+    its outline (``app.outline``; span ``outline``, the shared prefix ends after it) and windows of
+    its lines (spans ``whole``), asking where the change goes (``ask="locate"``: outline lines,
+    ``LOCATE``), for blocks placed in the windows, or for a region rewritten whole.
+  * ``answer_prompt(target, question, context_files, style=)``: a question grounded in context files
+    (free text, no fence; the files come first: ``prefix_end``, a prompt cache keeps them). Style
+    ``quote`` asks for a short answer and the passages it rests on, copied verbatim under ``[FILE]``
+    citations (``app.quotes`` checks them), after one such exchange (``QUOTE_EXAMPLE``); ``free`` is
+    the earlier prompt.
+  * ``splice(target, messages, prefix, pieces)``: the general form: render the chat template, then
+    splice the pieces at their marks, each tokenized on its own (the user's text is never parsed for
+    special tokens) so their token spans are known.
   * ``rewrite_messages``/``answer_messages`` are the messages themselves (no model).
-The text the model then writes is read by ``app.stream.FencedText``.
 """
 
 from __future__ import annotations
@@ -196,7 +191,7 @@ def rewrite_prompt(
     *,
     lines: Sequence[str] | None = None,
     path: str | None = None,
-    context: Sequence[tuple[str, str]] = (),
+    context_files: Sequence[tuple[str, str]] = (),
     region: tuple[int, int] | None = None,
     feedback: tuple[str, str] | None = None,
     edit: str = "whole",
@@ -219,14 +214,14 @@ def rewrite_prompt(
     else:
         part, full = text, None
     messages, prefix = rewrite_messages(
-        part, instruction, path, list(context), full, feedback_note(feedback), edit
+        part, instruction, path, list(context_files), full, feedback_note(feedback), edit
     )
     pieces = {FILE_MARK: _with_nl(part)}
     if feedback is not None:
         pieces[PREV_MARK] = _with_nl(feedback[0])
     if full is not None:
         pieces[FULL_MARK] = _with_nl(full)
-    for i, (_, ctext) in enumerate(context):
+    for i, (_, ctext) in enumerate(context_files):
         pieces[CTX_MARK.format(i)] = _with_nl(ctext)
     ids, spans = splice(target, messages, prefix, pieces)
     whole = [end for _, end, lab in spans if lab == "whole"]
@@ -244,7 +239,7 @@ def outline_prompt(
     *,
     lines: Sequence[str],
     path: str | None = None,
-    context: Sequence[tuple[str, str]] = (),
+    context_files: Sequence[tuple[str, str]] = (),
     windows: Sequence[tuple[int, int]] = (),
     region: tuple[int, int] | None = None,
     ask: str = "locate",
@@ -260,7 +255,7 @@ def outline_prompt(
     name = path or "the text"
     parts = [
         f"Context file {cpath}:\n{fence}\n{CTX_MARK.format(i)}{fence}\n"
-        for i, (cpath, _) in enumerate(context)
+        for i, (cpath, _) in enumerate(context_files)
     ]
     parts.append(
         f"File {name} has {len(lines):,} lines, too many to show whole. Its outline (line "
@@ -290,7 +285,7 @@ def outline_prompt(
     elif ask == "blocks":
         parts.append(edits.FORMAT)
         opening += edits.PREFILL
-    for i, (_, ctext) in enumerate(context):
+    for i, (_, ctext) in enumerate(context_files):
         pieces[CTX_MARK.format(i)] = _with_nl(ctext)
     messages = [
         {"role": "system", "content": SYSTEM_REWRITE},
@@ -312,14 +307,14 @@ def feedback_note(feedback: tuple[str, str] | None) -> str | None:
 def answer_prompt(
     target: TargetModel,
     question: str,
-    context: Sequence[tuple[str, str]],
+    context_files: Sequence[tuple[str, str]],
     style: str = "quote",
 ) -> Prompt:
     """The prompt of a question answered from ``context`` files (their spans are drafted);
     ``prefix_end`` is the end of the last file, so a prompt cache keeps the system text and
     the files for the next question about them."""
-    pieces = {CTX_MARK.format(i): c for i, (_, c) in enumerate(context)}
-    ids, spans = splice(target, answer_messages(question, list(context), style), "", pieces)
+    pieces = {CTX_MARK.format(i): c for i, (_, c) in enumerate(context_files)}
+    ids, spans = splice(target, answer_messages(question, list(context_files), style), "", pieces)
     prefix_end = max((e for _, e, _ in spans), default=0)
     return Prompt(tuple(ids), tuple(spans), prefix_end=prefix_end)
 
@@ -328,7 +323,7 @@ def rewrite_messages(
     text: str,
     instruction: str,
     path: str | None = None,
-    context: list[tuple[str, str]] = (),
+    context_files: list[tuple[str, str]] = (),
     full_text: str | None = None,
     feedback: str | None = None,
     edit: str = "whole",
@@ -348,7 +343,7 @@ def rewrite_messages(
     lang = language_name(path)
     name = path or "the text"
     parts = []
-    for i, (cpath, _ctext) in enumerate(context):
+    for i, (cpath, _ctext) in enumerate(context_files):
         parts.append(f"Context file {cpath}:\n{fence}\n{CTX_MARK.format(i)}{fence}\n")
     # the whole file comes first either way, so a region rewrite and a whole-file one
     # share the prompt's prefix up to the end of the file (``Prompt.prefix_end``)
@@ -382,7 +377,7 @@ def rewrite_messages(
 
 
 def answer_messages(
-    question: str, context: list[tuple[str, str]], style: str = "quote"
+    question: str, context_files: list[tuple[str, str]], style: str = "quote"
 ) -> list[dict[str, str]]:
     """The messages of a question about ``context`` files, which appear as ``CTX_MARK``s.
 
@@ -393,7 +388,9 @@ def answer_messages(
     share the prompt's prefix."""
     if style not in ANSWER_STYLES:
         raise ValueError(f"unknown answer style {style!r}; one of {', '.join(ANSWER_STYLES)}")
-    parts = [_document(path, CTX_MARK.format(i), text) for i, (path, text) in enumerate(context)]
+    parts = [
+        _document(path, CTX_MARK.format(i), text) for i, (path, text) in enumerate(context_files)
+    ]
     if style == "free":
         return [
             {"role": "system", "content": SYSTEM_ANSWER},

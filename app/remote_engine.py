@@ -11,7 +11,7 @@ Contract:
   ``target`` is a :class:`VocabTarget`: the local GGUF's tokenizer and chat template
   only (``--model``, loaded without weights), so every prompt is built and measured as a
   local run's, and whose ``remote`` is a :class:`RemoteEngine`.
-* ``RemoteEngine.run_prompt`` (``app.generation.run_prompt`` hands a remote session's
+* ``RemoteEngine.run_prompt`` (``app.generation.run_prompt`` hands a remote model's
   prompts to it, so every edit mode works over it) sends the rendered prompt to
   ``POST /completions`` with ``stream: true`` and the request's sampling, feeds the
   streamed text to the run's ``TextSink`` (closing fence, ``stop_when``, ``on_text``) and
@@ -218,7 +218,7 @@ class RemoteEngine:
     # ---- one prompt ------------------------------------------------------------------
     def run_prompt(
         self,
-        session: LoadedModel,
+        loaded: LoadedModel,
         prompt: Prompt,
         opts: RewriteOptions,
         max_tokens: int,
@@ -234,7 +234,7 @@ class RemoteEngine:
             raise ModelError("--exact needs a local model: a remote engine's numerics are its own")
         if opts.draft not in ("lookup", "none", "auto"):
             raise ModelError("a draft model runs locally only: use --draft lookup with --engine")
-        target = session.target
+        target = loaded.target
         m = metrics if metrics is not None else Metrics()
         m.backend, m.device = "remote", self.device or f"the engine at {self.url}"
         m.exact, m.speculation, m.verifier = False, opts.draft != "none", self.server
@@ -258,7 +258,7 @@ class RemoteEngine:
         if self.prediction and prompt.part and opts.draft != "none":
             body["prediction"] = {"type": "content", "content": prompt.part}
         t0 = time.perf_counter()
-        with session.lock:
+        with loaded.lock:
             finish, usage, extra = self._stream(body, sink, cancel, m, t0)
         text = sink.finish()
         tokens = target.tokenize(text, special=False)
@@ -382,7 +382,7 @@ def _copy_server_stats(m: Metrics, extra: dict | None, url: str) -> None:
 
 
 def load_remote(cfg: LoadConfig, on_stage=None) -> LoadedModel:
-    """A session whose target runs on ``cfg.engine`` (module docstring)."""
+    """A loaded model whose target runs on ``cfg.engine`` (module docstring)."""
     from .loaded_model import LoadedModel, model_hash_record
 
     url = parse_engine(cfg.engine)

@@ -1,47 +1,32 @@
 """Rewrite a text (or a region of it) with a loaded model: the one path every front end uses.
 
-Contract: ``rewrite(session, text, opts, path=..., on_text=..., cancel=...)`` runs the
-edit mode ``opts.edit`` asks for (``edit_mode``) and returns a ``RewriteResult``
-(``app.stages``) with the new full text, hunks, unified diff and the live ``Metrics``
-object, whose stats say which mode ran (``edit_mode``), why ``auto`` chose a whole
-rewrite (``edit_reason``), why it fell back to one (``edit_fallback``) and how long the
-text a whole rewrite re-emits is (``file_tokens``):
-  * ``blocks`` (``auto``, the default, on a file that fits the context): the model writes
-    only the lines that change, as search/replace blocks (``app.edits``) after a prompt
-    whose prefix (system text and file) every rewrite of the file shares; when they do
-    not apply or the checks flag them, ``auto`` runs a repair round (``app.rounds``: the
-    definitions the change goes to rewritten whole, else the blocks asked again with
-    why they failed), and when that brings nothing, rewrites the whole file, reusing
-    that prefix;
-  * ``whole`` (``--edit whole``, a region, or, under ``auto``, a ``broad`` change that
-    reaches across the file): the model writes the whole text, or the region, out in
-    full (``app.prompt.rewrite_prompt``);
-  * a file whose whole rewrite does not fit the context is shown as its outline
-    (``app.outline``) plus windows of its lines (``app.prompt.outline_prompt``): a region
-    is rewritten with a window around it (``locate+whole``); without a region a short
-    first answer locates the definitions the change goes to, and blocks are written for
-    them (``locate+blocks``; ``auto`` falls back to rewriting the located lines whole,
-    ``locate+whole``, when they are at most ``FALLBACK_TOKENS`` long).
-The result's ``status`` is
-  * ``ok``: a complete answer; ``suspect`` is set when it deletes lines the instruction
-    did not ask to remove (``app.checks``): front ends show it and write it only when
-    forced;
-  * ``truncated``: the output stopped before its closing fence (the token limit, the
-    context, or the model ended early): ``new_text`` is None, and ``hunks`` are only
-    those of the lines completed before the cut (never a deletion of the rest). It is
-    never written or applied as a whole;
-  * ``cancelled``, ``no_output``: nothing usable; nothing changed.
-A block that cannot be placed is never half-applied. It never touches the file on disk:
-writing is ``app.files.write_atomic``'s job.
-``answer`` does the same for a question grounded in context files (RAG quoting) and
-returns an ``AnswerResult``: the text, the ``Metrics`` and the answer's citations, each
-checked against the files (``app.quotes``).
-``warm(session, text, path=...)`` prefills the prompt prefix every rewrite of a file
-shares (the file, or a big file's outline, comes before the region and the
-instruction), so an editor can have it done while the user types the instruction; a
-rewrite or another warm-up interrupts it.
-
-Errors a user can fix come out as ``engine.backend.UserError`` (too long, empty).
+Contract: ``rewrite(loaded, text, opts, path=..., on_text=..., cancel=...)`` runs the edit mode
+``opts.edit`` asks for, as ``plan_rewrite`` decides it once (a ``Plan``: the mode, why, and its
+prompts, each built once), and returns a ``RewriteResult`` (``app.stages``): the new full text,
+hunks, diff, and ``RewriteStats`` (the engine's figures, and which mode ran, why ``auto`` chose a
+whole rewrite or fell back to one, and the length of the text a whole rewrite re-emits):
+  * ``blocks`` (``auto``, the default, on a file that fits the context): only the lines that change,
+    as search/replace blocks (``app.edits``), after a prompt whose prefix (system text and file)
+    every rewrite of the file shares; when they do not apply or the checks flag them, ``auto`` runs
+    a repair round (``app.rounds``), then, if that brings nothing, a whole rewrite on that prefix;
+  * ``whole`` (``--edit whole``, a region, or, under ``auto``, a ``broad`` change that reaches
+    across the file): the whole text, or the region, written out (``app.prompt.rewrite_prompt``);
+  * a file whose whole rewrite does not fit the context is shown as its outline (``app.outline``)
+    plus windows of its lines (``app.prompt.outline_prompt``): a region is rewritten with a window
+    around it (``locate+whole``); else a short first answer locates the definitions the change goes
+    to and blocks are written for them (``locate+blocks``; ``auto`` falls back to ``locate+whole``
+    on located lines at most ``FALLBACK_TOKENS`` long).
+The result's ``status`` is ``ok`` (a complete answer; ``suspect`` is set when it deletes lines the
+instruction did not ask to remove, ``app.checks``: front ends write it only when forced),
+``truncated`` (the output stopped before its closing fence: ``new_text`` is None, ``hunks`` only
+those of the lines completed before the cut, never a deletion of the rest; never written or applied
+as a whole), ``cancelled`` or ``no_output`` (nothing usable; nothing changed). Blocks are never
+half-applied; the file on disk is never touched (``app.files.write_atomic`` writes it).
+``answer`` does the same for a question grounded in context files and returns an ``AnswerResult``:
+the text, the ``Metrics`` and the citations, each checked against the files (``app.quotes``).
+``warm(loaded, text, path=...)`` prefills the prompt prefix every rewrite of a file shares, e.g.
+while the user types; a rewrite or another warm-up interrupts it. Errors a user can fix:
+``engine.backend.UserError`` (too long, empty).
 """
 
 from __future__ import annotations
@@ -69,9 +54,9 @@ from .prompt import Prompt, answer_prompt, outline_prompt, rewrite_prompt
 from .quotes import Citation, all_found, check_citations
 from .rounds import redo_definitions, retry_blocks, round_targets
 from .stages import (
-    Context,
     Fallback,
     RewriteResult,
+    RewriteRun,
     check_fits,
     run_blocks,
     run_locate,
@@ -137,23 +122,67 @@ def edit_mode(opts: RewriteOptions, text: str, path: str | None = None) -> tuple
     return ("whole", why) if why else ("blocks", "")
 
 
-def _whole_prompt(ctx: Context, edit: str = "whole") -> Prompt:
-    o = ctx.opts
+def _whole_prompt(run: RewriteRun, edit: str = "whole") -> Prompt:
+    o = run.opts
     return rewrite_prompt(
-        ctx.session.target,
-        ctx.text,
+        run.loaded.target,
+        run.text,
         o.instruction,
-        lines=ctx.lines,
-        path=ctx.path,
-        context=o.context,
+        lines=run.lines,
+        path=run.path,
+        context_files=o.context_files,
         region=o.region,
         feedback=o.feedback,
         edit=edit,
     )
 
 
+@dataclass(frozen=True)
+class Plan:
+    """How a rewrite starts (``plan_rewrite``): the one decision, each prompt built once."""
+
+    mode: str
+    """``whole``, ``blocks``, or ``outline``: the whole rewrite does not fit the context, so
+    the file is shown as its outline (``_big``)."""
+    prompt: Prompt
+    """The first stage's prompt: the whole rewrite's, the blocks answer's, or (``outline``)
+    the outline prompt whose prefix every stage of a big file shares (a region's whole)."""
+    reason: str
+    """Why ``auto`` chose a whole rewrite ("" when it did not)."""
+    whole: Prompt
+    """The whole rewrite's prompt: its fit decides ``outline``; blocks given up fall back
+    to it; its ``part_tokens`` are the stats' ``file_tokens``."""
+    outline: Outline | None = None
+    """The big file's outline (``outline`` only)."""
+    problem: str = ""
+    """Why the plan cannot run ("" when it can): a whole rewrite asked of a big file."""
+
+
+def plan_rewrite(run: RewriteRun) -> Plan:
+    """The edit mode (``edit_mode``), why, and the prompts of ``run``'s rewrite."""
+    opts, n_ctx, name = run.opts, run.loaded.target.n_ctx, run.path or "the text"
+    mode, why = edit_mode(opts, run.text, run.path)
+    whole = _whole_prompt(run)
+    if whole.fits(n_ctx):
+        if mode == "blocks":
+            return Plan("blocks", _whole_prompt(run, "blocks"), "", whole)
+        return Plan("whole", whole, why, whole)
+    # a broad change too: the whole file cannot be written, its changes can
+    out = _outline(run)
+    first = _region_prompt(run, out, opts.region) if opts.region else _big_prompt(run, out)
+    problem = ""
+    if opts.region is None and mode == "whole" and not why:
+        problem = (
+            f"{name} is {whole.part_tokens:,} tokens; a whole rewrite needs "
+            f"{len(whole) + whole.part_tokens:,} of the {n_ctx:,}-token context: let the "
+            "model write only the lines that change (--edit auto, the default), rewrite a "
+            "region (--lines) or raise --ctx"
+        )
+    return Plan("outline", first, "", whole, out, problem)
+
+
 def rewrite(
-    session: LoadedModel,
+    loaded: LoadedModel,
     text: str,
     opts: RewriteOptions,
     *,
@@ -165,62 +194,58 @@ def rewrite(
     """Rewrite ``text`` (or ``opts.region`` of it) as instructed (see module docstring)."""
     if not opts.instruction.strip():
         raise UserError("no instruction given")
-    mode, why = edit_mode(opts, text, path)
     m = metrics if metrics is not None else Metrics()
-    ctx = Context(session, text, split_lines(text), opts, path, on_text, cancel, m)
-    ctx.edit_reason = why
-    prompt = _whole_prompt(ctx)
-    ctx.file_tokens = prompt.part_tokens
-    # a broad change too: the whole file cannot be written
-    if not prompt.fits(ctx.session.target.n_ctx):
-        ctx.edit_reason = ""
-        return _big(ctx, prompt, "blocks" if why else mode)
-    if mode == "blocks":
-        res = run_blocks(ctx, _whole_prompt(ctx, "blocks"))
+    run = RewriteRun(loaded, text, split_lines(text), opts, path, on_text, cancel, m)
+    plan = plan_rewrite(run)
+    run.edit_reason, run.file_tokens = plan.reason, plan.whole.part_tokens
+    if plan.mode == "outline":
+        return _big(run, plan)
+    if plan.mode == "blocks":
+        res = run_blocks(run, plan.prompt)
         if isinstance(res, RewriteResult):
-            return ctx.close(_mend(ctx, res) or res, "blocks")
-        mended = _mend(ctx, res)
+            return run.close(_mend(run, res) or res, "blocks")
+        mended = _mend(run, res)
         if mended is not None:
-            return ctx.close(mended, "blocks", res.why)
+            return run.close(mended, "blocks", res.why)
         log.info("edit blocks given up (%s): rewriting the whole file", res.why)
-        ctx.next_stage()
-        return ctx.close(run_whole(ctx, prompt), "whole", res.why)
-    return ctx.close(run_whole(ctx, prompt), "whole")
+        run.next_stage()
+        return run.close(run_whole(run, plan.whole), "whole", res.why)
+    return run.close(run_whole(run, plan.prompt), "whole")
 
 
-def _mend(ctx: Context, first: RewriteResult | Fallback) -> RewriteResult | None:
+def _mend(run: RewriteRun, first: RewriteResult | Fallback) -> RewriteResult | None:
     """Under ``auto``, the repair rounds (``app.rounds``) for a blocks answer that could not
     be placed or that the checks flag: the definitions it goes to rewritten whole, the
     better result of the two (fewer verdicts; the first on a tie); for blocks that did not
     place and no definition that came back, the blocks asked once more. None when no
     round ran or it brought nothing back."""
-    if ctx.opts.edit != "auto" or ctx.metrics.stop_reason == "cancelled":
+    if run.opts.edit != "auto" or run.metrics.stop_reason == "cancelled":
         return None
     res = None
-    defs = round_targets(ctx, first, ctx.intent)
+    defs = round_targets(run, first, run.intent)
     if defs:
         log.info("repair round: rewriting %s whole", ", ".join(d.name for d in defs))
-        res = redo_definitions(ctx, first, defs)
+        res = redo_definitions(run, first, defs)
     if res is not None and res.status == "cancelled":
         return res
     if isinstance(first, RewriteResult):
         return None if res is None or len(res.verdicts) >= len(first.verdicts) else res
-    return res if res is not None else retry_blocks(ctx, first)
+    return res if res is not None else retry_blocks(run, first)
 
 
 # ---- files too long to show whole -------------------------------------------------------
 
 
-def _count(ctx: Context):
-    tok = ctx.session.target.tokenize
+def _count(run: RewriteRun):
+    tok = run.loaded.target.tokenize
     return lambda s: len(tok(s, special=False)) if s else 0
 
 
-def _outline(ctx: Context) -> Outline:
+def _outline(run: RewriteRun) -> Outline:
     """The file's outline, cut to its top-level entries when it would crowd the context."""
-    out = outline(ctx.text, ctx.path)
-    count = _count(ctx)
-    budget = int(ctx.session.target.n_ctx * OUTLINE_SHARE)
+    out = outline(run.text, run.path)
+    count = _count(run)
+    budget = int(run.loaded.target.n_ctx * OUTLINE_SHARE)
     if count(out.text) > budget:
         top = tuple(e for e in out.entries if not e.shown[:1].isspace())
         out = Outline(top, out.n_lines)
@@ -229,117 +254,114 @@ def _outline(ctx: Context) -> Outline:
     return out
 
 
-def _big_prompt(ctx: Context, out: Outline, **kw) -> Prompt:
-    """A big file's prompt (``app.prompt.outline_prompt``) for ``ctx``: its outline ``out``,
+def _big_prompt(run: RewriteRun, out: Outline, **kw) -> Prompt:
+    """A big file's prompt (``app.prompt.outline_prompt``) for ``run``: its outline ``out``,
     and ``kw``'s windows, region and what to ask."""
-    o = ctx.opts
+    o = run.opts
     return outline_prompt(
-        ctx.session.target,
-        ctx.text,
+        run.loaded.target,
+        run.text,
         o.instruction,
         out.text,
-        lines=ctx.lines,
-        path=ctx.path,
-        context=o.context,
+        lines=run.lines,
+        path=run.path,
+        context_files=o.context_files,
         **kw,
     )
 
 
-def _region_name(ctx: Context, region: tuple[int, int]) -> str:
-    return f"lines {region[0] + 1}:{region[1]} of {ctx.path or 'the text'}"
+def _region_name(run: RewriteRun, region: tuple[int, int]) -> str:
+    return f"lines {region[0] + 1}:{region[1]} of {run.path or 'the text'}"
 
 
-def _big(ctx: Context, whole: Prompt, mode: str) -> RewriteResult:
+def _big(run: RewriteRun, plan: Plan) -> RewriteResult:
     """A file whose whole rewrite does not fit the context (module docstring)."""
-    opts, n_ctx = ctx.opts, ctx.session.target.n_ctx
-    name = ctx.path or "the text"
-    if opts.region is None and mode == "whole":
-        raise FileError(
-            f"{name} is {whole.part_tokens:,} tokens; a whole rewrite needs "
-            f"{len(whole) + whole.part_tokens:,} of the {n_ctx:,}-token context: let the "
-            "model write only the lines that change (--edit auto, the default), rewrite a "
-            "region (--lines) or raise --ctx"
-        )
-    out = _outline(ctx)
+    opts, n_ctx = run.opts, run.loaded.target.n_ctx
+    name = run.path or "the text"
+    if plan.problem:
+        raise FileError(plan.problem)
+    out = plan.outline
+    assert out is not None
     if opts.region is not None:
-        return _big_region(ctx, out, opts.region, fallback="")
-    locate = _big_prompt(ctx, out, ask="locate")
-    ranges = run_locate(ctx, locate, out)
-    if ctx.metrics.stop_reason == "cancelled":
-        return ctx.close(ctx.result("cancelled", "cancelled; nothing changed"), "locate")
+        return _big_region(run, out, opts.region, fallback="", prompt=plan.prompt)
+    locate = _big_prompt(run, out, ask="locate")
+    ranges = run_locate(run, locate, out)
+    if run.metrics.stop_reason == "cancelled":
+        return run.close(run.result("cancelled", "cancelled; nothing changed"), "locate")
     if not ranges:
         msg = (
             f"the model could not tell where in {name} the change goes; nothing changed: "
             "name the definition in the instruction or rewrite a region (--lines)"
         )
-        return ctx.close(ctx.result("no_output", msg), "locate")
-    ctx.next_stage()
-    shown = sum(_count(ctx)("".join(ctx.lines[a:b])) for a, b in ranges)
-    prompt = _big_prompt(ctx, out, windows=ranges, ask="blocks")
+        return run.close(run.result("no_output", msg), "locate")
+    run.next_stage()
+    shown = sum(_count(run)("".join(run.lines[a:b])) for a, b in ranges)
+    prompt = _big_prompt(run, out, windows=ranges, ask="blocks")
     if not prompt.fits(n_ctx, min(shown, 64)):
         raise FileError(
             f"the change goes to lines {', '.join(f'{a + 1}:{b}' for a, b in ranges)} of "
             f"{name}, {shown:,} tokens; with the outline that needs {len(prompt):,} of the "
             f"{n_ctx:,}-token context: rewrite a smaller region (--lines) or raise --ctx"
         )
-    res = run_blocks(ctx, prompt, within=ranges)
+    res = run_blocks(run, prompt, within=ranges)
     if isinstance(res, RewriteResult):
-        return ctx.close(res, "locate+blocks")
+        return run.close(res, "locate+blocks")
     why = res.why
     span = (ranges[0][0], ranges[-1][1])
-    if _count(ctx)("".join(ctx.lines[span[0] : span[1]])) > FALLBACK_TOKENS:
-        where = _region_name(ctx, span)
+    if _count(run)("".join(run.lines[span[0] : span[1]])) > FALLBACK_TOKENS:
+        where = _region_name(run, span)
         msg = (
             f"the edit blocks cannot be applied ({why}); nothing changed: {where} are too "
             "long to rewrite whole here; rewrite them, or fewer, with --lines"
         )
-        return ctx.close(ctx.result("no_output", msg), "locate+blocks", why)
+        return run.close(run.result("no_output", msg), "locate+blocks", why)
     log.info("edit blocks given up (%s): rewriting the located lines", why)
-    ctx.next_stage()
-    return _big_region(ctx, out, span, fallback=why)
+    run.next_stage()
+    return _big_region(run, out, span, fallback=why)
 
 
-def _region_prompt(ctx: Context, out: Outline, region: tuple[int, int]) -> Prompt:
+def _region_prompt(run: RewriteRun, out: Outline, region: tuple[int, int]) -> Prompt:
     """A big file's prompt to rewrite ``region`` whole: the outline, a window of lines
     around the region the user chose (dropped when it does not fit: the region is what
     must fit; located lines are whole definitions and go without), the region."""
-    opts = ctx.opts
-    part = "".join(ctx.lines[region[0] : region[1]])
-    count = _count(ctx)
-    window = widen(region, ctx.lines, count, count(part) + WINDOW_TOKENS)
+    opts = run.opts
+    part = "".join(run.lines[region[0] : region[1]])
+    count = _count(run)
+    window = widen(region, run.lines, count, count(part) + WINDOW_TOKENS)
     for windows in ([window], []) if opts.region is not None else ([],):
-        prompt = _big_prompt(ctx, out, windows=windows, region=region, ask="whole")
-        if prompt.fits(ctx.session.target.n_ctx):
+        prompt = _big_prompt(run, out, windows=windows, region=region, ask="whole")
+        if prompt.fits(run.loaded.target.n_ctx):
             break
     return prompt
 
 
-def _big_region(ctx: Context, out: Outline, region: tuple[int, int], fallback: str):
-    """Rewrite ``region`` of a big file whole (``_region_prompt``)."""
-    prompt = _region_prompt(ctx, out, region)
+def _big_region(
+    run: RewriteRun,
+    out: Outline,
+    region: tuple[int, int],
+    fallback: str,
+    prompt: Prompt | None = None,
+) -> RewriteResult:
+    """Rewrite ``region`` of a big file whole (``prompt``, else ``_region_prompt``)."""
+    prompt = prompt or _region_prompt(run, out, region)
     check_fits(
-        ctx.session,
+        run.loaded,
         prompt,
-        _region_name(ctx, region),
+        _region_name(run, region),
         "rewrite a smaller region (--lines) or raise --ctx",
     )
-    mode = "whole" if ctx.opts.region is not None else "locate+whole"
-    return ctx.close(run_whole(ctx, prompt), mode, fallback)
+    mode = "whole" if run.opts.region is not None else "locate+whole"
+    return run.close(run_whole(run, prompt), mode, fallback)
 
 
 def first_prompt(
-    session: LoadedModel, text: str, opts: RewriteOptions, path: str | None
+    loaded: LoadedModel, text: str, opts: RewriteOptions, path: str | None
 ) -> tuple[Prompt, int]:
-    """The prompt a rewrite of ``text`` starts with and how much of it every such rewrite
-    shares (through the region when there is one): what a warm-up prefills."""
-    ctx = Context(session, text, split_lines(text), opts, path, None, None, Metrics())
-    prompt = _whole_prompt(ctx)
-    if not prompt.fits(ctx.session.target.n_ctx):
-        out = _outline(ctx)
-        if opts.region is not None:
-            prompt = _region_prompt(ctx, out, opts.region)
-        else:
-            prompt = _big_prompt(ctx, out)
+    """The prompt a rewrite of ``text`` starts with (``plan_rewrite``) and how much of it
+    every such rewrite shares (through the region when there is one): what a warm-up
+    prefills."""
+    run = RewriteRun(loaded, text, split_lines(text), opts, path, None, None, Metrics())
+    prompt = plan_rewrite(run).prompt
     return prompt, prompt.part_end if opts.region is not None else prompt.prefix_end
 
 
@@ -364,11 +386,11 @@ class WarmResult:
 
 
 def warm(
-    session: LoadedModel,
+    loaded: LoadedModel,
     text: str,
     *,
     path: str | None = None,
-    context: tuple[tuple[str, str], ...] = (),
+    context_files: tuple[tuple[str, str], ...] = (),
     region: tuple[int, int] | None = None,
     interrupt: threading.Event | None = None,
 ) -> WarmResult:
@@ -381,14 +403,14 @@ def warm(
     (``--engine``) nothing is read here: the status is ``remote`` (the server's own
     prefix cache, if it has one, keeps what the rewrite sends)."""
     t = time.perf_counter()
-    opts = RewriteOptions(instruction="-", context=tuple(context), region=region)
+    opts = RewriteOptions(instruction="-", context_files=tuple(context_files), region=region)
     # with a region, its lines come right after the file: warm through them too
-    prompt, keep = first_prompt(session, text, opts, path)
-    if session.remote is not None:
+    prompt, keep = first_prompt(loaded, text, opts, path)
+    if loaded.remote is not None:
         return WarmResult("remote", keep, 0, 0, time.perf_counter() - t)
-    with session.lock:
+    with loaded.lock:
         # in the batches a rewrite's prefill uses, so that it keeps all of them
-        have, pos = prefill.extend(session.target, list(prompt.ids), keep, prompt.marks, interrupt)
+        have, pos = prefill.extend(loaded.target, list(prompt.ids), keep, prompt.marks, interrupt)
     status = "cached" if have >= keep else "done" if pos >= keep else "interrupted"
     res = WarmResult(status, keep, min(have, keep), pos - min(have, keep), time.perf_counter() - t)
     log.info("warm %s: %s", path or "text", res.to_json())
@@ -412,9 +434,9 @@ class AnswerResult:
 
 
 def answer(
-    session: LoadedModel,
+    loaded: LoadedModel,
     question: str,
-    context: list[tuple[str, str]],
+    context_files: list[tuple[str, str]],
     opts: RewriteOptions,
     *,
     on_text: Callable[[str], None] | None = None,
@@ -423,13 +445,13 @@ def answer(
 ) -> AnswerResult:
     """Answer ``question`` from ``context`` files, which are the lookup's draft sources, and
     check the answer's quotes against them (``style``: ``app.prompt.answer_messages``)."""
-    prompt = answer_prompt(session.target, question, context, style)
-    room = prompt.room(session.target.n_ctx)
+    prompt = answer_prompt(loaded.target, question, context_files, style)
+    room = prompt.room(loaded.target.n_ctx)
     if room < 16:
         raise FileError(
-            f"the context files are {len(prompt):,} tokens; the {session.target.n_ctx:,}-token "
+            f"the context files are {len(prompt):,} tokens; the {loaded.target.n_ctx:,}-token "
             "context has no room left for an answer"
         )
     max_tokens = min(opts.max_tokens or 512, room)
-    run = run_prompt(session, prompt, opts, max_tokens, on_text=on_text, cancel=cancel)
-    return AnswerResult(run.text, run.metrics, check_citations(run.text, context))
+    gen = run_prompt(loaded, prompt, opts, max_tokens, on_text=on_text, cancel=cancel)
+    return AnswerResult(gen.text, gen.metrics, check_citations(gen.text, context_files))

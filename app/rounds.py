@@ -7,27 +7,24 @@ definitions, a rename left half done, no change at all), the change is asked aga
 smaller piece: each definition it goes to is rewritten whole as a region of the file
 (``app.stages.run_whole``; the prompt shares the file's warm prefix, so only the
 instruction and the definition are read), with the lookup drafter copying its lines.
-A 20-60 line definition is cheap to copy and small enough for a small model to copy
-faithfully; ``app.repair`` still puts back what it mis-copies.
 
-Contract: ``round_targets(ctx, first, intent) -> list[Definition]``: the definitions to rewrite
+Contract: ``round_targets(run, first, intent) -> list[Definition]``: the definitions to rewrite
 (the missed ones of the named sites; else the named ones; else, for a half-made change (a
 name used that nothing defines, a new parameter not used), the definitions it touched;
 else, for an answer that could not be placed, the definitions its search sides are most
-like), innermost, each at most
-``WIDEN_TOKENS`` long; [] when there are none or one is too long.
-``redo_definitions(ctx, first, defs) -> RewriteResult | None``: the file with each definition
+like), innermost, each at most ``WIDEN_TOKENS`` long; [] when there are none or one is too long.
+``redo_definitions(run, first, defs) -> RewriteResult | None``: the file with each definition
 rewritten and the first answer's hunks outside them kept, checked and repaired as any
 result (``app.stages.finished``), or None when no definition came back complete. One
-round, never more; ``ctx.repairs`` gets ``widen``.
-``retry_blocks(ctx, first) -> RewriteResult | None``: for a blocks answer that could not be
+round, never more; ``run.repairs`` gets ``widen``.
+``retry_blocks(run, first) -> RewriteResult | None``: for a blocks answer that could not be
 applied and has no definition to widen to (none named and none like it, or too long),
 the blocks asked once more, with the first answer and why it failed as feedback
 (``retry_note``: the place it could not find, the two places it matched, "the REPLACE
 side is the same as the SEARCH side"; not for an answer cut at its limit or not in the
 format, which a second ask repeats): the prompt shares the file's warm prefix, so the
 round reads only the first answer and the note. Its result when its blocks apply and
-change something (``ctx.repairs`` gets ``retry``), else None (the caller then rewrites
+change something (``run.repairs`` gets ``retry``), else None (the caller then rewrites
 the whole file, as before).
 """
 
@@ -41,7 +38,7 @@ from . import edits
 from .diff import Hunk, apply_hunks, compute_hunks
 from .intent import Intent
 from .prompt import rewrite_fence, rewrite_prompt
-from .stages import Context, Fallback, RewriteResult, finished, run_blocks, run_whole
+from .stages import Fallback, RewriteResult, RewriteRun, finished, run_blocks, run_whole
 from .syntax import Definition, definitions, language_for_path
 
 log = logging.getLogger(__name__)
@@ -67,18 +64,18 @@ def _innermost(defs: list[Definition]) -> list[Definition]:
     return sorted(set(out), key=lambda d: d.start)
 
 
-def _like(ctx: Context, raw: str) -> list[Definition]:
+def _like(run: RewriteRun, raw: str) -> list[Definition]:
     """The definitions the search sides of an answer that could not be placed are most
     like (each block's first search line, at least ``LIKE`` like one file line)."""
     parsed = edits.parse_blocks(edits.PREFILL + raw)
-    defs = definitions(ctx.text, language_for_path(ctx.path))
+    defs = definitions(run.text, language_for_path(run.path))
     found = []
     for block in parsed.blocks:
         first = next((s.strip() for s in block.search.splitlines() if s.strip()), "")
         if not first:
             continue
         best, at = 0.0, -1
-        for k, line in enumerate(ctx.lines):
+        for k, line in enumerate(run.lines):
             r = difflib.SequenceMatcher(None, first, line.strip(), autojunk=False).ratio()
             if r > best:
                 best, at = r, k
@@ -88,7 +85,7 @@ def _like(ctx: Context, raw: str) -> list[Definition]:
 
 
 def round_targets(
-    ctx: Context, first: RewriteResult | Fallback, intent: Intent
+    run: RewriteRun, first: RewriteResult | Fallback, intent: Intent
 ) -> list[Definition]:
     """The definitions a repair round rewrites (module docstring)."""
     if isinstance(first, RewriteResult):
@@ -104,42 +101,42 @@ def round_targets(
         else:
             chosen = list(intent.named)
         if not chosen and reasons & {"unbound", "param_unused"}:  # where the change was made
-            defs = definitions(ctx.text, language_for_path(ctx.path))
+            defs = definitions(run.text, language_for_path(run.path))
             chosen = [d for d in defs if any(_touches(h, d) for h in first.hunks)]
     else:
-        chosen = list(intent.named) or _like(ctx, first.raw)
+        chosen = list(intent.named) or _like(run, first.raw)
     chosen = _innermost(chosen)
     if not chosen:
         return []
-    tok = ctx.session.target.tokenize
+    tok = run.loaded.target.tokenize
     for d in chosen:
-        if len(tok("".join(ctx.lines[d.start : d.end]), special=False)) > WIDEN_TOKENS:
+        if len(tok("".join(run.lines[d.start : d.end]), special=False)) > WIDEN_TOKENS:
             return []
     return chosen
 
 
 def redo_definitions(
-    ctx: Context, first: RewriteResult | Fallback, defs: list[Definition]
+    run: RewriteRun, first: RewriteResult | Fallback, defs: list[Definition]
 ) -> RewriteResult | None:
     """Rewrite each of ``defs`` whole and merge (module docstring)."""
-    text = ctx.text
+    text = run.text
     kept = []
     if isinstance(first, RewriteResult) and first.status == "ok":
         kept = [h for h in first.hunks if not any(_touches(h, d) for d in defs)]
     made: list[Hunk] = []
     raws = []
     for d in defs:
-        ctx.next_stage()
+        run.next_stage()
         sub = dataclasses.replace(
-            ctx, opts=dataclasses.replace(ctx.opts, region=(d.start, d.end)), on_text=None
+            run, opts=dataclasses.replace(run.opts, region=(d.start, d.end)), on_text=None
         )
         prompt = rewrite_prompt(
-            ctx.session.target,
+            run.loaded.target,
             text,
-            ctx.opts.instruction,
-            lines=ctx.lines,
-            path=ctx.path,
-            context=ctx.opts.context,
+            run.opts.instruction,
+            lines=run.lines,
+            path=run.path,
+            context_files=run.opts.context_files,
             region=(d.start, d.end),
         )
         res = run_whole(sub, prompt)
@@ -152,13 +149,13 @@ def redo_definitions(
         made += compute_hunks(text, res.new_text)
     if not made:
         return None
-    ctx.repairs.append("widen")
+    run.repairs.append("widen")
     hunks = sorted([*kept, *made], key=lambda h: (h.start_line, h.end_line))
     merged = apply_hunks(text, [dataclasses.replace(h, id=i) for i, h in enumerate(hunks)])
-    res = finished(ctx, merged, "\n".join(raws), text, merged)
-    if ctx.on_text is not None:  # the new text at once, as a blocks answer sends it
+    res = finished(run, merged, "\n".join(raws), text, merged)
+    if run.on_text is not None:  # the new text at once, as a blocks answer sends it
         fence = rewrite_fence(text)
-        ctx.on_text(merged + ("" if merged.endswith("\n") else "\n") + fence + "\n")
+        run.on_text(merged + ("" if merged.endswith("\n") else "\n") + fence + "\n")
     return res
 
 
@@ -182,32 +179,32 @@ def retry_note(why: str) -> str | None:
     return None if hint is None else f"Your blocks could not be applied: {why}. {hint}"
 
 
-def retry_blocks(ctx: Context, first: Fallback) -> RewriteResult | None:
+def retry_blocks(run: RewriteRun, first: Fallback) -> RewriteResult | None:
     """Ask for the blocks once more, with the first answer and why it failed (module
     docstring)."""
     body = first.raw.rstrip()
-    fence = rewrite_fence(ctx.text)
+    fence = rewrite_fence(run.text)
     if body.endswith(fence):
         body = body[: -len(fence)]
     note = retry_note(first.why)
-    if note is None or not body.strip() or ctx.opts.region is not None:
+    if note is None or not body.strip() or run.opts.region is not None:
         return None
-    ctx.next_stage()
+    run.next_stage()
     prompt = rewrite_prompt(
-        ctx.session.target,
-        ctx.text,
-        ctx.opts.instruction,
-        lines=ctx.lines,
-        path=ctx.path,
-        context=ctx.opts.context,
+        run.loaded.target,
+        run.text,
+        run.opts.instruction,
+        lines=run.lines,
+        path=run.path,
+        context_files=run.opts.context_files,
         feedback=(edits.PREFILL + body, note),
         edit="blocks",
     )
-    res = run_blocks(ctx, prompt)
+    res = run_blocks(run, prompt)
     if isinstance(res, Fallback):
         log.info("retry: %s", res.why)
         return None
     if res.status == "ok" and res.hunks:
-        ctx.repairs.append("retry")
+        run.repairs.append("retry")
         return res
     return res if res.status == "cancelled" else None

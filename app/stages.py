@@ -3,23 +3,25 @@
 Contract:
   * ``RewriteResult`` is what every front end gets back (``app.rewrite``'s docstring has
     the statuses); ``edit_mode`` says which mode produced it.
-  * ``run_whole(ctx, prompt)``: the model writes the whole text, or the prompt's region,
+  * ``run_whole(run, prompt)``: the model writes the whole text, or the prompt's region,
     out in full; the result is spliced into the file.
-  * ``run_blocks(ctx, prompt, within=...)``: the model writes search/replace blocks
+  * ``run_blocks(run, prompt, within=...)``: the model writes search/replace blocks
     (``app.edits``), placed in the file (inside the ``within`` line ranges when given; a
     SEARCH side found in several places goes to the one inside a definition the
     instruction names);
     an answer stops as soon as it is ``edits.broken`` (no more text could mend it).
-    Returns the result, or, when ``ctx.opts.edit`` is ``auto``, a ``Fallback`` (why,
+    Returns the result, or, when ``run.opts.edit`` is ``auto``, a ``Fallback`` (why,
     and the answer) instead of a failed result, so the caller can fall back or repair;
     nothing is applied then.
-  * ``run_locate(ctx, prompt, outline)``: the line ranges of a big file a change goes to
+  * ``run_locate(run, prompt, outline)``: the line ranges of a big file a change goes to
     (``app.outline.read_located``), from a short first answer.
-  * ``check_fits(session, prompt, what, fix)`` raises ``FileError`` naming the real sizes
+  * ``check_fits(loaded, prompt, what, fix)`` raises ``FileError`` naming the real sizes
     and the fix that applies.
-Each stage runs through ``app.generation.run_prompt`` on ``ctx.metrics``; ``Stages``
-keeps the figures of the stages before the last (``Metrics.restart``/``add``), so the
-result's stats count every stage. ``on_text`` gets the stream of a whole (or region)
+One rewrite is one ``RewriteRun`` (the model, the text, the options, the metrics, the
+labels); each stage runs through ``app.generation.run_prompt`` on ``run.metrics``, and the
+run keeps the figures of the stages before the last (``Metrics.restart``/``add``), so the
+result's stats count every stage. A result's ``RewriteStats`` are the engine's figures
+with the run's labels (edit mode, reason, fallback, repairs, file length). ``on_text`` gets the stream of a whole (or region)
 rewrite: a blocks stage sends the new text at once when its blocks apply, so live views
 read every mode alike.
 """
@@ -57,6 +59,37 @@ LOCATE_TOKENS = 160
 
 
 @dataclass
+class RewriteStats:
+    """The app's labels of one rewrite beside the engine's figures of its generations.
+
+    The engine's ``Metrics`` counts tokens and time; which edit mode ran, why, and how long
+    the file was are the app's to say. ``snapshot()`` is what every display and the wire
+    read: the engine's snapshot with the labels under their names."""
+
+    metrics: Metrics
+    edit_mode: str = ""
+    """Which edit mode produced the result (``whole``, ``blocks``, ``locate+blocks``...)."""
+    edit_reason: str = ""
+    """Why a whole rewrite was chosen without trying an edit format ("" when it was not)."""
+    edit_fallback: str = ""
+    """Why an edit format was given up for a whole rewrite ("" when it was not)."""
+    edit_repairs: tuple[str, ...] = ()
+    """The repairs made to the answer (``app.repair``) and repair rounds run, in order."""
+    file_tokens: int = 0
+    """Tokens of the text a whole rewrite re-emits (what ``generated_tokens`` compares with)."""
+
+    def snapshot(self) -> dict:
+        return {
+            **self.metrics.snapshot(),
+            "edit_mode": self.edit_mode,
+            "edit_reason": self.edit_reason,
+            "edit_fallback": self.edit_fallback,
+            "edit_repairs": list(self.edit_repairs),
+            "file_tokens": self.file_tokens,
+        }
+
+
+@dataclass
 class RewriteResult:
     original: str
     new_text: str | None
@@ -64,15 +97,23 @@ class RewriteResult:
     """The model's output as it wrote it (blocks in the blocks mode)."""
     hunks: list[Hunk]
     diff: str
-    metrics: Metrics
+    stats: RewriteStats
     status: str  # ok | truncated | cancelled | no_output
     message: str = ""
     suspect: Suspect | None = None
     """Set on an ``ok`` result the checks flag (``app.checks.vouch``): the first verdict."""
-    edit_mode: str = "whole"
-    """The edit mode that produced this result (``Metrics.edit_mode``, in the stats too)."""
     verdicts: list[Suspect] = field(default_factory=list)
     """Every verdict of the checks on an ``ok`` result (``suspect`` is the first)."""
+
+    @property
+    def metrics(self) -> Metrics:
+        """The engine's figures of the generations this result took."""
+        return self.stats.metrics
+
+    @property
+    def edit_mode(self) -> str:
+        """The edit mode that produced this result (``RewriteStats.edit_mode``)."""
+        return self.stats.edit_mode or "whole"
 
     def to_json(self) -> dict:
         return {
@@ -83,7 +124,7 @@ class RewriteResult:
             "hunks": [h.to_json() for h in self.hunks],
             "suspect": self.suspect.to_json() if self.suspect else None,
             "verdicts": [v.to_json() for v in self.verdicts],
-            "stats": self.metrics.snapshot(),
+            "stats": self.stats.snapshot(),
         }
 
 
@@ -97,10 +138,10 @@ class Fallback:
 
 
 @dataclass
-class Context:
-    """What every stage of one rewrite shares."""
+class RewriteRun:
+    """One rewrite: what every stage of it shares."""
 
-    session: LoadedModel
+    loaded: LoadedModel
     text: str
     lines: list[str]
     opts: RewriteOptions
@@ -134,26 +175,27 @@ class Context:
         self.earlier.append(self.metrics.restart())
 
     def close(self, res: RewriteResult, mode: str, fallback: str = "") -> RewriteResult:
-        """``res``, with the earlier stages counted in its metrics and the mode that ran."""
+        """``res``, with the earlier stages counted in its metrics and the labels of the
+        rewrite: the mode that ran, why, the repairs."""
         for m in self.earlier:
             self.metrics.add(m)
         self.earlier = []
-        self.metrics.edit_mode = res.edit_mode = mode
-        self.metrics.edit_fallback = fallback
-        self.metrics.edit_reason = self.edit_reason
-        self.metrics.edit_repairs = tuple(self.repairs)
-        self.metrics.file_tokens = self.file_tokens or self.metrics.file_tokens
+        res.stats = self.stats(mode, fallback)
         return res
+
+    def stats(self, mode: str = "", fallback: str = "") -> RewriteStats:
+        """This rewrite's labels beside its metrics so far."""
+        reason, repairs = self.edit_reason, tuple(self.repairs)
+        return RewriteStats(self.metrics, mode, reason, fallback, repairs, self.file_tokens)
 
     def result(self, status: str, message: str, raw: str = "", hunks=()) -> RewriteResult:
         """A result that changes nothing."""
-        m = self.metrics
-        return RewriteResult(self.text, None, raw, list(hunks), "", m, status, message)
+        return RewriteResult(self.text, None, raw, list(hunks), "", self.stats(), status, message)
 
 
-def check_fits(session: LoadedModel, prompt: Prompt, what: str, fix: str) -> None:
+def check_fits(loaded: LoadedModel, prompt: Prompt, what: str, fix: str) -> None:
     """Raise ``FileError`` when ``prompt`` and a copy of its part do not fit the context."""
-    n_ctx, n_prompt, n_out = session.target.n_ctx, len(prompt), prompt.part_tokens
+    n_ctx, n_prompt, n_out = loaded.target.n_ctx, len(prompt), prompt.part_tokens
     if not prompt.fits(n_ctx):
         raise FileError(
             f"{what} is {n_out:,} tokens; with the prompt ({n_prompt - n_out:,} tokens besides) "
@@ -176,90 +218,90 @@ def cut_message(stop_reason: str, max_tokens: int, region: bool) -> str:
     return f"the output stopped {why}, before the end of {what}; nothing was written: {fix}"
 
 
-def finished(ctx: Context, new_text: str, raw: str, part: str, body: str) -> RewriteResult:
+def finished(run: RewriteRun, new_text: str, raw: str, part: str, body: str) -> RewriteResult:
     """The ``ok`` result of a complete rewrite: the answer repaired (``app.repair``; a
     region's answer only has its copies kept), hunks, diff and the checks' verdicts
     (``app.checks.vouch``; a region's lost lines are judged on ``body`` against ``part``,
     what the model was shown to rewrite); the first verdict is the result's ``suspect``."""
-    text, m, asked, intent = ctx.text, ctx.metrics, ctx.asked, ctx.intent
-    if ctx.opts.region is None and part == text:
-        new_text, labels = repair(text, new_text, intent, ctx.path)
-        verdicts = vouch(text, new_text, intent, ctx.path)
+    text, asked, intent = run.text, run.asked, run.intent
+    if run.opts.region is None and part == text:
+        new_text, labels = repair(text, new_text, intent, run.path)
+        verdicts = vouch(text, new_text, intent, run.path)
     else:
-        fixed = keep_copies(text, new_text, intent, ctx.path)
+        fixed = keep_copies(text, new_text, intent, run.path)
         labels = ["copies"] if fixed != new_text else []
         new_text = fixed
         lost = suspect_deletion(part, body, asked)
         verdicts = [lost] if lost else []
-        verdicts += [v for v in vouch(text, new_text, intent, ctx.path) if not v.deleted_lines]
-    ctx.repairs += [x for x in labels if x not in ctx.repairs]
+        verdicts += [v for v in vouch(text, new_text, intent, run.path) if not v.deleted_lines]
+    run.repairs += [x for x in labels if x not in run.repairs]
     hunks = compute_hunks(text, new_text)
     suspect = verdicts[0] if verdicts else None
     msg = suspect.message if suspect else ("" if hunks else "no changes")
-    diff = unified_diff(text, new_text, ctx.path or "text")
+    diff = unified_diff(text, new_text, run.path or "text")
     return RewriteResult(
-        text, new_text, raw, hunks, diff, m, "ok", msg, suspect, m.edit_mode, verdicts
+        text, new_text, raw, hunks, diff, run.stats(), "ok", msg, suspect, verdicts
     )
 
 
-def run_whole(ctx: Context, prompt: Prompt) -> RewriteResult:
+def run_whole(run: RewriteRun, prompt: Prompt) -> RewriteResult:
     """The model writes ``prompt.part`` out in full (module docstring)."""
-    session, opts, m, text = ctx.session, ctx.opts, ctx.metrics, ctx.text
-    room = prompt.room(session.target.n_ctx)
+    loaded, opts, m, text = run.loaded, run.opts, run.metrics, run.text
+    room = prompt.room(loaded.target.n_ctx)
     max_tokens = min(opts.max_tokens or int(prompt.part_tokens * 1.3) + 128, room)
-    run = run_prompt(
-        session, prompt, opts, max_tokens, on_text=ctx.on_text, cancel=ctx.cancel, metrics=m
+    gen = run_prompt(
+        loaded, prompt, opts, max_tokens, on_text=run.on_text, cancel=run.cancel, metrics=m
     )
-    m.file_tokens = prompt.part_tokens
-    raw, fenced = run.text, run.fenced
+    run.file_tokens = run.file_tokens or prompt.part_tokens
+    raw, fenced = gen.text, gen.fenced
     assert fenced is not None
     if m.stop_reason == "cancelled":
-        return ctx.result("cancelled", "cancelled; nothing changed", raw)
+        return run.result("cancelled", "cancelled; nothing changed", raw)
     if not fenced.closed:
         hunks = preview_in_file(text, fenced.partial_body(), prompt.region)
         msg = cut_message(m.stop_reason, max_tokens, prompt.region is not None)
-        return ctx.result("truncated", msg, raw, hunks)
+        return run.result("truncated", msg, raw, hunks)
     body = fenced.body()
     if body is None:
-        return ctx.result("no_output", "the model returned no usable output; nothing changed", raw)
+        return run.result("no_output", "the model returned no usable output; nothing changed", raw)
     part = prompt.part
     if part.endswith("\n") and not body.endswith("\n"):
         body += "\n"
     if prompt.region is not None:
         a, b = prompt.region
-        new_text = "".join(ctx.lines[:a]) + body + "".join(ctx.lines[b:])
+        new_text = "".join(run.lines[:a]) + body + "".join(run.lines[b:])
     else:
         new_text = body if text.endswith("\n") or not body.endswith("\n") else body[:-1]
-    return finished(ctx, new_text, raw, part, body)
+    return finished(run, new_text, raw, part, body)
 
 
 def run_blocks(
-    ctx: Context, prompt: Prompt, within: Sequence[tuple[int, int]] | None = None
+    run: RewriteRun, prompt: Prompt, within: Sequence[tuple[int, int]] | None = None
 ) -> RewriteResult | Fallback:
     """The model writes search/replace blocks, placed in the file (module docstring)."""
-    session, opts, m, text = ctx.session, ctx.opts, ctx.metrics, ctx.text
+    loaded, opts, m, text = run.loaded, run.opts, run.metrics, run.text
     forced = opts.edit == "blocks"
-    room = prompt.room(session.target.n_ctx)
+    room = prompt.room(loaded.target.n_ctx)
     if room < 64:
         why = "no room left in the context for the blocks"
-        return ctx.result("no_output", f"{why}; nothing changed") if forced else Fallback(why)
+        return run.result("no_output", f"{why}; nothing changed") if forced else Fallback(why)
     # what the blocks can change: the file, or the windows of a big file's prompt
     shown = prompt.part_tokens or sum(e - s for s, e, lab in prompt.spans if lab == "whole")
     share = 1.0 if forced else BLOCKS_SHARE
     max_tokens = min(opts.max_tokens or int(shown * share) + BLOCKS_MARGIN, room)
-    run = run_prompt(
-        session,
+    gen = run_prompt(
+        loaded,
         prompt,
         opts,
         max_tokens,
-        cancel=ctx.cancel,
+        cancel=run.cancel,
         metrics=m,
         stop_when=lambda so_far: bool(edits.broken(so_far)),
     )
-    raw, fenced = run.text, run.fenced
+    raw, fenced = gen.text, gen.fenced
     assert fenced is not None
     if m.stop_reason == "cancelled":
-        return ctx.result("cancelled", "cancelled; nothing changed", raw)
+        return run.result("cancelled", "cancelled; nothing changed", raw)
     parsed = edits.parse_blocks(edits.PREFILL + (fenced.body() or ""))
     # stopped by stop_when: the answer's first problem is the one that stopped it
     stopped = m.stop_reason == "stop" and not fenced.closed
@@ -268,7 +310,7 @@ def run_blocks(
     why, hunks = "", []
     # a SEARCH side found in several places goes to the one in a definition the
     # instruction names ("in TopologicalSorter.done, rename n2i")
-    prefer = [(d.start, d.end) for d in ctx.intent.named] or None
+    prefer = [(d.start, d.end) for d in run.intent.named] or None
     try:
         hunks = edits.place_blocks(text, parsed.blocks, within, prefer)
     except edits.EditError as e:
@@ -286,27 +328,27 @@ def run_blocks(
         if not forced:
             return Fallback(why, raw)
         if cut:
-            return ctx.result(
+            return run.result(
                 "truncated", cut_message(m.stop_reason, max_tokens, False), raw, hunks
             )
         if parsed.complete and not hunks and why == "the blocks change nothing":
-            return finished(ctx, text, raw, text, text)
+            return finished(run, text, raw, text, text)
         msg = f"the edit blocks cannot be applied ({why}); nothing changed: try --edit whole"
-        return ctx.result("no_output", msg, raw)
+        return run.result("no_output", msg, raw)
     new_text = apply_hunks(text, hunks)
-    if ctx.on_text is not None:  # the stream a whole rewrite would have sent, for live views
-        ctx.on_text(new_text + ("" if new_text.endswith("\n") else "\n") + prompt.fence + "\n")
-    return finished(ctx, new_text, raw, text, new_text)
+    if run.on_text is not None:  # the stream a whole rewrite would have sent, for live views
+        run.on_text(new_text + ("" if new_text.endswith("\n") else "\n") + prompt.fence + "\n")
+    return finished(run, new_text, raw, text, new_text)
 
 
-def run_locate(ctx: Context, prompt: Prompt, outline: Outline) -> list[tuple[int, int]]:
+def run_locate(run: RewriteRun, prompt: Prompt, outline: Outline) -> list[tuple[int, int]]:
     """The line ranges the change goes to, read from a short first answer ([] if none)."""
-    room = prompt.room(ctx.session.target.n_ctx)
+    room = prompt.room(run.loaded.target.n_ctx)
     max_tokens = min(LOCATE_TOKENS, room)
-    run = run_prompt(
-        ctx.session, prompt, ctx.opts, max_tokens, cancel=ctx.cancel, metrics=ctx.metrics
+    gen = run_prompt(
+        run.loaded, prompt, run.opts, max_tokens, cancel=run.cancel, metrics=run.metrics
     )
-    answer = (run.fenced.body() if run.fenced is not None else run.text) or ""
+    answer = (gen.fenced.body() if gen.fenced is not None else gen.text) or ""
     ranges = read_located(answer, outline)
     log.info("located %s from %r", ranges, answer[:300])
     return ranges

@@ -62,14 +62,14 @@ _PROPOSERS = {"plain": "none", "lookup": "lookup", "model": "model", "auto": "au
 
 
 def run_draft_bench(cfg: DraftBenchConfig, progress=None) -> dict:
-    sess = load_model(
+    loaded = load_model(
         cfg.model,
         n_ctx=cfg.n_ctx,
         threads=cfg.threads,
         backend=cfg.backend,
         draft_model=cfg.draft,
     )
-    target = sess.target
+    target = loaded.target
     tasks = load_tasks(list(cfg.kinds), cfg.n_per_kind, cfg.max_lines)
     results, modes_seen = [], []
     for ti, task in enumerate(tasks):
@@ -86,12 +86,12 @@ def run_draft_bench(cfg: DraftBenchConfig, progress=None) -> dict:
                 if progress:
                     progress(f"[{ti + 1}/{len(tasks)}] {task.name} {mode} #{rep + 1}")
                 opts = RewriteOptions(draft=_PROPOSERS[mode], k=cfg.k, exact=cfg.exact)
-                runs[mode].append(engine_run(sess, prompt, opts, max_tokens))
+                runs[mode].append(engine_run(loaded, prompt, opts, max_tokens))
         results.append(task_record(target, task.kind, task.name, prompt, runs))
     return {
         "bench": "draft_model_pair",
         "config": asdict(cfg),
-        "model": sess.describe(),
+        "model": loaded.describe(),
         "machine": machine(),
         "tasks": results,
         "summary": summarise(

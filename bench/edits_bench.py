@@ -56,28 +56,28 @@ GROUPS = {
 }
 
 
-def run_task(session, task: EditTask, modes: list[str], first: int) -> list[dict]:
+def run_task(loaded, task: EditTask, modes: list[str], first: int) -> list[dict]:
     """One task, warm, in each mode (starting with ``modes[first]``): one row per mode."""
     from ..app.options import RewriteOptions
     from ..app.rewrite import rewrite, warm
     from ..engine.backend import UserError
 
     text = task.source()
-    session.target.rollback(0)  # the cache held another file
-    w = warm(session, text, path=task.file)
+    loaded.target.rollback(0)  # the cache held another file
+    w = warm(loaded, text, path=task.file)
     rows = []
     for mode in modes[first:] + modes[:first]:
         opts = RewriteOptions(instruction=task.instruction, edit=mode)
         load = os.getloadavg()[0]
         t = time.perf_counter()
         try:
-            res = rewrite(session, text, opts, path=task.file)
+            res = rewrite(loaded, text, opts, path=task.file)
         except UserError as e:
             rows.append(_row(task, mode, w, load, error=str(e)))
             rows[-1]["failure"] = classify(task, None, rows[-1])
             continue
         wait = time.perf_counter() - t
-        s = res.metrics.snapshot()
+        s = res.stats.snapshot()
         rows.append(
             _row(
                 task,
@@ -178,21 +178,21 @@ def run_model(model: str, a, tasks: list[EditTask], on_task=None) -> dict:
     result so far (the bench saves its record then)."""
     from ..app.loaded_model import load_model
 
-    session = load_model(model, n_ctx=a.ctx, threads=a.threads)
+    loaded = load_model(model, n_ctx=a.ctx, threads=a.threads)
     runs: list[dict] = []
-    out = {"model": model, "describe": session.describe(), "summary": {}, "runs": runs}
+    out = {"model": model, "describe": loaded.describe(), "summary": {}, "runs": runs}
     try:
         for rep in range(a.repeats):
             for i, task in enumerate(tasks):
                 first = (i + rep) % len(a.modes)
-                runs += run_task(session, task, list(a.modes), first)
+                runs += run_task(loaded, task, list(a.modes), first)
                 out["summary"] = summarise(runs, list(a.modes))
                 loads = [r["load"] for r in runs]
                 out["load_range"] = [min(loads), max(loads)]
                 if on_task is not None:
                     on_task(out)
     finally:
-        session.target.close()
+        loaded.target.close()
     return out
 
 

@@ -12,7 +12,7 @@ all`` a CPU-only build or a run that stays on the CPU fails), the block-cost cur
 256-token prefix) and a self-copy task: plain greedy decoding of ``--tokens`` tokens, then
 the same prompt decoded speculatively with the model's own greedy output as the draft
 (``SelfDrafter``), so acceptance is high by construction and what is left is what the
-block costs allow: the adaptive policy (seeded with the measured curve, as a session
+block costs allow: the adaptive policy (seeded with the measured curve, as a loaded model
 seeds it) and fixed k = 7..127. EOS is ignored so every run has the same length. Writes
 ``DIR/gpu_check_llama.json``; exits 1 when a model fails to load, stays on the CPU when
 offload was asked for, or speculation never accepts a token. With ``--jsonl FILE`` every
@@ -50,7 +50,7 @@ PROMPT = (
     "def count_words(text):\n    words = []\n    for w in text.split():\n"
     "        words.append(w.lower())\n    return len(set(words))\n"
 )
-POLICY_SIZES = (1, 4, 16, 32, 64, 128)  # what a session calibrates (app/loaded_model.py)
+POLICY_SIZES = (1, 4, 16, 32, 64, 128)  # what a load calibrates (app/loaded_model.py)
 FIXED_K = (7, 15, 31, 63, 127)
 
 

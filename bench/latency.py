@@ -104,7 +104,7 @@ def _target_region(text: str) -> tuple[int, int] | None:
 
 
 def _editor(
-    session, path: Path, text: str, typing_s: float, edit: str, region=None, exact=False, k=None
+    loaded, path: Path, text: str, typing_s: float, edit: str, region=None, exact=False, k=None
 ) -> dict:
     """The editor case: warm up for ``typing_s`` seconds, then rewrite (interrupting it);
     ``region``: only those lines, the rest of the file stays as it is."""
@@ -113,17 +113,17 @@ def _editor(
 
     opts = RewriteOptions(instruction=INSTRUCTION, region=region, edit=edit, exact=exact, k=k)
     kw = {"path": path.name, "region": region}  # the warm-up an editor sends
-    session.target.rollback(0)  # the cache held another file
+    loaded.target.rollback(0)  # the cache held another file
     stop, warmed = threading.Event(), []
-    th = threading.Thread(target=lambda: warmed.append(warm(session, text, interrupt=stop, **kw)))
+    th = threading.Thread(target=lambda: warmed.append(warm(loaded, text, interrupt=stop, **kw)))
     th.start()
     time.sleep(typing_s)
     stop.set()  # Enter: the rewrite waits for the warm-up's current chunk at most
     t = time.perf_counter()
-    res = rewrite(session, text, opts, path=path.name)
+    res = rewrite(loaded, text, opts, path=path.name)
     wall = time.perf_counter() - t
     th.join()
-    row = _parts(wall, wall, 0.0, res.metrics.snapshot(), res.diff)
+    row = _parts(wall, wall, 0.0, res.stats.snapshot(), res.diff)
     return {**row, "warm_tokens": warmed[0].evaluated_tokens, "warm_status": warmed[0].status}
 
 
@@ -175,7 +175,7 @@ def main(argv: list[str] | None = None) -> int:
             cold = ["--no-prompt-cache", *exact]
             cases["cold"].append(_cli(path, a.model, a.edit, cold, env))
             cases["warm"].append(_cli(path, a.model, a.edit, exact, env))
-        session = load_model(a.model)
+        loaded = load_model(a.model)
         try:
             text = path.read_text(encoding="utf-8")
             region = _target_region(text)
@@ -183,12 +183,12 @@ def main(argv: list[str] | None = None) -> int:
                 log.warning("the excerpt ends before TextWrapper.__init__: no region case")
                 del cases["region"]
             for _ in range(a.repeats):
-                ed = (session, path, text, a.typing, a.edit)
+                ed = (loaded, path, text, a.typing, a.edit)
                 cases["editor"].append(_editor(*ed, exact=a.exact, k=a.k))
                 if region is not None:
                     cases["region"].append(_editor(*ed, region, exact=a.exact, k=a.k))
         finally:
-            session.target.close()
+            loaded.target.close()
     record = {
         "model": a.model,
         "edit": a.edit,

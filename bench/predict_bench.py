@@ -173,10 +173,10 @@ def main(argv: list[str]) -> int:
     a = p.parse_args(argv)
     logging.basicConfig(level=getattr(logging, a.log_level.upper(), logging.WARNING))
     text = Path(a.file).read_text()
-    session = load_model(LoadConfig(model=a.model, n_ctx=a.ctx, threads=a.threads))
-    max_tokens = int(len(session.target.tokenize(text)) * 1.3) + 64
+    loaded = load_model(LoadConfig(model=a.model, n_ctx=a.ctx, threads=a.threads))
+    max_tokens = int(len(loaded.target.tokenize(text)) * 1.3) + 64
     runs: list[dict] = []
-    with HttpThread(session) as th:
+    with HttpThread(loaded) as th:
         url = f"{th.base_url}/chat/completions"
         model = th.api.models[0]
         post(url, request_body(model, "x = 1\n", "Say ok.", "plain", 4))  # warm the engine
@@ -187,10 +187,10 @@ def main(argv: list[str]) -> int:
                 runs.append(r)
                 log.info("%s", r)
     summary = summarize(runs)
-    Console().print(table(summary, session.model_name))
+    Console().print(table(summary, loaded.model_name))
     record = {
         "bench": "predict",
-        "model": session.describe(),
+        "model": loaded.describe(),
         "machine": {"cpu": platform.processor() or platform.machine(), "cores": os.cpu_count()},
         "file": a.file,
         "instruction": a.instruction,
@@ -200,5 +200,5 @@ def main(argv: list[str]) -> int:
     }
     path = save_record(record, a.out, "predict")
     Console().print(f"record: {path}")
-    session.target.close()
+    loaded.target.close()
     return 0

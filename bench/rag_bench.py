@@ -46,7 +46,7 @@ DRAFTS = ("lookup", "none")
 MAX_TOKENS = 256
 
 
-def run_question(session, q: RagQuestion, style: str, drafts: list[str], first: int, a):
+def run_question(loaded, q: RagQuestion, style: str, drafts: list[str], first: int, a):
     """``q`` answered in ``style`` with each drafting (``drafts[first]`` first)."""
     from ..app.options import RewriteOptions
     from ..app.quotes import all_found
@@ -56,7 +56,7 @@ def run_question(session, q: RagQuestion, style: str, drafts: list[str], first: 
     for draft in drafts[first:] + drafts[:first]:
         opts = RewriteOptions(draft=draft, max_tokens=a.max_tokens, exact=a.exact)
         load = os.getloadavg()[0]
-        res = answer(session, q.question, q.context(), opts, style=style)
+        res = answer(loaded, q.question, q.context_files(), opts, style=style)
         s = res.metrics.snapshot()
         rows.append(
             {
@@ -146,19 +146,19 @@ def _key(r: dict) -> tuple[str, str, str]:
     return r["set"], r["style"], r["draft"]
 
 
-def run(session, questions: list[RagQuestion], a, on_runs=None) -> list[dict]:
+def run(loaded, questions: list[RagQuestion], a, on_runs=None) -> list[dict]:
     """Every question in every style and drafting: files together, the smallest files
     first, styles taking turns; ``on_runs(runs)`` after each question (a checkpoint)."""
     runs: list[dict] = []
     groups = [list(g) for _, g in groupby(questions, key=lambda q: (q.docs, q.texts))]
-    groups.sort(key=lambda g: sum(len(t) for _, t in g[0].context()))
+    groups.sort(key=lambda g: sum(len(t) for _, t in g[0].context_files()))
     n = 0
     for gi, group in enumerate(groups):
         styles = list(a.styles)
         styles = styles[gi % len(styles) :] + styles[: gi % len(styles)]
         for style in styles:
             for q in group:
-                runs += run_question(session, q, style, list(a.drafts), n % len(a.drafts), a)
+                runs += run_question(loaded, q, style, list(a.drafts), n % len(a.drafts), a)
                 n += 1
                 if on_runs is not None:
                     on_runs(runs)
@@ -176,7 +176,7 @@ def recheck(record: dict) -> dict:
     runs = []
     for r in record["runs"]:
         q = by_id[r["id"]]
-        cs = check_citations(r["output"], q.context())
+        cs = check_citations(r["output"], q.context_files())
         runs.append(
             {
                 **r,
@@ -248,14 +248,14 @@ def main(argv: list[str] | None = None) -> int:
             ap.error(f"unknown question ids: {', '.join(sorted(unknown))}")
         questions = [q for q in questions if q.id in a.questions]
     questions += spec_bench_questions(a.spec_bench)
-    session = load_model(a.model, n_ctx=a.ctx, threads=a.threads)
+    loaded = load_model(a.model, n_ctx=a.ctx, threads=a.threads)
     path = None
 
     def record_of(runs: list[dict]) -> dict:
         loads = [r["load"] for r in runs] or [0.0]
         return {
             "model": a.model,
-            "describe": session.describe(),
+            "describe": loaded.describe(),
             "styles": a.styles,
             "drafts": a.drafts,
             "max_tokens": a.max_tokens,
@@ -272,9 +272,9 @@ def main(argv: list[str] | None = None) -> int:
         path = save_record(record_of(runs), a.out, "rag", path)
 
     try:
-        runs = run(session, questions, a, checkpoint)
+        runs = run(loaded, questions, a, checkpoint)
     finally:
-        session.target.close()
+        loaded.target.close()
     record = record_of(runs)
     checkpoint(runs)
     sys.stdout.write(table(record))

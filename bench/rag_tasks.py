@@ -4,7 +4,7 @@ Contract: ``load_questions()`` returns the ``RagQuestion`` rows of
 ``bench/data/rag/questions.jsonl``, whose documents are copies of this repository's own
 docs vendored under ``bench/data/rag/docs/`` (README.md, docs/protocol.md,
 bench/README.md, the plugins' READMEs), so the answers stay fixed as the docs move on.
-``RagQuestion.context()`` is the ``(label, text)`` pairs the prompt shows (labels are the
+``RagQuestion.context_files()`` is the ``(label, text)`` pairs the prompt shows (labels are the
 paths under ``docs/``, as a user passes them to ``--context``); ``judge(output)`` is the
 question's check: one of its ``expect`` regular expressions matches the answer's own
 words (its quotes left out).
@@ -37,7 +37,7 @@ class RagQuestion:
     texts: tuple[str, ...] | None = None
     """The documents' text when they are not files (the Spec-Bench rows)."""
 
-    def context(self) -> list[tuple[str, str]]:
+    def context_files(self) -> list[tuple[str, str]]:
         if self.texts is not None:
             return list(zip(self.docs, self.texts, strict=True))
         return [(d, (DATA / "docs" / d).read_text(encoding="utf-8")) for d in self.docs]

@@ -1,6 +1,6 @@
 """Policy replay: compare speculation policies on recorded outputs, free of machine noise.
 
-Contract: ``record_tasks(session, tasks)`` runs each task once (default settings,
+Contract: ``record_tasks(loaded, tasks)`` runs each task once (default settings,
 greedy) and returns a record: each task's prompt, labelled spans and output tokens,
 plus a cost table (fastest of three calls per block size, logits at every row, at
 three context positions). ``replay(record, policies, drafter_for)`` runs the lookup
@@ -92,22 +92,22 @@ def measure_costs(target, tokens: Sequence[int], positions=POSITIONS, sizes=SIZE
     return table
 
 
-def record_tasks(session, tasks) -> dict:
+def record_tasks(loaded, tasks) -> dict:
     """Run each task once with the default settings; keep prompts, spans and outputs."""
     from ..app.options import RewriteOptions
     from .spec_runs import engine_run, rewrite_budget
 
-    target = session.target
+    target = loaded.target
     out = {
-        "model": session.model_name,
-        "model_path": str(session.model_path),
-        "session_costs": session.costs,
+        "model": loaded.model_name,
+        "model_path": str(loaded.model_path),
+        "session_costs": loaded.costs,
         "tasks": [],
     }
     for task in tasks:
         prompt = task.prompt(target)
         budget = rewrite_budget(prompt) if prompt.fence else 256
-        r = engine_run(session, prompt, RewriteOptions(), budget)
+        r = engine_run(loaded, prompt, RewriteOptions(), budget)
         out["tasks"].append(
             {
                 "kind": task.kind,
@@ -251,17 +251,17 @@ def main(argv: list[str] | None = None) -> int:
     if a.source:
         rec = json.loads(Path(a.source).read_text())
         a.model = rec.get("model_path") or rec["model"]
-    sess = load_model(a.model, n_ctx=a.ctx)
+    loaded = load_model(a.model, n_ctx=a.ctx)
     if not a.source:
         tasks = load_tasks(a.kinds, a.n_per_kind, a.max_lines)
-        rec = record_tasks(sess, tasks)
+        rec = record_tasks(loaded, tasks)
     policies = {"default": PolicyConfig(), "no-growth-cap": PolicyConfig(growth=None)}
     policies.update(parse_policy(s) for s in a.policy)
     result = replay(
         rec,
         policies,
         lambda task: lookup_drafter(
-            sess.target, [tuple(s) for s in task["spans"]], len(task["prompt"])
+            loaded.target, [tuple(s) for s in task["spans"]], len(task["prompt"])
         ),
     )
     # the recorded tasks stay as they are, so the saved file can be replayed (--from)

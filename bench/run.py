@@ -75,27 +75,27 @@ def _body(text: str, fence: str | None) -> str:
     return (text[:at] if at >= 0 else text).rstrip("\n")
 
 
-def _ours(sess: LoadedModel, prompt: Prompt, mode: str, max_tokens: int, k) -> Run:
+def _ours(loaded: LoadedModel, prompt: Prompt, mode: str, max_tokens: int, k) -> Run:
     opts = RewriteOptions(draft="none" if mode == "plain" else "lookup", k=k, exact=mode == "exact")
-    r = run_prompt(sess, prompt, opts, max_tokens, cold=True)
+    r = run_prompt(loaded, prompt, opts, max_tokens, cold=True)
     m = r.metrics
-    out = tokens_through_fence(sess.target, r.tokens, prompt.fence)  # not past the fence
+    out = tokens_through_fence(loaded.target, r.tokens, prompt.fence)  # not past the fence
     return Run(m.decode_tps, len(out), m.tokens_per_call, m.acceptance, out, r.text)
 
 
 class Peer:
     """llama-cpp-python's own prompt-lookup decoding on the same GGUF file."""
 
-    def __init__(self, sess: LoadedModel, n_ctx: int, threads: int | None):
+    def __init__(self, loaded: LoadedModel, n_ctx: int, threads: int | None):
         import llama_cpp
         from llama_cpp.llama_speculative import LlamaPromptLookupDecoding
 
         self._draft_cls = LlamaPromptLookupDecoding
         self.llm = llama_cpp.Llama(
-            model_path=str(sess.model_path),
+            model_path=str(loaded.model_path),
             n_ctx=n_ctx,
             n_batch=512,
-            n_threads=threads or sess.target.threads,
+            n_threads=threads or loaded.target.threads,
             logits_all=True,
             verbose=False,
             draft_model=LlamaPromptLookupDecoding(num_pred_tokens=10),
@@ -123,8 +123,8 @@ class Peer:
         return Run(max(n - 1, 0) / dt, n, 0.0, 0.0, [], res["choices"][0]["text"])
 
 
-def _prefill_tps(sess: LoadedModel, ids: list[int]) -> float:
-    target = sess.target
+def _prefill_tps(loaded: LoadedModel, ids: list[int]) -> float:
+    target = loaded.target
     best = 0.0
     for _ in range(2):
         target.rollback(0)
@@ -135,11 +135,11 @@ def _prefill_tps(sess: LoadedModel, ids: list[int]) -> float:
     return best
 
 
-def _verify_ceiling_tps(sess: LoadedModel, ids: list[int], sizes=(64, 128)) -> float:
+def _verify_ceiling_tps(loaded: LoadedModel, ids: list[int], sizes=(64, 128)) -> float:
     """The fastest a perfect copy could go: tokens per second of a verification call with
     logits at every row (what greedy checking of a fully accepted block needs), at the
     middle of the source text, for the largest blocks the policy uses; best of two."""
-    target = sess.target
+    target = loaded.target
     pos = max(1, min(len(ids) // 2, len(ids) - max(sizes)))
     block = (ids[pos:] * (max(sizes) // max(1, len(ids) - pos) + 1))[: max(sizes)]
     target.rollback(0)
@@ -156,12 +156,12 @@ def _verify_ceiling_tps(sess: LoadedModel, ids: list[int], sizes=(64, 128)) -> f
 
 
 def run_bench(cfg: BenchConfig, progress=None) -> dict:
-    sess = load_model(cfg.model, n_ctx=cfg.n_ctx, threads=cfg.threads)
+    loaded = load_model(cfg.model, n_ctx=cfg.n_ctx, threads=cfg.threads)
     tasks = load_tasks(list(cfg.kinds), cfg.n_per_kind, cfg.max_lines)
-    peer = Peer(sess, cfg.n_ctx, cfg.threads) if {"pld10", "pld2"} & set(cfg.modes) else None
+    peer = Peer(loaded, cfg.n_ctx, cfg.threads) if {"pld10", "pld2"} & set(cfg.modes) else None
     results = []
     for ti, task in enumerate(tasks):
-        prompt = task.prompt(sess.target)
+        prompt = task.prompt(loaded.target)
         max_tokens = rewrite_budget(prompt) if prompt.fence is not None else cfg.max_tokens
         runs: dict[str, list[Run]] = {m: [] for m in cfg.modes}
         for rep in range(cfg.repeats):
@@ -171,19 +171,19 @@ def run_bench(cfg: BenchConfig, progress=None) -> dict:
                 if mode.startswith("pld"):
                     r = peer.run(list(prompt.ids), int(mode[3:]), max_tokens, prompt.fence)
                 else:
-                    r = _ours(sess, prompt, mode, max_tokens, cfg.k)
+                    r = _ours(loaded, prompt, mode, max_tokens, cfg.k)
                 runs[mode].append(r)
-        results.append(_task_record(sess, task, prompt, runs))
+        results.append(_task_record(loaded, task, prompt, runs))
     return {
         "config": asdict(cfg),
-        "model": sess.describe(),
+        "model": loaded.describe(),
         "machine": _machine(),
         "tasks": results,
         "summary": summarise(results, cfg.modes),
     }
 
 
-def _task_record(sess, task: Task, prompt: Prompt, runs: dict[str, list[Run]]) -> dict:
+def _task_record(loaded, task: Task, prompt: Prompt, runs: dict[str, list[Run]]) -> dict:
     plain = runs.get("plain", [])
     plain_out = plain[0].output if plain else None
     plain_text = plain[0].text if plain else None
@@ -206,13 +206,13 @@ def _task_record(sess, task: Task, prompt: Prompt, runs: dict[str, list[Run]]) -
             "ratio_to_plain": round(tps / base, 3) if base else None,
             "greedy_equal_plain": equal,
         }
-    ids = sess.target.tokenize(task.source_text)[: sess.target.n_ctx - 8]
-    rec["prefill_tps"] = round(_prefill_tps(sess, ids), 1)
+    ids = loaded.target.tokenize(task.source_text)[: loaded.target.n_ctx - 8]
+    rec["prefill_tps"] = round(_prefill_tps(loaded, ids), 1)
     if "specedit" in rec["modes"]:
         spec = rec["modes"]["specedit"]["decode_tps"]
         rec["copy_fraction_of_prefill"] = round(spec / rec["prefill_tps"], 3)
         if task.kind == "copy":
-            rec["verify_ceiling_tps"] = round(_verify_ceiling_tps(sess, ids), 1)
+            rec["verify_ceiling_tps"] = round(_verify_ceiling_tps(loaded, ids), 1)
             rec["ceiling_fraction_of_prefill"] = round(
                 rec["verify_ceiling_tps"] / rec["prefill_tps"], 3
             )

@@ -1,7 +1,7 @@
 """Shared pieces of the torch-backend and draft-model benchmarks: one run, medians, summary.
 
 Contract: ``rewrite_budget(prompt)`` is the output cap of a rewrite task;
-``engine_run(session, prompt, opts, max_tokens)`` runs the product's one door
+``engine_run(loaded, prompt, opts, max_tokens)`` runs the product's one door
 (``app.generation.run_prompt``) once from an empty cache and returns a ``Run``;
 ``task_record`` reduces several runs per mode to medians, ratios to ``plain`` and
 greedy equality (outputs cut at the closing fence, so a block accepted past the
@@ -43,9 +43,9 @@ def rewrite_budget(prompt: Prompt) -> int:
     return int(prompt.part_tokens * 1.3) + 64
 
 
-def engine_run(session: LoadedModel, prompt: Prompt, opts: RewriteOptions, max_tokens: int) -> Run:
+def engine_run(loaded: LoadedModel, prompt: Prompt, opts: RewriteOptions, max_tokens: int) -> Run:
     """One run of ``prompt`` from an empty cache through the product's door."""
-    r = run_prompt(session, prompt, opts, max_tokens, cold=True)
+    r = run_prompt(loaded, prompt, opts, max_tokens, cold=True)
     m = r.metrics
     return Run(
         decode_tps=m.decode_tps,

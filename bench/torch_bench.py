@@ -121,8 +121,8 @@ def hf_run(target, prompt: list[int], max_tokens: int, fence: str | None, pld: i
 
 
 def run_torch_bench(cfg: TorchBenchConfig, progress=None) -> dict:
-    sess = load_model(cfg.model, n_ctx=cfg.n_ctx, threads=cfg.threads, backend="torch")
-    target = sess.target
+    loaded = load_model(cfg.model, n_ctx=cfg.n_ctx, threads=cfg.threads, backend="torch")
+    target = loaded.target
     tasks = load_tasks(list(cfg.kinds), cfg.n_per_kind, cfg.max_lines)
     results = []
     for ti, task in enumerate(tasks):
@@ -140,7 +140,7 @@ def run_torch_bench(cfg: TorchBenchConfig, progress=None) -> dict:
                     r = hf_run(target, list(prompt.ids), max_tokens, prompt.fence, pld)
                 else:
                     opts = RewriteOptions(draft="lookup" if mode == "specedit" else "none")
-                    r = engine_run(sess, prompt, opts, max_tokens)
+                    r = engine_run(loaded, prompt, opts, max_tokens)
                 runs[mode].append(r)
         results.append(task_record(target, task.kind, task.name, prompt, runs))
     import torch
@@ -149,7 +149,7 @@ def run_torch_bench(cfg: TorchBenchConfig, progress=None) -> dict:
     return {
         "bench": "torch_backend",
         "config": asdict(cfg),
-        "model": sess.describe(),
+        "model": loaded.describe(),
         "device": str(target.device),
         "dtype": str(target.dtype),
         "target": target.describe(),  # quantization, KV cache kind, CUDA graphs, memory

@@ -1,6 +1,6 @@
 """Decode tokens/s inside the terminal app vs headless, on the same rewrite task.
 
-Contract: ``run_tui_bench(cfg)`` loads one model session and runs the same instruction on
+Contract: ``run_tui_bench(cfg)`` loads one model and runs the same instruction on
 the same file ``repeats`` times in three modes, rotating their order every repeat so
 machine noise and warm-up hit them alike:
 
@@ -67,12 +67,12 @@ class TuiBenchConfig:
 
 
 async def _tui_once(
-    sess: LoadedModel, path: Path, cfg: TuiBenchConfig, screenshot: str | None = None
+    loaded: LoadedModel, path: Path, cfg: TuiBenchConfig, screenshot: str | None = None
 ) -> dict:
     from ..app.tui.app import SpecEditApp
     from ..app.tui.config import TuiSettings
 
-    app = SpecEditApp(path.name, session=sess, settings=TuiSettings(model=sess.model_name))
+    app = SpecEditApp(path.name, loaded=loaded, settings=TuiSettings(model=loaded.model_name))
     async with app.run_test(size=cfg.size) as pilot:
         await pilot.pause(0.1)
         screen = app.screen
@@ -107,15 +107,15 @@ def _save_svg(app, target: str) -> None:
     log.info("saved a screenshot to %s", out)
 
 
-def _headless_once(sess: LoadedModel, path: Path, cfg: TuiBenchConfig) -> dict:
+def _headless_once(loaded: LoadedModel, path: Path, cfg: TuiBenchConfig) -> dict:
     src = read_source(path)
-    res = rewrite(sess, src.text, RewriteOptions(instruction=cfg.instruction), path=path.name)
+    res = rewrite(loaded, src.text, RewriteOptions(instruction=cfg.instruction), path=path.name)
     return {"metrics": res.metrics, "output": res.new_text if res.hunks else None}
 
 
-def _headless_thread_once(sess: LoadedModel, path: Path, cfg: TuiBenchConfig) -> dict:
+def _headless_thread_once(loaded: LoadedModel, path: Path, cfg: TuiBenchConfig) -> dict:
     box: list[dict] = []
-    worker = threading.Thread(target=lambda: box.append(_headless_once(sess, path, cfg)))
+    worker = threading.Thread(target=lambda: box.append(_headless_once(loaded, path, cfg)))
     worker.start()
     worker.join()
     return box[0]
@@ -144,7 +144,7 @@ def run_tui_bench(cfg: TuiBenchConfig, screenshot: str | None = None) -> dict:
 
     With ``screenshot``, the warm-up TUI run saves an SVG of the app mid-generation there.
     """
-    sess = load_model(cfg.model, n_ctx=cfg.n_ctx, threads=cfg.threads)
+    loaded = load_model(cfg.model, n_ctx=cfg.n_ctx, threads=cfg.threads)
     load_start = os.getloadavg()
     runs: list[dict] = []
     with tempfile.TemporaryDirectory(prefix="specedit-tui-bench-") as tmp:
@@ -160,11 +160,11 @@ def run_tui_bench(cfg: TuiBenchConfig, screenshot: str | None = None) -> dict:
                     t = time.perf_counter()
                     if mode == "tui":
                         shot = screenshot if i == 0 else None
-                        out = asyncio.run(_tui_once(sess, path, cfg, shot))
+                        out = asyncio.run(_tui_once(loaded, path, cfg, shot))
                     elif mode == "headless_thread":
-                        out = _headless_thread_once(sess, path, cfg)
+                        out = _headless_thread_once(loaded, path, cfg)
                     else:
-                        out = _headless_once(sess, path, cfg)
+                        out = _headless_once(loaded, path, cfg)
                     rec = _record(mode, out, time.perf_counter() - t)
                     rec["warmup"] = i == 0
                     runs.append(rec)
@@ -179,7 +179,7 @@ def run_tui_bench(cfg: TuiBenchConfig, screenshot: str | None = None) -> dict:
     outputs = {r["output"] for r in counted}
     record = {
         "config": asdict(cfg),
-        "model": sess.describe(),
+        "model": loaded.describe(),
         "machine": {
             "cpus": os.cpu_count(),
             "loadavg_start": [round(x, 2) for x in load_start],
@@ -193,7 +193,7 @@ def run_tui_bench(cfg: TuiBenchConfig, screenshot: str | None = None) -> dict:
         "outputs_equal": len(outputs) == 1,
         "changed": next(iter(outputs)) is not None if len(outputs) == 1 else None,
     }
-    sess.target.close()
+    loaded.target.close()
     return record
 
 

@@ -132,23 +132,23 @@ def generate(
     m.speculation = cfg.speculate and drafter is not None
     m.backend = target.backend
     m.device = target.device_name
-    ctx: list[int] = list(prompt)
+    tokens: list[int] = list(prompt)
     out: list[int] = []
     eos = target.eos_ids
 
     first_logits = read_prompt(
-        target, ctx, m, cached_prefix, prefix_marks, verifier=ver, cancel=cancel
+        target, tokens, m, cached_prefix, prefix_marks, verifier=ver, cancel=cancel
     )
     if first_logits is None:  # cancelled while reading the prompt
         m.stop_reason = "cancelled"
         return GenResult(out, m)
     with m.time("sample"):
         new = [ver.first_token(first_logits, cfg.sampling, n_out=0)]
-    pos = len(ctx)  # where ``pending`` goes in the cache
+    pos = len(tokens)  # where ``pending`` goes in the cache
     m.start_decoding()
     t_decode = time.perf_counter()
     while True:
-        stop = _emit(new, out, ctx, eos, cfg.max_tokens, on_tokens, m)
+        stop = _emit(new, out, tokens, eos, cfg.max_tokens, on_tokens, m)
         m.decode_s = time.perf_counter() - t_decode
         if stop:
             break
@@ -158,8 +158,8 @@ def generate(
         if pos + 1 >= target.n_ctx:
             m.stop_reason = "context_full"
             break
-        draft, k = _draft(drafter, pol, ctx, cfg, m, room=target.n_ctx - pos - 1)
-        block = [ctx[-1], *(int(t) for t in draft.tokens)]
+        draft, k = _draft(drafter, pol, tokens, cfg, m, room=target.n_ctx - pos - 1)
+        block = [tokens[-1], *(int(t) for t in draft.tokens)]
         t = time.perf_counter()
         with m.time("verify"):
             # randomness is keyed by output position (len(out) is the first one this step
@@ -175,12 +175,12 @@ def generate(
     return GenResult(out, m)
 
 
-def _draft(drafter, pol, ctx, cfg, m, room: int) -> tuple[Draft, int]:
+def _draft(drafter, pol, tokens, cfg, m, room: int) -> tuple[Draft, int]:
     if drafter is None or not cfg.speculate:
         return Draft(), 0
     with m.time("draft"):
         # ask for the most the policy could want; the policy trims it
-        probe = drafter.propose(ctx, min(cfg.policy.fixed_k or cfg.policy.k_max, room))
+        probe = drafter.propose(tokens, min(cfg.policy.fixed_k or cfg.policy.k_max, room))
         k = pol.choose(len(probe) > 0, probe.match_len, anchored=probe.anchored)
         k = min(k, len(probe), room)
         if k <= 0:
@@ -191,7 +191,7 @@ def _draft(drafter, pol, ctx, cfg, m, room: int) -> tuple[Draft, int]:
     return probe, k
 
 
-def _emit(new, out, ctx, eos, max_tokens, on_tokens, m: Metrics) -> bool:
+def _emit(new, out, tokens, eos, max_tokens, on_tokens, m: Metrics) -> bool:
     """Append accepted tokens; return True when generation must stop."""
     stop_reason = ""
     for i, t in enumerate(new):
@@ -204,7 +204,7 @@ def _emit(new, out, ctx, eos, max_tokens, on_tokens, m: Metrics) -> bool:
         new = new[:room]
         stop_reason = stop_reason or "max_tokens"
     out.extend(new)
-    ctx.extend(new)
+    tokens.extend(new)
     m.generated_tokens = len(out)
     if new and on_tokens is not None and on_tokens(list(new)) is False:
         stop_reason = stop_reason or "stop"

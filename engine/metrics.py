@@ -24,10 +24,8 @@ A request answered in stages (the app's edit modes: a first answer, then another
 generation) keeps one object: ``restart()`` hands over a finished stage's figures and
 starts afresh, so live displays show the running stage, and ``add(earlier)`` counts the
 earlier stages in the final figures (tokens, calls and time are sums over the stages).
-``edit_mode``, ``edit_reason``, ``edit_fallback`` and ``file_tokens`` are labels the app
-sets: which edit mode produced the result, why a whole rewrite was chosen without trying
-an edit format, why an edit format was given up for a whole rewrite, and the length of
-the text a whole rewrite re-emits (what ``generated_tokens`` compares with).
+The figures are of tokens only; what a front end labels a generation with (an edit mode,
+a file's length) is the front end's to keep beside them (``app.stages.RewriteStats``).
 """
 
 from __future__ import annotations
@@ -72,16 +70,6 @@ class Metrics:
     """Where the target runs (``CPU``, ``CUDA0 ...``)."""
     verifier: str = ""
     """Which verifier judged the drafts (``numpy``, ``triton``, ``torch``)."""
-    edit_mode: str = ""
-    """Which edit mode produced the result (set by the app: ``whole``, ``blocks``)."""
-    edit_reason: str = ""
-    """Why a whole rewrite was chosen without trying an edit format ("" when it was not)."""
-    edit_fallback: str = ""
-    """Why an edit format was given up for a whole rewrite ("" when it was not)."""
-    edit_repairs: tuple[str, ...] = ()
-    """Which repairs the app made to the model's answer (``app.repair``), in order."""
-    file_tokens: int = 0
-    """Tokens of the text a whole rewrite re-emits (set by the app)."""
     drafted_at: list[int] = field(default_factory=list)
     accepted_at: list[int] = field(default_factory=list)
     by_source: Counter = field(default_factory=Counter)
@@ -151,7 +139,7 @@ class Metrics:
     def restart(self) -> Metrics:
         """A copy of this stage's figures; this object starts afresh for the next stage."""
         done = copy.deepcopy(self)
-        fresh = Metrics()
+        fresh = type(self)()
         for f in fields(self):
             if f.name != "_t0":
                 setattr(self, f.name, getattr(fresh, f.name))
@@ -271,11 +259,6 @@ class Metrics:
             "backend": self.backend,
             "device": self.device,
             "verifier": self.verifier,
-            "edit_mode": self.edit_mode,
-            "edit_reason": self.edit_reason,
-            "edit_fallback": self.edit_fallback,
-            "edit_repairs": list(self.edit_repairs),
-            "file_tokens": self.file_tokens,
             "k": self.k,
             "off_reason": self.off_reason,
             "stop_reason": self.stop_reason,

@@ -18,7 +18,7 @@ Contract:
   * ``device_label(build, offloaded, total)`` names where a model with ``offloaded`` of
     ``total`` layers on the GPU runs: ``"CPU"``, ``"CUDA0 NVIDIA GeForce RTX 4090"``, or
     ``"CUDA0 ... (12/25 layers) + CPU"`` for a partial offload (the label keys the
-    session's caches, and a curve measured with 12 layers offloaded is not one for 20).
+    loaded model's caches, and a curve measured with 12 layers offloaded is not one for 20).
 """
 
 from __future__ import annotations

@@ -101,9 +101,9 @@ def qwen05_path() -> Path:
 
 @pytest.fixture(scope="session")
 def qwen05(qwen05_path):
-    """A loaded 0.5B session (llama.cpp, 2 threads, 4096-token context), shared by tests."""
+    """A loaded 0.5B (llama.cpp, 2 threads, 4096-token context), shared by tests."""
     from specedit.app.loaded_model import load_model
 
-    sess = load_model(str(qwen05_path), n_ctx=4096)
-    yield sess
-    sess.target.close()
+    loaded = load_model(str(qwen05_path), n_ctx=4096)
+    yield loaded
+    loaded.target.close()

@@ -69,7 +69,7 @@ class ScriptedModel:
         return "\x02".join(m["content"] for m in messages) + "\x01"
 
 
-def scripted_session(rules: Sequence[tuple[str, str]], n_ctx: int = 1 << 16):
+def scripted_loaded(rules: Sequence[tuple[str, str]], n_ctx: int = 1 << 16):
     """A ``LoadedModel`` around a ``ScriptedModel`` (no files, no calibration)."""
     from specedit.app.loaded_model import LoadedModel
 

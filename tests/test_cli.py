@@ -245,14 +245,14 @@ def test_write_refuses_a_flagged_result_unless_forced(capsys, tmp_path, monkeypa
     """Issue 22: a result a check flags (here: the rename left undone, which no repair
     finishes because the model began none of it) is shown with the reason and written only
     with --force."""
-    from scripted import scripted_session
+    from scripted import scripted_loaded
 
     from specedit.app import cli
 
     text = "def add(a, b):\n    return a + b\n\n\ndef twice(x):\n    return add(x, x)\n"
     wrong = text.replace("return a + b", "return b + a")  # the model renamed nothing
     answer = "```python\n" + wrong + "```\n"
-    monkeypatch.setattr(cli, "_session", lambda a: scripted_session([("Instruction:", answer)]))
+    monkeypatch.setattr(cli, "_load", lambda a: scripted_loaded([("Instruction:", answer)]))
     f = tmp_path / "m.py"
     f.write_text(text)
     args = ["rewrite", str(f), "-i", "Rename the function add to plus.", "--write"]

@@ -45,12 +45,12 @@ def test_unknown_model_suggests_the_catalog_name(capsys, tmp_path):
 
 
 def test_lines_outside_the_file_are_refused_before_the_model_loads(capsys, tmp_path, monkeypatch):
-    import specedit.app.loaded_model as session
+    import specedit.app.loaded_model as loaded
 
     def no_load(*a, **kw):
         raise AssertionError("the model was loaded")
 
-    monkeypatch.setattr(session, "load_model", no_load)
+    monkeypatch.setattr(loaded, "load_model", no_load)
     f = tmp_path / "short.py"
     f.write_text("".join(f"x{i} = {i}\n" for i in range(167)))
     before = f.read_bytes()

@@ -305,7 +305,7 @@ def test_rewrite_path_builds_each_proposer():
     from specedit.app.options import RewriteOptions
     from specedit.app.rewrite import rewrite
 
-    def session(draft):
+    def loaded(draft):
         return LoadedModel(
             target=ToyModel(256, seed=1),
             model_name="toy",
@@ -319,9 +319,9 @@ def test_rewrite_path_builds_each_proposer():
 
     text = "def f(x):\n    return x + 1\n" * 4
     with pytest.raises(ModelError, match="draft model"):
-        rewrite(session(None), text, RewriteOptions(instruction="copy", draft="model"))
+        rewrite(loaded(None), text, RewriteOptions(instruction="copy", draft="model"))
     for mode, src in (("model", {"model"}), ("auto", {"model", "file", "output", "prompt"})):
         opts = RewriteOptions(instruction="copy", draft=mode, k=3, max_tokens=24)
-        res = rewrite(session(ToyModel(256, seed=1)), text, opts)
+        res = rewrite(loaded(ToyModel(256, seed=1)), text, opts)
         used = set(res.metrics.snapshot()["drafted_by_source"])
         assert used and used <= src and (mode != "model" or used == {"model"})

@@ -283,7 +283,7 @@ def test_the_runner_records_the_class_of_a_wrong_row(monkeypatch):
     warm = SimpleNamespace(prefix_tokens=2100, seconds=0.5)
     monkeypatch.setattr(app_rewrite, "warm", lambda *a, **k: warm)
     monkeypatch.setattr(app_rewrite, "rewrite", lambda *a, **k: res)
-    session = SimpleNamespace(target=SimpleNamespace(rollback=lambda pos: None))
-    (row,) = run_task(session, t, ["auto"], 0)
+    loaded = SimpleNamespace(target=SimpleNamespace(rollback=lambda pos: None))
+    (row,) = run_task(loaded, t, ["auto"], 0)
     assert not row["right"] and row["failure"] == FALLBACK
     assert row["failure_after_fallback"] == ONE_SITE and row["raw"] == res.raw

@@ -8,7 +8,7 @@ big file's outline and windows).
 from __future__ import annotations
 
 import pytest
-from scripted import scripted_session
+from scripted import scripted_loaded
 
 from specedit.app.edits import FORMAT
 from specedit.app.files import FileError
@@ -44,10 +44,10 @@ UNNAMED = "Make the eighth function multiply."
 
 
 def run(rules, text=TEXT, n_ctx=1 << 16, on_text=None, **opts):
-    session = scripted_session(rules, n_ctx)
+    loaded = scripted_loaded(rules, n_ctx)
     opts.setdefault("instruction", "Make f7 multiply.")
-    res = rewrite(session, text, RewriteOptions(**opts), path="m.py", on_text=on_text)
-    return res, session.target.prompts
+    res = rewrite(loaded, text, RewriteOptions(**opts), path="m.py", on_text=on_text)
+    return res, loaded.target.prompts
 
 
 def test_blocks_change_only_the_lines_they_name():
@@ -58,7 +58,7 @@ def test_blocks_change_only_the_lines_they_name():
     )
     assert res.status == "ok" and res.new_text == WANT and res.edit_mode == "blocks"
     assert [(h.start_line, h.end_line) for h in res.hunks] == [(29, 30)]
-    s = res.metrics.snapshot()
+    s = res.stats.snapshot()
     assert s["edit_mode"] == "blocks" and not s["edit_fallback"]
     assert s["file_tokens"] == len(TEXT) and s["generated_tokens"] < 80
     assert len(prompts) == 1 and BLOCKS in prompts[0]
@@ -67,15 +67,15 @@ def test_blocks_change_only_the_lines_they_name():
 
 
 def test_the_blocks_prompt_shares_the_whole_prompts_prefix_through_the_file():
-    session = scripted_session([])
-    t = session.target
+    loaded = scripted_loaded([])
+    t = loaded.target
     opts = RewriteOptions(instruction="x")
-    prompt, keep = first_prompt(session, TEXT, opts, "m.py")
+    prompt, keep = first_prompt(loaded, TEXT, opts, "m.py")
     text = bytes(prompt.ids[:keep]).decode()
     assert text.endswith(TEXT) and FORMAT not in text
-    warm(session, TEXT, path="m.py")
+    warm(loaded, TEXT, path="m.py")
     assert t.cache_tokens == list(prompt.ids[:keep])
-    res = rewrite(session, TEXT, opts, path="m.py")  # no rule: EOS, then the fallback
+    res = rewrite(loaded, TEXT, opts, path="m.py")  # no rule: EOS, then the fallback
     assert res.metrics.cached_tokens >= 2 * keep  # both stages read the file from the cache
 
 
@@ -88,7 +88,7 @@ def test_blocks_that_do_not_apply_fall_back_to_the_whole_file_and_count_both_sta
         instruction=UNNAMED,
     )
     assert res.status == "ok" and res.new_text == WANT and res.edit_mode == "whole"
-    s = res.metrics.snapshot()
+    s = res.stats.snapshot()
     assert "not in the file" in s["edit_fallback"]
     # the blocks, the blocks again told why (the same wrong answer), then the whole file
     assert len(prompts) == 3 and BLOCKS in prompts[0] and BLOCKS not in prompts[2]
@@ -114,7 +114,7 @@ def test_blocks_asked_again_with_why_they_failed_apply_without_a_whole_rewrite()
         instruction=UNNAMED,
     )
     assert res.status == "ok" and res.new_text == WANT and res.edit_mode == "blocks"
-    s = res.metrics.snapshot()
+    s = res.stats.snapshot()
     assert s["edit_repairs"] == ["retry"] and "not in the file" in s["edit_fallback"]
     assert len(prompts) == 2 and "Copy the SEARCH lines exactly" in prompts[1]
     # the retry read only what follows the file: the file came from the cache
@@ -219,7 +219,7 @@ def test_a_broad_change_is_written_whole_at_once_under_auto_and_says_why():
         instruction="Rename total to acc everywhere.",
     )
     assert res.status == "ok" and res.new_text == want and res.edit_mode == "whole"
-    s = res.metrics.snapshot()
+    s = res.stats.snapshot()
     assert "'everywhere'" in s["edit_reason"] and not s["edit_fallback"]
     assert len(prompts) == 1 and BLOCKS not in prompts[0]
     # --edit blocks still writes blocks; --edit whole says no reason
@@ -237,7 +237,7 @@ def test_a_broad_change_is_written_whole_at_once_under_auto_and_says_why():
         edit="whole",
         instruction="Rename total to acc everywhere.",
     )
-    assert res.metrics.snapshot()["edit_reason"] == ""
+    assert res.stats.snapshot()["edit_reason"] == ""
 
 
 def test_a_blocks_answer_under_auto_stops_at_half_the_file_then_falls_back():
@@ -245,9 +245,9 @@ def test_a_blocks_answer_under_auto_stops_at_half_the_file_then_falls_back():
     endless = "```python\n<<<<<<< SEARCH\n" + TEXT * 3
     res, prompts = run([(BLOCKS, endless), (WHOLE, whole_answer(WANT))], instruction=UNNAMED)
     assert res.status == "ok" and res.new_text == WANT and len(prompts) == 2
-    first = res.metrics.snapshot()["generated_tokens"] - len(whole_answer(WANT))
+    first = res.stats.snapshot()["generated_tokens"] - len(whole_answer(WANT))
     assert first <= int(len(TEXT) * BLOCKS_SHARE) + BLOCKS_MARGIN + 8
-    assert "output limit" in res.metrics.snapshot()["edit_fallback"]
+    assert "output limit" in res.stats.snapshot()["edit_fallback"]
 
 
 def test_a_blocks_answer_that_cannot_be_mended_stops_at_once_then_falls_back():
@@ -256,7 +256,7 @@ def test_a_blocks_answer_that_cannot_be_mended_stops_at_once_then_falls_back():
     opening = "```python\n<<<<<<< SEARCH\n"
     res, prompts = run([(BLOCKS, opening + loop), (WHOLE, whole_answer(WANT))], instruction=UNNAMED)
     assert res.status == "ok" and res.new_text == WANT and len(prompts) == 2
-    s = res.metrics.snapshot()
+    s = res.stats.snapshot()
     assert "without its >>>>>>> REPLACE line" in s["edit_fallback"]
     assert s["generated_tokens"] - len(whole_answer(WANT)) < 120  # stopped at the second =======
     res, _ = run([(BLOCKS, opening + loop)], edit="blocks")
@@ -293,7 +293,7 @@ def test_a_big_file_is_located_then_edited_inside_the_window():
     # both prompts show the outline, not the file; the second one shows f77's lines
     assert "def f199(x):" in prompts[0] and "'''Add 199.'''" not in prompts[0]
     assert "'''Add 77.'''" in prompts[1] and "'''Add 76.'''" not in prompts[1]
-    s = res.metrics.snapshot()
+    s = res.stats.snapshot()
     assert s["file_tokens"] == len(BIG) and s["generated_tokens"] < 200
 
 
@@ -311,9 +311,9 @@ def test_a_big_file_falls_back_to_rewriting_the_located_lines():
         instruction="In f77 add 78 instead of 77.",
     )
     assert res.status == "ok" and res.new_text == BIG_WANT and res.edit_mode == "locate+whole"
-    assert "not in the file" in res.metrics.snapshot()["edit_fallback"] and len(prompts) == 3
+    assert "not in the file" in res.stats.snapshot()["edit_fallback"] and len(prompts) == 3
     assert "Add 76." not in prompts[2]  # the located definition alone, no window
-    assert res.metrics.snapshot()["file_tokens"] == len(BIG)
+    assert res.stats.snapshot()["file_tokens"] == len(BIG)
 
 
 def test_a_big_file_never_rewrites_a_long_located_span_whole():
@@ -368,10 +368,10 @@ def test_nothing_located_changes_nothing():
 
 
 def test_a_warm_up_of_a_big_file_reads_its_outline():
-    session = scripted_session([], BIG_CTX)
-    w = warm(session, BIG, path="m.py")
+    loaded = scripted_loaded([], BIG_CTX)
+    w = warm(loaded, BIG, path="m.py")
     assert w.status == "done" and w.prefix_tokens < BIG_CTX
-    held = bytes(t for t in session.target.cache_tokens if t < 256).decode()
+    held = bytes(t for t in loaded.target.cache_tokens if t < 256).decode()
     assert "def f199(x):" in held and "Add 199." not in held
 
 
@@ -383,4 +383,4 @@ def test_a_broad_change_to_a_big_file_is_located_not_refused():
         instruction="Rename x to value everywhere.",
     )
     assert res.status == "no_output" and LOCATE in prompts[0]
-    assert res.metrics.snapshot()["edit_reason"] == ""
+    assert res.stats.snapshot()["edit_reason"] == ""

@@ -66,8 +66,8 @@ def _cpu_load():
         spin.wait()
 
 
-def _run_in_state(session, text: str, name: str, state: str, draft: str) -> str:
-    t = session.target
+def _run_in_state(loaded, text: str, name: str, state: str, draft: str) -> str:
+    t = loaded.target
     cache = False
     if state in ("cold", "loaded"):
         t.rollback(0)
@@ -75,13 +75,13 @@ def _run_in_state(session, text: str, name: str, state: str, draft: str) -> str:
         t.rollback(0)  # a fresh process: the file's prefix comes from disk
         cache = True
     elif state == "reuse":
-        rewrite(session, text, _opts("none", OTHER, max_tokens=8), path=name)
+        rewrite(loaded, text, _opts("none", OTHER, max_tokens=8), path=name)
     elif state == "warm":
         t.rollback(0)
-        assert warm(session, text, path=name).status == "done"
+        assert warm(loaded, text, path=name).status == "done"
     load = _cpu_load() if state == "loaded" else contextlib.nullcontext()
     with load:
-        res = rewrite(session, text, _opts(draft, prompt_cache=cache), path=name)
+        res = rewrite(loaded, text, _opts(draft, prompt_cache=cache), path=name)
     return res.raw
 
 

@@ -281,7 +281,7 @@ def test_file_changed_while_the_model_generates(target, qwen05, monkeypatch, cap
     changed = threading.Event()
     real = rewrite_mod.rewrite
 
-    def rewrite(sess, text, opts, **kw):
+    def rewrite(loaded, text, opts, **kw):
         def on_text(piece: str) -> None:
             if not changed.is_set():
                 t = threading.Thread(target=target.write_bytes, args=(edit,))
@@ -289,10 +289,10 @@ def test_file_changed_while_the_model_generates(target, qwen05, monkeypatch, cap
                 t.join()
                 changed.set()
 
-        return real(sess, text, opts, **{**kw, "on_text": on_text})
+        return real(loaded, text, opts, **{**kw, "on_text": on_text})
 
     monkeypatch.setattr(rewrite_mod, "rewrite", rewrite)
-    monkeypatch.setattr(cli, "_session", lambda a: qwen05)  # the loaded 0.5B, not a second one
+    monkeypatch.setattr(cli, "_load", lambda a: qwen05)  # the loaded 0.5B, not a second one
     rc = main(["rewrite", str(target), "-i", INSTRUCTION, "--write", "--no-prompt-cache"])
     err = " ".join(capsys.readouterr().err.split())
     assert changed.is_set(), "the model streamed nothing"

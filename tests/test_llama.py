@@ -173,7 +173,7 @@ def test_fixed_k_and_plain_share_the_loop(qwen05):
 # ---- offload: what runs where (this machine's build is CPU only) ----------------------
 
 
-def test_session_target_reports_cpu_placement(qwen05):
+def test_loaded_target_reports_cpu_placement(qwen05):
     t = qwen05.target
     assert t.device_name == "CPU" and t.n_gpu_layers == 0
     assert t.n_layers == 25 and t.gpu_layers == "0/25"  # 24 blocks + the output layer
@@ -185,7 +185,7 @@ def test_session_target_reports_cpu_placement(qwen05):
         "llama_cpp": d["llama_cpp"],
     }
     assert d["llama_cpp"].startswith("llama-cpp-python ") and t.threads >= 1
-    s = qwen05.describe()  # the session's description carries the target's
+    s = qwen05.describe()  # the loaded model's description carries the target's
     assert (s["device"], s["gpu_layers"], s["backend"]) == ("CPU", "0/25", "llama.cpp")
 
 

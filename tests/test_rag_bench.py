@@ -24,7 +24,7 @@ def test_the_question_set_is_vendored_and_every_answer_is_in_its_docs():
     qs = load_questions()
     assert len(qs) >= 20 and len({q.id for q in qs}) == len(qs)
     for q in qs:
-        ctx = q.context()
+        ctx = q.context_files()
         assert ctx and all((DATA / "docs" / d).is_file() for d in q.docs), q.id
         # the known answer is in the files given (a model can quote it), and the check
         # refuses an answer that says nothing
@@ -38,7 +38,7 @@ def test_the_question_set_is_vendored_and_every_answer_is_in_its_docs():
 
 def test_spec_bench_rag_prompts_become_passages_and_a_question():
     (q,) = spec_bench_questions(1)
-    [(label, passages)] = q.context()
+    [(label, passages)] = q.context_files()
     assert label == "passages.txt" and len(passages) > 1000
     assert q.question.endswith("?") and q.question not in passages
     assert q.judge("anything") is None and spec_bench_questions(0) == []
@@ -101,7 +101,7 @@ def test_the_runner_records_each_drafting_and_rechecks(smollm_path, tmp_path, ca
         assert r["prompt_tokens"] + r["cached_tokens"] > 1000  # the files were shown
         assert isinstance(r["right"], bool) and r["right"] == q.judge(r["output"])
         # the citations recorded are the checker's, on the recorded answer
-        cs = check_citations(r["output"], q.context())
+        cs = check_citations(r["output"], q.context_files())
         assert r["citations"] == [c.to_json() for c in cs]
         assert r["quotes_found"] == all_found(cs) and r["quotes"] == len(cs)
     # the second run of a style found the files in the cache: only the question was read

@@ -16,7 +16,7 @@ import json
 from pathlib import Path
 
 import pytest
-from scripted import scripted_session
+from scripted import scripted_loaded
 from test_edit_modes import BLOCKS, WHOLE
 
 from specedit.app.edits import PREFILL
@@ -37,15 +37,15 @@ def replay(case: dict):
     else:
         rules = [(WHOLE, f"{fence}\n{case['raw']}")]
         edit = "whole"
-    session = scripted_session(rules)
+    loaded = scripted_loaded(rules)
     opts = RewriteOptions(instruction=task.instruction, edit=edit)
-    return task, rewrite(session, task.source(), opts, path=task.file)
+    return task, rewrite(loaded, task.source(), opts, path=task.file)
 
 
 @pytest.mark.parametrize("case", CASES, ids=[f"{c['task']}-{c['stage']}" for c in CASES])
 def test_a_recorded_answer_is_repaired_or_flagged_as_recorded(case):
     task, res = replay(case)
-    s = res.metrics.snapshot()
+    s = res.stats.snapshot()
     assert task.judge(res.new_text) is case["right"]
     assert s["edit_repairs"] == case["repairs"]
     assert (res.suspect.reason if res.suspect else None) == case["flag"]

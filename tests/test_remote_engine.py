@@ -29,7 +29,7 @@ from specedit.app.server.http_serve import HttpThread
 from specedit.engine.backend import ModelError
 
 sys.path.insert(0, os.path.dirname(__file__))
-from toy_server import ScriptedToy, toy_session  # noqa: E402
+from toy_server import ScriptedToy, toy_loaded  # noqa: E402
 
 FILE = "TIMEOUT = 30\n\n\ndef fetch(url):\n    return get(url, timeout=TIMEOUT)\n"
 ASK = "Change TIMEOUT from 30 to 60."
@@ -84,11 +84,11 @@ def llama_server(qwen05_path, tmp_path_factory):
             proc.wait()
 
 
-def auto_edit(session):
+def auto_edit(loaded):
     """``--edit auto``: blocks first. The 0.5B's blocks are mostly malformed (bench/README,
     the edit suite), so it may fall back to the whole file; either way both stages ran on
     the engine, and the result is checked."""
-    return rewrite(session, FILE, RewriteOptions(instruction=ASK), path="net.py")
+    return rewrite(loaded, FILE, RewriteOptions(instruction=ASK), path="net.py")
 
 
 def check_auto(s: dict) -> None:
@@ -105,16 +105,16 @@ def test_engine_specs():
 
 @pytest.mark.model
 def test_an_edit_through_specedits_own_api(qwen05_path, own_api):
-    sess = remote(qwen05_path, own_api.base_url)
-    assert sess.remote.server == "specedit" and sess.remote.prediction
+    loaded = remote(qwen05_path, own_api.base_url)
+    assert loaded.remote.server == "specedit" and loaded.remote.prediction
     # a warm-up (the editor sends one while the user types) reads nothing here
-    w = warm(sess, FILE, path="net.py")
+    w = warm(loaded, FILE, path="net.py")
     assert w.status == "remote" and w.evaluated_tokens == 0 and w.prefix_tokens > 0
-    res = auto_edit(sess)
+    res = auto_edit(loaded)
     assert res.status == "ok", res.message
     # right, or flagged by the checks (never written without --force)
     assert res.new_text == FILE.replace("30", "60") or res.suspect is not None, res.raw
-    s = res.metrics.snapshot()
+    s = res.stats.snapshot()
     check_auto(s)
     assert s["backend"] == "remote" and "specedit at http://127.0.0.1" in s["device"]
     assert s["generated_tokens"] > 0 and s["decode_s"] >= 0 and s["prefill_s"] > 0
@@ -167,9 +167,9 @@ def test_a_server_that_dies_mid_stream_is_an_error_and_nothing_changes(qwen05_pa
     # the prefill's last call, then 3 decode steps stream; the 4th waits while the server
     # stops (its request cancelled first), so the stream ends before the answer did
     toy = HeldToy("```python\n" + FILE.replace("30", "60") + "```\n", hold_call=5)
-    th = HttpThread(toy_session(toy)).start()
+    th = HttpThread(toy_loaded(toy)).start()
     try:
-        sess = remote(qwen05_path, th.base_url)
+        loaded = remote(qwen05_path, th.base_url)
         pieces: list[str] = []
 
         def on_text(piece: str) -> None:
@@ -184,7 +184,7 @@ def test_a_server_that_dies_mid_stream_is_an_error_and_nothing_changes(qwen05_pa
 
         opts = RewriteOptions(instruction=ASK, edit="whole")
         with pytest.raises(ModelError, match="stream"):
-            rewrite(sess, FILE, opts, path="net.py", on_text=on_text)
+            rewrite(loaded, FILE, opts, path="net.py", on_text=on_text)
         assert pieces and th.api.cancelled == 1
     finally:
         toy.go.set()
@@ -202,10 +202,10 @@ def test_engine_errors_are_one_line_and_nothing_is_written(
         with pytest.raises(ModelError, match="401"):
             remote(qwen05_path, th.base_url)
         monkeypatch.setenv("SPECEDIT_ENGINE_KEY", "s3cret")
-        sess = remote(qwen05_path, th.base_url)
+        loaded = remote(qwen05_path, th.base_url)
         monkeypatch.delenv("SPECEDIT_ENGINE_KEY")
         with pytest.raises(ModelError, match="--exact needs a local model"):
-            rewrite(sess, FILE, RewriteOptions(instruction=ASK, exact=True), path="net.py")
+            rewrite(loaded, FILE, RewriteOptions(instruction=ASK, exact=True), path="net.py")
     f = tmp_path / "net.py"
     f.write_text(FILE)
     env = {**os.environ, "SPECEDIT_STATE_DIR": str(tmp_path / "state")}

@@ -3,7 +3,7 @@ model: what the app does when blocks do not place, a site is missed, or a copy i
 
 from __future__ import annotations
 
-from scripted import scripted_session
+from scripted import scripted_loaded
 from test_edit_modes import BLOCKS, WHOLE, block, blocks_answer, whole_answer
 
 from specedit.app.options import RewriteOptions
@@ -20,10 +20,10 @@ def region_rule(name: str, new_body: str) -> tuple[str, str]:
 
 
 def run(rules, instruction, text=TEXT, **opts):
-    session = scripted_session(rules)
+    loaded = scripted_loaded(rules)
     opts = RewriteOptions(instruction=instruction, **opts)
-    res = rewrite(session, text, opts, path="m.py")
-    return res, session.target.prompts
+    res = rewrite(loaded, text, opts, path="m.py")
+    return res, loaded.target.prompts
 
 
 def test_blocks_that_do_not_place_are_redone_on_the_named_definition_only():
@@ -37,7 +37,7 @@ def test_blocks_that_do_not_place_are_redone_on_the_named_definition_only():
         "In f7, multiply instead of adding.",
     )
     assert res.status == "ok" and res.new_text == want and res.suspect is None
-    s = res.metrics.snapshot()
+    s = res.stats.snapshot()
     assert s["edit_mode"] == "blocks" and "cannot be placed" in s["edit_fallback"]
     assert s["edit_repairs"] == ["widen"]
     assert len(prompts) == 2 and REGION in prompts[1] and "def f7(x):" in prompts[1]
@@ -55,7 +55,7 @@ def test_a_second_site_the_blocks_missed_gets_a_round_of_its_own():
         "In f3 and in f9, multiply instead of adding.",
     )
     assert res.new_text == want and res.suspect is None
-    assert res.metrics.snapshot()["edit_repairs"] == ["widen"]
+    assert res.stats.snapshot()["edit_repairs"] == ["widen"]
     assert len(prompts) == 2 and "def f9(x):" in prompts[1].split(REGION)[1]
 
 
@@ -84,7 +84,7 @@ def test_without_a_named_definition_a_failed_answer_is_redone_where_it_points():
         ],
         "Subtract five instead of adding it.",
     )
-    assert res.new_text == want and res.metrics.snapshot()["edit_repairs"] == ["widen"]
+    assert res.new_text == want and res.stats.snapshot()["edit_repairs"] == ["widen"]
     assert len(prompts) == 2
 
 
@@ -118,7 +118,7 @@ def test_a_whole_answer_with_a_collapsed_indent_and_no_tail_is_repaired():
         edit="whole",
     )
     assert res.new_text == want and res.suspect is None
-    assert res.metrics.snapshot()["edit_repairs"] == ["copies", "tail"]
+    assert res.stats.snapshot()["edit_repairs"] == ["copies", "tail"]
 
 
 def test_forced_blocks_get_no_round():
@@ -146,7 +146,7 @@ def test_a_parameter_added_and_not_used_is_redone_in_the_function_that_got_it():
         "Give the helper that adds 4 a parameter k=1 and multiply the 4 by k.",
     )
     assert res.new_text == want and res.suspect is None, res.suspect
-    assert res.metrics.snapshot()["edit_repairs"] == ["widen"]
+    assert res.stats.snapshot()["edit_repairs"] == ["widen"]
     assert len(prompts) == 2 and "def f4(x):" in prompts[1].split(REGION)[1]
     # the same first answer with no round to run (blocks asked for): flagged, not written
     res, _ = run(

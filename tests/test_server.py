@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 from rpc_client import Closed, RpcClient
-from toy_server import CachingToy, ServerToy, toy_session
+from toy_server import CachingToy, ServerToy, toy_loaded
 
 from specedit.app.server import Server, ServerThread
 from specedit.app.server.paths import AlreadyRunning, ServerSetupError, claim, peer_uid
@@ -47,7 +47,7 @@ def toy() -> ServerToy:
 def server(toy, tmp_path_factory, monkeypatch_module):
     d = tmp_path_factory.mktemp("srv")
     monkeypatch_module.setenv("SPECEDIT_STATE_DIR", str(d / "state"))
-    with ServerThread(toy_session(toy), d / "run" / "rpc.sock") as st:
+    with ServerThread(toy_loaded(toy), d / "run" / "rpc.sock") as st:
         yield st
 
 
@@ -227,7 +227,7 @@ def _warmed(c: RpcClient, wid: int, timeout: float = 120) -> dict:
 def caching(tmp_path_factory):
     """A server over a toy whose prefix cache is visible, as llama.cpp's is."""
     toy = CachingToy()
-    with ServerThread(toy_session(toy), tmp_path_factory.mktemp("warm") / "rpc.sock") as st:
+    with ServerThread(toy_loaded(toy), tmp_path_factory.mktemp("warm") / "rpc.sock") as st:
         c = RpcClient.unix(st.socket_path)
         c.call("initialize", {})
         yield st, toy, c
@@ -265,7 +265,7 @@ def test_warm_up_then_rewrite(caching):
 
 def test_a_rewrite_interrupts_a_warm_up_and_a_newer_one_supersedes(caching):
     st, toy, client = caching
-    st.server.session.target.rollback(0)
+    st.server.loaded.target.rollback(0)
     toy.hold(C)
     wid = _warm(client, LONG + "# big\n", "big.py")
     _held(toy)  # the warm-up runs (the model was idle): its second chunk is in flight
@@ -277,7 +277,7 @@ def test_a_rewrite_interrupts_a_warm_up_and_a_newer_one_supersedes(caching):
     assert _done(client, sid)["status"] == "truncated"
     # while a rewrite runs, warm-ups wait; only the newest one runs after it
     toy.hold(C)
-    st.server.session.target.rollback(0)
+    st.server.loaded.target.rollback(0)
     sid = _long(client)
     _held(toy)
     older, newer = _warm(client, LONG, "big.py"), _warm(client, TEXT, "m.py")
@@ -394,7 +394,7 @@ def test_second_server_refused_and_stale_cleanup(server, tmp_path):
     s.bind(str(sock))
     s.close()
     sock.with_suffix(".json").write_text("{}")
-    with ServerThread(toy_session(), sock) as st:
+    with ServerThread(toy_loaded(), sock) as st:
         c = RpcClient.unix(sock)
         assert c.call("initialize", {})["server"] == "specedit"
         c.close()
@@ -413,7 +413,7 @@ def test_second_server_refused_and_stale_cleanup(server, tmp_path):
 def _tcp_server(tmp_path: Path, **kw):
     """A toy server with TCP: (the thread, the port, the token)."""
     d = tmp_path / "run"
-    with ServerThread(toy_session(), d / "rpc.sock", tcp=True, **kw) as st:
+    with ServerThread(toy_loaded(), d / "rpc.sock", tcp=True, **kw) as st:
         info = json.loads((d / "rpc.json").read_text())
         yield st, info["tcp"]["port"], info["tcp"]["token"]
 
@@ -484,7 +484,7 @@ def test_header_and_idle_timeouts(tmp_path):
 
     toy = ServerToy()
     limits = Limits(frame_s=0.5, idle_s=0.5)
-    with ServerThread(toy_session(toy), tmp_path / "rpc.sock", limits=limits) as st:
+    with ServerThread(toy_loaded(toy), tmp_path / "rpc.sock", limits=limits) as st:
         c = RpcClient.unix(st.socket_path)
         c.send_raw(b"Content-Len")  # and nothing more
         err = c.read()["error"]
@@ -514,7 +514,7 @@ def test_header_and_idle_timeouts(tmp_path):
 def test_connection_cap(tmp_path):
     """Issue 12 item 13: past the cap a client gets -32803 and is closed at once; when one
     leaves, a new one is served."""
-    with ServerThread(toy_session(), tmp_path / "rpc.sock", max_connections=3) as st:
+    with ServerThread(toy_loaded(), tmp_path / "rpc.sock", max_connections=3) as st:
         clients = [RpcClient.unix(st.socket_path) for _ in range(3)]
         for c in clients:
             assert c.call("initialize", {})["server"] == "specedit"
@@ -624,7 +624,7 @@ def test_log_file_and_shutdown(tmp_path):
     log_path = _setup_logging("DEBUG", str(tmp_path / "logs" / "server.log"), asyncio_too=True)
     sock = tmp_path / "run" / "rpc.sock"
     try:
-        with ServerThread(toy_session(), sock):
+        with ServerThread(toy_loaded(), sock):
             c = RpcClient.unix(sock)
             c.call("initialize", {"client": "logtest"})
             assert c.call("shutdown") is None
@@ -680,7 +680,7 @@ def test_load_50_clients(server):
 
 def test_unused_server_object_releases_nothing(tmp_path):
     # constructing a Server does not touch the filesystem; only start() does
-    Server(toy_session(), tmp_path / "x" / "rpc.sock")
+    Server(toy_loaded(), tmp_path / "x" / "rpc.sock")
     assert not (tmp_path / "x").exists()
 
 

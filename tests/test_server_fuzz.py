@@ -16,7 +16,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from rpc_client import RpcClient
-from toy_server import toy_session
+from toy_server import toy_loaded
 
 from specedit.app.server import ServerThread
 
@@ -112,7 +112,7 @@ streams = st.lists(st.one_of(framed_json, framed_json, bad_frames), min_size=1, 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
     d = tmp_path_factory.mktemp("fuzz")
-    with ServerThread(toy_session(), d / "rpc.sock") as st_:
+    with ServerThread(toy_loaded(), d / "rpc.sock") as st_:
         yield st_
 
 

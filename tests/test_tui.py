@@ -30,7 +30,7 @@ from tui_helpers import (  # noqa: E402
     notes,
     set_instruction,
     suspect_result,
-    toy_session,
+    toy_loaded,
     truncated_result,
     wait_for,
 )
@@ -219,7 +219,7 @@ def test_picker_opens_file_and_model_load_failure(workdir):
             await wait_for(
                 pilot, lambda: "Model load failed" in str([n.title for n in app._notifications])
             )
-            assert app.session is None
+            assert app.loaded is None
             # a rewrite without a model explains itself
             app.screen.query_one("#instruction").value = "x"
             await pilot.press("enter")
@@ -297,7 +297,7 @@ def test_end_to_end_rewrite_review_write_undo(workdir, qwen05, monkeypatch):
     _slowed(qwen05.target, monkeypatch)
 
     async def run() -> None:
-        app = app_for(session=qwen05, settings=EXACT)  # the model must change something
+        app = app_for(loaded=qwen05, settings=EXACT)  # the model must change something
         async with app.run_test(size=SIZE) as pilot:
             screen = app.screen
             await pilot.press(*"Rename the function average to mean.")
@@ -311,7 +311,8 @@ def test_end_to_end_rewrite_review_write_undo(workdir, qwen05, monkeypatch):
             assert screen.mode == "review", notes(app)
             m = screen.state.live.metrics
             # the live diff moved while the file was written out (edit blocks arrive whole)
-            assert m.generated_tokens > 0 and (max(fronts) > 0 or m.edit_mode == "blocks")
+            blocks = screen.state.result.edit_mode == "blocks"
+            assert m.generated_tokens > 0 and (max(fronts) > 0 or blocks)
             status = screen.query_one(StatusBar)
             assert "tok/call" in str(status.query_one("#st-figures").render())
             review = screen.state.review
@@ -338,7 +339,7 @@ def test_typing_the_instruction_warms_the_model_up(workdir, qwen05):
     async def run() -> None:
         qwen05.target.rollback(0)
         # a whole rewrite: only the instruction comes after the file (blocks add their format)
-        app = app_for(session=qwen05, settings=TuiSettings(edit="whole"))
+        app = app_for(loaded=qwen05, settings=TuiSettings(edit="whole"))
         async with app.run_test(size=SIZE) as pilot:
             screen = app.screen
             await pilot.press("R")
@@ -361,7 +362,7 @@ def test_conflict_during_generation_then_rerun_and_cancel(workdir, qwen05, monke
     _slowed(qwen05.target, monkeypatch)
 
     async def run() -> None:
-        app = app_for(session=qwen05)
+        app = app_for(loaded=qwen05)
         async with app.run_test(size=SIZE) as pilot:
             screen = app.screen
             screen.query_one("#instruction").value = "Rename the variable result to acc."
@@ -400,7 +401,7 @@ def _fixed_rate(metrics) -> None:
 
 
 def _with_model(app, name: str = "qwen2.5-coder-0.5b"):
-    app.session = toy_session(name=name)
+    app.loaded = toy_loaded(name=name)
     return app
 
 
@@ -558,7 +559,7 @@ def test_region_context_speculation_and_settings(workdir):
                 textual.widgets.DirectoryTree.FileSelected(None, workdir / "notes.md")
             )
             await wait_for(pilot, lambda: app.screen is screen)
-            assert screen.state.context == [("notes.md", "Use acc for accumulators.\n")]
+            assert screen.state.context_files == [("notes.md", "Use acc for accumulators.\n")]
             assert str(screen.query_one("#scope").render()) == "L8-9 +1 ctx"
             await pilot.press("f5")
             assert app.settings.speculation is False
@@ -603,7 +604,7 @@ def test_pull_progress_reaches_the_settings_bar(workdir, monkeypatch):
 @pytest.mark.model
 def test_region_rewrite_keeps_the_rest_byte_identical(workdir, qwen05):
     async def run() -> None:
-        app = app_for(session=qwen05, settings=EXACT)  # the new name is asserted
+        app = app_for(loaded=qwen05, settings=EXACT)  # the new name is asserted
         async with app.run_test(size=SIZE) as pilot:
             screen = app.screen
             screen.editor.cursor_location = (8, 4)
@@ -629,7 +630,7 @@ def test_too_long_file_gets_a_message(workdir, qwen05):
 
     async def run() -> None:
         # a whole rewrite (the default edit mode writes blocks for a big file's outline)
-        app = app_for("big.py", session=qwen05, settings=TuiSettings(edit="whole"))
+        app = app_for("big.py", loaded=qwen05, settings=TuiSettings(edit="whole"))
         async with app.run_test(size=SIZE, notifications=True) as pilot:
             screen = app.screen
             screen.query_one("#instruction").value = "Double every value."

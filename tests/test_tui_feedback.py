@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 from toy import ToyModel
-from tui_helpers import NEW, SIZE, STATS, app_for, fixed_result, notes, toy_session, wait_for
+from tui_helpers import NEW, SIZE, STATS, app_for, fixed_result, notes, toy_loaded, wait_for
 
 from specedit.app.prompt import rewrite_prompt
 
@@ -50,10 +50,10 @@ def workdir(tmp_path, monkeypatch) -> Path:
 
 
 def test_f_asks_what_was_wrong_and_reruns_with_it(workdir):
-    session = toy_session()
+    loaded = toy_loaded()
 
     async def run() -> None:
-        app = app_for(session=session)
+        app = app_for(loaded=loaded)
         async with app.run_test(size=SIZE, notifications=True) as pilot:
             screen = app.screen
             screen.state.last_instruction = "Rename result to acc"
@@ -69,7 +69,7 @@ def test_f_asks_what_was_wrong_and_reruns_with_it(workdir):
             screen.instruction.value = NOTE
             await pilot.press("enter")
             await wait_for(pilot, lambda: screen.mode != "generating", timeout=60)
-            prompt = session.target.text()
+            prompt = loaded.target.text()
             assert prompt, notes(app)
             assert f"Feedback on your previous rewrite: {NOTE}" in prompt
             assert "Instruction: Rename result to acc" in prompt

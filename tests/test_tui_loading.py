@@ -11,7 +11,7 @@ import threading
 from pathlib import Path
 
 import pytest
-from tui_helpers import SIZE, STATS, app_for, notes, send_keys, toy_session, wait_for
+from tui_helpers import SIZE, STATS, app_for, notes, send_keys, toy_loaded, wait_for
 
 from specedit.app.loaded_model import load_model
 from specedit.app.options import LoadConfig
@@ -42,9 +42,9 @@ def workdir(tmp_path, monkeypatch) -> Path:
 class GatedLoader:
     """A loader that reports its stages, then waits until the test lets it finish."""
 
-    def __init__(self, session=None, error: Exception | None = None) -> None:
+    def __init__(self, loaded=None, error: Exception | None = None) -> None:
         self.gate = threading.Event()
-        self.session = session or toy_session(name="toy.gguf")
+        self.loaded = loaded or toy_loaded(name="toy.gguf")
         self.error = error
         self.configs = []
 
@@ -55,7 +55,7 @@ class GatedLoader:
         assert self.gate.wait(60)
         if self.error is not None:
             raise self.error
-        return self.session
+        return self.loaded
 
 
 def status_text(screen) -> str:
@@ -85,16 +85,16 @@ def test_keys_answer_during_the_load_and_enter_waits_for_the_model(workdir):
             assert screen.state.queued is None and "dropped" in notes(app)
             await pilot.press("enter")  # queued again
             assert screen.state.queued == "Rename result to acc"
-            assert app.session is None and app.model_state == "loading"
+            assert app.loaded is None and app.model_state == "loading"
             loader.gate.set()
-            await wait_for(pilot, lambda: app.session is not None, timeout=20)
+            await wait_for(pilot, lambda: app.loaded is not None, timeout=20)
             # the queued instruction ran on the model as soon as it was ready
             await wait_for(pilot, lambda: screen.mode not in ("edit", "generating"), timeout=60)
             assert (
                 screen.state.queued is None
                 and screen.state.last_instruction == "Rename result to acc"
             )
-            assert "Instruction: Rename result to acc" in loader.session.target.text()
+            assert "Instruction: Rename result to acc" in loader.loaded.target.text()
             assert "toy.gguf · toy on CPU" in status_text(screen)
 
     asyncio.run(run())
@@ -177,7 +177,7 @@ def test_settings_screen_saves_backend_gpu_layers_and_theme(workdir):
             dialog.query_one("#backend").value = "llama.cpp"
             dialog.query_one("#theme").value = "nord"
             dialog.query_one("#apply").press()
-            await wait_for(pilot, lambda: app.session is not None, timeout=20)
+            await wait_for(pilot, lambda: app.loaded is not None, timeout=20)
             s = app.settings
             assert (s.gpu_layers, s.backend, s.theme, s.speculation) == (
                 12,
@@ -294,7 +294,7 @@ def test_real_load_keys_answer_and_a_queued_rewrite_runs(workdir, qwen05_path, m
             screen.instruction.value = "Rename the function average to mean."
             await pilot.press("enter")
             assert app.model_state == "ready" or screen.state.queued is not None
-            await wait_for(pilot, lambda: app.session is not None, timeout=600)
+            await wait_for(pilot, lambda: app.loaded is not None, timeout=600)
             await wait_for(pilot, lambda: screen.mode not in ("edit", "generating"), 600)
             assert screen.mode == "review", notes(app)
             assert "def mean(prices):" in "".join(h.new_text for h in screen.state.review.hunks)

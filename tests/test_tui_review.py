@@ -25,6 +25,7 @@ from tui_helpers import (
 
 from specedit.app.diff import apply_hunks
 from specedit.app.rewrite import RewriteResult
+from specedit.app.stages import RewriteStats
 from specedit.app.tui.config import TuiSettings
 from specedit.app.tui.live import LiveRun
 from specedit.app.tui.messages import RewriteFinished
@@ -114,7 +115,14 @@ def test_cancelled_run_keeps_the_hunks_finished_before_esc(workdir):
             metrics = Metrics(stop_reason="cancelled")
             screen.state.live.metrics = metrics
             cancelled = RewriteResult(
-                STATS, None, screen.state.live.text(), [], "", metrics, "cancelled", "cancelled"
+                STATS,
+                None,
+                screen.state.live.text(),
+                [],
+                "",
+                RewriteStats(metrics),
+                "cancelled",
+                "cancelled",
             )
             screen.post_message(RewriteFinished(cancelled))
             await wait_for(pilot, lambda: screen.mode != "generating", timeout=10)
@@ -202,9 +210,7 @@ def test_esc_mid_rewrite_then_keep_a_finished_hunk_real_model(workdir, qwen05, m
 
     async def run() -> None:
         # short blocks (k=4), so that the rest of the file takes many calls after the hunk
-        app = app_for(
-            session=qwen05, settings=TuiSettings(model=qwen05.model_name, k=4, exact=True)
-        )
+        app = app_for(loaded=qwen05, settings=TuiSettings(model=qwen05.model_name, k=4, exact=True))
         async with app.run_test(size=SIZE, notifications=True) as pilot:
             screen = app.screen
             screen.instruction.value = "Rename the function total to sum_prices."

@@ -10,7 +10,7 @@ import threading
 from pathlib import Path
 
 import pytest
-from toy_server import CachingToy, toy_session
+from toy_server import CachingToy, toy_loaded
 
 from specedit.app.options import RewriteOptions
 from specedit.app.prompt import rewrite_prompt
@@ -30,32 +30,32 @@ def _opts(instruction: str, region=None) -> RewriteOptions:
 
 
 def test_warm_leaves_only_the_instruction_to_prefill():
-    session = toy_session(CachingToy())
-    t = session.target
+    loaded = toy_loaded(CachingToy())
+    t = loaded.target
     text = _text()
-    w = warm(session, text, path="c.py")
+    w = warm(loaded, text, path="c.py")
     assert w.status == "done" and w.cached_tokens == 0
     assert w.evaluated_tokens == w.prefix_tokens > 3 * PREFILL_CHUNK
-    assert t.cache_tokens[: w.prefix_tokens] == _prompt(session, text)[: w.prefix_tokens]
-    assert warm(session, text, path="c.py").status == "cached"
+    assert t.cache_tokens[: w.prefix_tokens] == _prompt(loaded, text)[: w.prefix_tokens]
+    assert warm(loaded, text, path="c.py").status == "cached"
 
-    hot = rewrite(session, text, _opts("Rename rgb_to_yiq to rgb2yiq."), path="c.py")
+    hot = rewrite(loaded, text, _opts("Rename rgb_to_yiq to rgb2yiq."), path="c.py")
     assert hot.metrics.cached_tokens == w.prefix_tokens
     assert hot.metrics.prompt_tokens == hot.metrics.read_total  # only the rest was read
     assert hot.metrics.prompt_tokens < 80  # the instruction and the chat tail
 
     # a region rewrite of the same file shares the prefix: the file comes first
-    region = rewrite(session, text, _opts("Rename hsv_to_rgb to hsv2rgb.", (5, 12)), path="c.py")
+    region = rewrite(loaded, text, _opts("Rename hsv_to_rgb to hsv2rgb.", (5, 12)), path="c.py")
     assert region.metrics.cached_tokens >= w.prefix_tokens
     # a warm-up given the region goes on through its lines: only the instruction is left
-    rw = warm(session, text, path="c.py", region=(20, 30))
+    rw = warm(loaded, text, path="c.py", region=(20, 30))
     assert rw.status == "done" and rw.cached_tokens >= w.prefix_tokens
     assert rw.prefix_tokens > w.prefix_tokens
-    r2 = rewrite(session, text, _opts("Rename hsv_to_rgb to hsv2rgb.", (20, 30)), path="c.py")
+    r2 = rewrite(loaded, text, _opts("Rename hsv_to_rgb to hsv2rgb.", (20, 30)), path="c.py")
     assert r2.metrics.cached_tokens >= rw.prefix_tokens
     assert r2.metrics.prompt_tokens < 80
     # the path is part of the prompt: another file name is another prefix
-    assert warm(session, text, path="d.py").cached_tokens < rw.cached_tokens
+    assert warm(loaded, text, path="d.py").cached_tokens < rw.cached_tokens
 
 
 @pytest.mark.model
@@ -77,26 +77,26 @@ def test_a_warm_rewrite_writes_what_a_cold_one_does(qwen05):
 
 
 def test_an_interrupted_warm_keeps_what_it_did():
-    session = toy_session(CachingToy())
-    t = session.target
+    loaded = toy_loaded(CachingToy())
+    t = loaded.target
     text = _text(120)
     stop = threading.Event()
     stop.set()
-    w = warm(session, text, path="c.py", interrupt=stop)
+    w = warm(loaded, text, path="c.py", interrupt=stop)
     assert w.status == "interrupted" and w.evaluated_tokens == 0 and t.evals == []
-    t.eval(_prompt(session, text)[:PREFILL_CHUNK], 0, [])  # as if one chunk had run
-    w = warm(session, text, path="c.py")
+    t.eval(_prompt(loaded, text)[:PREFILL_CHUNK], 0, [])  # as if one chunk had run
+    w = warm(loaded, text, path="c.py")
     assert w.status == "done" and w.cached_tokens == PREFILL_CHUNK
     assert w.evaluated_tokens == w.prefix_tokens - PREFILL_CHUNK
     # in the prefill's chunks: whole ones on multiples of PREFILL_CHUNK, then the rest
     assert [pos % PREFILL_CHUNK for pos, _ in t.evals[1:]] == [0] * (len(t.evals) - 1)
     assert all(n == PREFILL_CHUNK for _, n in t.evals[1:-1])
-    assert warm(session, text, path="c.py").status == "cached"
+    assert warm(loaded, text, path="c.py").status == "cached"
 
 
 def test_a_warm_up_is_interrupted_between_two_chunks():
-    session = toy_session(CachingToy())
-    t = session.target
+    loaded = toy_loaded(CachingToy())
+    t = loaded.target
     stop = threading.Event()
     orig = t.eval
 
@@ -106,7 +106,7 @@ def test_a_warm_up_is_interrupted_between_two_chunks():
         return orig(tokens, pos, want)
 
     t.eval = interrupt_during_the_second_call
-    w = warm(session, _text(120), path="c.py", interrupt=stop)
+    w = warm(loaded, _text(120), path="c.py", interrupt=stop)
     assert w.status == "interrupted"
     assert len(t.evals) == 2 and w.evaluated_tokens == 2 * PREFILL_CHUNK < w.prefix_tokens
 
@@ -125,5 +125,5 @@ def test_the_file_is_never_parsed_for_special_tokens(qwen05):
         assert p.ids.count(im_end[0]) == 2
 
 
-def _prompt(session, text: str) -> list[int]:
-    return list(rewrite_prompt(session.target, text, "-", path="c.py").ids)
+def _prompt(loaded, text: str) -> list[int]:
+    return list(rewrite_prompt(loaded.target, text, "-", path="c.py").ids)

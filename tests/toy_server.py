@@ -1,6 +1,6 @@
 """The numpy toy model (``tests/toy.py``) behind the socket server, for tests of the wire.
 
-* :func:`toy_session` wraps a :class:`ServerToy` in a ``LoadedModel``: the server tests run on
+* :func:`toy_loaded` wraps a :class:`ServerToy` in a ``LoadedModel``: the server tests run on
   it wherever they test the protocol, not the model. Its tokens are bytes (vocabulary 256), so
   any text is a prompt; its output never closes the fence, so a rewrite ends ``truncated``.
 * :class:`ServerToy` adds what a server test needs to :class:`toy.ToyModel`: ``close``, a
@@ -135,7 +135,7 @@ class ScriptedToy(ServerToy):
         return row
 
 
-def toy_session(target: ServerToy | None = None) -> LoadedModel:
+def toy_loaded(target: ServerToy | None = None) -> LoadedModel:
     """A ``LoadedModel`` over a toy (a new :class:`ServerToy` unless given)."""
     return LoadedModel(
         target=target or ServerToy(),
@@ -270,14 +270,14 @@ def main(argv: list[str]) -> int:
         target = ServerToy(ms_per_token=own.toy_ms_per_token)
     target.hold_at, target.gate = own.toy_hold_at, own.toy_gate
 
-    import specedit.app.loaded_model as session_module
+    import specedit.app.loaded_model as loaded_model_module
     from specedit.app.cli import main as cli_main
 
     def load_toy(config, *a, **kw) -> LoadedModel:
         log.info("toy in place of %r", config)
-        return toy_session(target)
+        return toy_loaded(target)
 
-    session_module.load_model = load_toy
+    loaded_model_module.load_model = load_toy
     return cli_main(rest)
 
 

@@ -18,6 +18,7 @@ from specedit.app.checks import Suspect
 from specedit.app.diff import compute_hunks, preview_in_file, unified_diff
 from specedit.app.loaded_model import LoadedModel
 from specedit.app.rewrite import RewriteResult
+from specedit.app.stages import RewriteStats
 from specedit.app.tui.app import SpecEditApp
 from specedit.app.tui.config import TuiSettings
 from specedit.engine.metrics import Metrics
@@ -68,7 +69,7 @@ def fixed_result(original: str = STATS, new: str = NEW, **changes) -> RewriteRes
     """An ``ok`` result of ``original`` -> ``new`` with fixed figures."""
     hunks = compute_hunks(original, new)
     res = RewriteResult(
-        original, new, new, hunks, unified_diff(original, new), fixed_metrics(), "ok"
+        original, new, new, hunks, unified_diff(original, new), RewriteStats(fixed_metrics()), "ok"
     )
     for key, value in changes.items():
         setattr(res, key, value)
@@ -84,7 +85,14 @@ def truncated_result(original: str = STATS, partial_body: str | None = None) -> 
         "nothing was written: raise --max-tokens (options.maxTokens)"
     )
     return RewriteResult(
-        original, None, "```python\n" + body, hunks, "", fixed_metrics(), "truncated", msg
+        original,
+        None,
+        "```python\n" + body,
+        hunks,
+        "",
+        RewriteStats(fixed_metrics()),
+        "truncated",
+        msg,
     )
 
 
@@ -120,7 +128,7 @@ class SlowToy(ToyModel):
         return bytes(self.toks).decode("utf-8", "replace")
 
 
-def toy_session(delay: float = 0.0, name: str = "toy") -> LoadedModel:
+def toy_loaded(delay: float = 0.0, name: str = "toy") -> LoadedModel:
     """A ``LoadedModel`` around the numpy toy model: no weights, no load time
     (``name`` is what the status bar calls it)."""
     costs = {1: 0.001, 4: 0.0015, 16: 0.003, 32: 0.005, 64: 0.009, 128: 0.017}

@@ -101,7 +101,7 @@ class Server:
 
     def __init__(
         self,
-        session: LoadedModel,
+        loaded: LoadedModel,
         socket_path: Path | None = None,
         *,
         tcp: bool = False,
@@ -109,13 +109,13 @@ class Server:
         limits: Limits | None = None,
         max_connections: int = MAX_CONNECTIONS,
     ) -> None:
-        self.session = session
+        self.loaded = loaded
         self.socket_path = Path(socket_path) if socket_path else default_socket_path()
         self.discovery = discovery_path(self.socket_path)
         self.tcp = tcp
         self.token = secrets.token_urlsafe(32) if tcp else None
         self.tcp_port: int | None = None
-        self.scheduler = Scheduler(session)
+        self.scheduler = Scheduler(loaded)
         self.connections: set[Connection] = set()
         self.limits = limits or Limits()
         self.max_connections = max_connections
@@ -155,7 +155,7 @@ class Server:
                 "socket": os.fspath(self.socket_path),
                 "pid": os.getpid(),
                 "protocolVersion": PROTOCOL_VERSION,
-                "model": self.session.model_name,
+                "model": self.loaded.model_name,
             }
             if self.tcp:
                 tsrv = await asyncio.start_server(
@@ -280,12 +280,12 @@ class Server:
         log.info(
             "%s: initialize from %s %s", conn.name, conn.state["client"], params.get("version")
         )
-        desc = self.session.describe()
+        desc = self.loaded.describe()
         return {
             "server": "specedit",
             "version": SERVER_VERSION,
             "protocolVersion": PROTOCOL_VERSION,
-            "model": self.session.model_name,
+            "model": self.loaded.model_name,
             "backend": desc.get("backend"),
             "device": desc.get("device"),
             "nCtx": desc.get("n_ctx"),

@@ -110,7 +110,7 @@ class HttpApi:
 
     def __init__(
         self,
-        session: LoadedModel,
+        loaded: LoadedModel,
         host: str = "127.0.0.1",
         port: int = 0,
         *,
@@ -120,12 +120,12 @@ class HttpApi:
     ) -> None:
         if token is None and not is_loopback(host):
             raise FileError(f"{host} is not a loopback address: a bearer token is required")
-        self.session = session
+        self.loaded = loaded
         self.host, self.port = host, port
         self.token = token
         self.limits = limits or Limits()
         self.max_connections = max_connections
-        self.models = [session.model_name]
+        self.models = [loaded.model_name]
         self.stopped = asyncio.Event()
         self.served = 0
         """Completion requests that ran (any outcome)."""
@@ -314,7 +314,7 @@ class HttpApi:
         await self._complete(reader, writer, req)
 
     def _card(self, model: str) -> dict[str, Any]:
-        desc = self.session.describe()
+        desc = self.loaded.describe()
         return {
             "id": model,
             "object": "model",
@@ -384,7 +384,7 @@ class HttpApi:
             loop.call_soon_threadsafe(pieces.put_nowait, text)
 
         fut = loop.run_in_executor(
-            self._pool, run_request, self.session, req, on_text if req.stream else None, cancel
+            self._pool, run_request, self.loaded, req, on_text if req.stream else None, cancel
         )
         rid, created = new_id(req.kind), now()
         started = False  # stream headers sent (only once text exists: errors stay errors)

@@ -8,7 +8,7 @@ Contract:
   logs to the server log (``serve._setup_logging``), loads the model, serves
   (:class:`~specedit.app.server.http_api.HttpApi`) until SIGINT/SIGTERM (the running
   request ends within one target call) and exits with status 0.
-* :class:`HttpThread` runs an ``HttpApi`` over a preloaded session in a daemon thread
+* :class:`HttpThread` runs an ``HttpApi`` over a preloaded model in a daemon thread
   (tests, benchmarks); extra keyword arguments go to ``HttpApi`` (``token``, ``limits``).
 """
 
@@ -37,17 +37,17 @@ __all__ = ["HttpThread", "http_main", "load_token", "token_file"]
 
 
 class HttpThread(LoopThread):
-    """Run an :class:`HttpApi` over a preloaded session in a daemon thread (tests,
+    """Run an :class:`HttpApi` over a preloaded model in a daemon thread (tests,
     benchmarks); ``base_url`` once started."""
 
     name, what = "specedit-http", "the HTTP API"
 
-    def __init__(self, session: LoadedModel, host: str = "127.0.0.1", **kw: Any) -> None:
-        self.session, self.host, self.kw = session, host, kw
+    def __init__(self, loaded: LoadedModel, host: str = "127.0.0.1", **kw: Any) -> None:
+        self.loaded, self.host, self.kw = loaded, host, kw
         super().__init__()
 
     def make(self) -> HttpApi:
-        return HttpApi(self.session, self.host, **self.kw)
+        return HttpApi(self.loaded, self.host, **self.kw)
 
     @property
     def api(self) -> HttpApi | None:
@@ -98,10 +98,10 @@ def http_main(args: Any, config: LoadConfig) -> int:
     level = getattr(args, "serve_log_level", None) or "INFO"
     log_path = _setup_logging(level, getattr(args, "log_file", None), asyncio_too=True)
     log.info("loading %s (log: %s)", config.model, log_path)
-    session = load_model(config)
+    loaded = load_model(config)
 
     async def main() -> None:
-        api = HttpApi(session, host, port, token=token)
+        api = HttpApi(loaded, host, port, token=token)
         try:
             await api.start()
         except OSError as e:
@@ -110,7 +110,7 @@ def http_main(args: Any, config: LoadConfig) -> int:
         for sig in (signal.SIGINT, signal.SIGTERM):
             loop.add_signal_handler(sig, lambda: loop.create_task(api.close()))
         sys.stderr.write(
-            f"specedit serve: {session.model_name} on {api.base_url} (pid {os.getpid()})\n"
+            f"specedit serve: {loaded.model_name} on {api.base_url} (pid {os.getpid()})\n"
         )
         sys.stderr.flush()
         await api.stopped.wait()
@@ -118,5 +118,5 @@ def http_main(args: Any, config: LoadConfig) -> int:
     try:
         asyncio.run(main())
     finally:
-        session.target.close()
+        loaded.target.close()
     return 0

@@ -10,7 +10,7 @@ Contract:
   ``queuePosition`` whenever that changes. While it runs, a ticker sends ``rewrite/progress``
   (``state: "running"``) at most every :data:`TICK_S` seconds, read from the job's own
   ``Metrics`` (the single source of figures), and ``rewrite/preview`` whenever a new complete
-  line of output arrived (``app.diff.preview_hunks``, in full-text line numbers).
+  line of output arrived (``app.live.LivePreview``, in full-text line numbers).
 * Every job ends with exactly one ``rewrite/done`` (``ok`` | ``truncated`` | ``cancelled`` |
   ``error``). :meth:`Scheduler.cancel` works on queued and running jobs (a running one stops
   after its current target call: one prefill chunk, ``engine.prefill.CHUNK`` tokens,
@@ -40,12 +40,10 @@ from typing import Any
 
 from ...engine.backend import UserError
 from ...engine.metrics import Metrics
-from ..diff import preview_in_file
+from ..live import LivePreview, Preview
 from ..loaded_model import LoadedModel
 from ..options import RewriteOptions
-from ..prompt import rewrite_fence
 from ..rewrite import RewriteResult, rewrite, warm
-from ..stream import FencedText
 from .rpc import Connection
 
 log = logging.getLogger(__name__)
@@ -75,7 +73,7 @@ class Job:
     created: float = field(default_factory=time.perf_counter)
     started: float | None = None
     preview_seq: int = 0
-    _preview_len: int = 0
+    _preview: Preview | None = None  # the last preview sent (of no output at first)
     _fed: int = 0  # pieces fed to the preview's stream reader
 
     def elapsed_ms(self) -> int:
@@ -109,8 +107,8 @@ def _validation(job: Job, new_text: str | None) -> dict[str, Any] | None:
 class Scheduler:
     """FIFO queue of jobs over one :class:`LoadedModel` (see module docstring)."""
 
-    def __init__(self, session: LoadedModel) -> None:
-        self.session = session
+    def __init__(self, loaded: LoadedModel) -> None:
+        self.loaded = loaded
         self.queue: deque[Job] = deque()
         self.running: Job | None = None
         self.jobs: OrderedDict[str, Job] = OrderedDict()
@@ -236,20 +234,21 @@ class Scheduler:
             self._progress(job, i)
 
     @staticmethod
-    def _preview_hunks(job: Job, fenced: FencedText) -> list[dict[str, Any]] | None:
-        """The preview's hunks when new output arrived (None if none did); a worker thread's."""
+    def _preview_hunks(job: Job, live: LivePreview) -> list[dict[str, Any]] | None:
+        """The preview's hunks when another line arrived (None if none did); a worker
+        thread's."""
         pieces = job.pieces[job._fed :]
         job._fed += len(pieces)
         for piece in pieces:
-            fenced.feed(piece)
-        body = fenced.partial_body()
-        if len(body) == job._preview_len:
+            live.feed(piece)
+        before, now = job._preview, live.preview()
+        if now is before:
             return None
-        job._preview_len = len(body)
-        return [h.to_json() for h in preview_in_file(job.text, body, job.opts.region)]
+        job._preview = now
+        return [h.to_json() for h in now.hunks]
 
-    async def _preview(self, job: Job, fenced: FencedText) -> None:
-        hunks = await asyncio.to_thread(self._preview_hunks, job, fenced)
+    async def _preview(self, job: Job, live: LivePreview) -> None:
+        hunks = await asyncio.to_thread(self._preview_hunks, job, live)
         if hunks is None or job.state == "done":
             return
         job.preview_seq += 1
@@ -270,7 +269,7 @@ class Scheduler:
             "validation": extra.get("validation"),
             "suspect": extra.get("suspect"),
             "verdicts": extra.get("verdicts", []),
-            "stats": job.metrics.snapshot(),
+            "stats": (job.result.stats if job.result is not None else job.metrics).snapshot(),
         }
         job.done["stats"]["elapsedMs"] = job.elapsed_ms()
         job.owner.notify("rewrite/done", job.done)
@@ -304,7 +303,7 @@ class Scheduler:
             fut = asyncio.get_running_loop().run_in_executor(
                 self._pool,
                 lambda: warm(
-                    self.session, w.text, path=w.path, region=w.region, interrupt=w.interrupt
+                    self.loaded, w.text, path=w.path, region=w.region, interrupt=w.interrupt
                 ),
             )
             result = (await fut).to_json()
@@ -345,7 +344,7 @@ class Scheduler:
 
     def _work(self, job: Job) -> tuple[RewriteResult, dict[str, Any] | None]:
         res = rewrite(
-            self.session,
+            self.loaded,
             job.text,
             job.opts,
             path=job.path,
@@ -365,7 +364,8 @@ class Scheduler:
         log.info(
             "session %s: running (%d chars, region %s)", job.id, len(job.text), job.opts.region
         )
-        fenced = FencedText(await asyncio.to_thread(rewrite_fence, job.text))  # scans the text
+        live = await asyncio.to_thread(LivePreview, job.text, job.opts.region)  # scans the text
+        job._preview = live.preview()  # no output yet: nothing to send
         fut = asyncio.get_running_loop().run_in_executor(self._pool, self._work, job)
         self._progress(job)
         while True:
@@ -374,7 +374,7 @@ class Scheduler:
                 break
             self._progress(job)
             try:
-                await self._preview(job, fenced)
+                await self._preview(job, live)
             except Exception:  # a preview is a nicety; the final diff is what counts
                 log.exception("preview failed")
         try:

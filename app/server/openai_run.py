@@ -1,6 +1,6 @@
 """Run one OpenAI-style request on the loaded model: the model side of ``serve --http``.
 
-Contract: ``run_request(session, req, on_text, cancel)`` renders the prompt (a chat through
+Contract: ``run_request(loaded, req, on_text, cancel)`` renders the prompt (a chat through
 the model's own chat template, ``TargetModel.chat_prompt``; a completion's ``prompt`` as
 is), generates with prompt lookup over the prompt, the output and the request's
 ``prediction`` (a lookup source beside the prompt: ``app.generation.run_prompt``), streams
@@ -40,9 +40,9 @@ class Outcome:
     metrics: Metrics
 
 
-def request_prompt(session: LoadedModel, req: ApiRequest) -> Prompt:
+def request_prompt(loaded: LoadedModel, req: ApiRequest) -> Prompt:
     """The prompt of ``req`` as token ids, the whole of it a lookup source."""
-    target = session.target
+    target = loaded.target
     text = target.chat_prompt(list(req.messages)) if req.kind == "chat" else req.prompt
     ids = target.tokenize(text, special=True)
     if len(ids) + 1 >= target.n_ctx:
@@ -57,14 +57,14 @@ def request_prompt(session: LoadedModel, req: ApiRequest) -> Prompt:
 
 
 def run_request(
-    session: LoadedModel,
+    loaded: LoadedModel,
     req: ApiRequest,
     on_text: Callable[[str], None] | None,
     cancel: threading.Event,
 ) -> Outcome:
     """Generate the answer of ``req`` (module docstring)."""
-    target = session.target
-    prompt = request_prompt(session, req)
+    target = loaded.target
+    prompt = request_prompt(loaded, req)
     room = prompt.room(target.n_ctx)
     max_tokens = min(req.max_tokens or room, room)
     pred = target.tokenize(req.prediction, special=False) if req.prediction else []
@@ -82,7 +82,7 @@ def run_request(
     opts = RewriteOptions(draft=req.draft, sampling=req.sampling)
     m = Metrics()
     run = run_prompt(
-        session, prompt, opts, max_tokens, on_text=piece, cancel=cancel, metrics=m, prediction=pred
+        loaded, prompt, opts, max_tokens, on_text=piece, cancel=cancel, metrics=m, prediction=pred
     )
     if not stop.stopped:
         stop.feed(run.text[len(stop.text) :])  # what the sink got after its last piece
@@ -103,8 +103,8 @@ def run_request(
     usage = usage_body(len(prompt), len(run.tokens), accepted, rejected)
     stats = m.snapshot()
     extra = {
-        "model": session.model_name,
-        "engine": session.remote.url if session.remote is not None else "local",
+        "model": loaded.model_name,
+        "engine": loaded.remote.url if loaded.remote is not None else "local",
         "backend": stats["backend"],
         "device": stats["device"],
         "tokens_per_call": stats["tokens_per_call"],

@@ -9,7 +9,7 @@ Contract:
   (:class:`~specedit.app.server.core.Server`) until SIGINT/SIGTERM or ``shutdown``+``exit``.
   A signal stops it as ``Server.close`` does: the running rewrite ends after the model call
   in flight and its client is told, then the process exits with status 0.
-* :class:`ServerThread` runs a server over a preloaded session in a daemon thread (tests,
+* :class:`ServerThread` runs a server over a preloaded model in a daemon thread (tests,
   embedding); extra keyword arguments go to ``Server`` (``limits``, ``max_connections``).
 """
 
@@ -38,12 +38,12 @@ __all__ = ["ServerThread", "serve_main"]
 
 
 class ServerThread(LoopThread):
-    """Run a :class:`Server` over a preloaded session in a daemon thread."""
+    """Run a :class:`Server` over a preloaded model in a daemon thread."""
 
     def __init__(
-        self, session: LoadedModel, socket_path: Path, *, tcp: bool = False, **server_kw: Any
+        self, loaded: LoadedModel, socket_path: Path, *, tcp: bool = False, **server_kw: Any
     ) -> None:
-        self.session = session
+        self.loaded = loaded
         self.socket_path = Path(socket_path)
         self.tcp = tcp
         self.server_kw = server_kw
@@ -51,7 +51,7 @@ class ServerThread(LoopThread):
         super().__init__()
 
     def make(self) -> Server:
-        return Server(self.session, self.socket_path, tcp=self.tcp, **self.server_kw)
+        return Server(self.loaded, self.socket_path, tcp=self.tcp, **self.server_kw)
 
     @property
     def server(self) -> Server | None:
@@ -122,13 +122,13 @@ def serve_main(args: Any, config: LoadConfig) -> int:
         raise FileError(str(e)) from None
     log.info("loading %s (log: %s)", config.model, log_path)
     try:
-        session = load_model(config)
+        loaded = load_model(config)
     except BaseException:
         release(sock, lock_fd)  # no rpc.lock left behind
         raise
 
     async def main() -> None:
-        server = Server(session, sock, tcp=bool(args.tcp), lock_fd=lock_fd)
+        server = Server(loaded, sock, tcp=bool(args.tcp), lock_fd=lock_fd)
         try:
             await server.start()
         except ServerSetupError as e:
@@ -141,12 +141,12 @@ def serve_main(args: Any, config: LoadConfig) -> int:
 
         for sig in (signal.SIGINT, signal.SIGTERM):
             loop.add_signal_handler(sig, stop, sig)
-        sys.stderr.write(f"specedit serve: {session.model_name} on {sock} (pid {os.getpid()})\n")
+        sys.stderr.write(f"specedit serve: {loaded.model_name} on {sock} (pid {os.getpid()})\n")
         sys.stderr.flush()
         await server.stopped.wait()
 
     try:
         asyncio.run(main())
     finally:
-        session.target.close()
+        loaded.target.close()
     return 0

@@ -1,4 +1,4 @@
-"""The thin Textual ``App``: owns the settings and the model session, routes screens.
+"""The thin Textual ``App``: owns the settings and the loaded model, routes screens.
 
 Contract: :class:`SpecEditApp` opens ``path`` in an :class:`~.screens.editor.EditorScreen`
 (or a file picker when there is none or it cannot be read) on its first frame, and loads
@@ -79,7 +79,7 @@ class SpecEditApp(App[int]):
         self,
         path: str | os.PathLike[str] | None = None,
         *,
-        session: LoadedModel | None = None,
+        loaded: LoadedModel | None = None,
         settings: TuiSettings | None = None,
         load_on_start: bool = True,
         watch: bool = True,
@@ -90,16 +90,16 @@ class SpecEditApp(App[int]):
     ) -> None:
         super().__init__()
         self.start_path = path
-        self.session = session
+        self.loaded = loaded
         if settings is None:
-            settings = TuiSettings(model=session.model_name) if session else TuiSettings()
+            settings = TuiSettings(model=loaded.model_name) if loaded else TuiSettings()
         self.settings = settings
         self.history: list[str] = list(history or [])
         self.problems = list(problems or [])
         self._save_config = save_config
         self._loader = loader or load_model
-        self._preloaded = session
-        self._load_on_start = load_on_start and session is None
+        self._preloaded = loaded
+        self._load_on_start = load_on_start and loaded is None
         self._watch = watch
         self.load: Loading | None = None
         """The model load in progress, if any."""
@@ -111,7 +111,7 @@ class SpecEditApp(App[int]):
         """loading | ready | none."""
         if self.load is not None:
             return "loading"
-        return "ready" if self.session is not None else "none"
+        return "ready" if self.loaded is not None else "none"
 
     def model_label(self, metrics: Metrics | None = None) -> str:
         """The model and where it runs: the last run's backend, device and verifier when
@@ -119,14 +119,14 @@ class SpecEditApp(App[int]):
         if self.load is not None:
             where = f" · {self.load.detail}" if self.load.detail else ""
             return f"{self.load.model}{where}"
-        session = self.session
-        if session is None:
+        loaded = self.loaded
+        if loaded is None:
             return f"no model ({self.settings.model})"
         if metrics is not None and metrics.backend:
             where = format_where(metrics.backend, metrics.device, metrics.verifier)
         else:
-            where = format_where(session.target.backend, session.target.device_name)
-        return f"{session.model_name} · {where}"
+            where = format_where(loaded.target.backend, loaded.target.device_name)
+        return f"{loaded.model_name} · {where}"
 
     def on_mount(self) -> None:
         theme = self.settings.theme
@@ -148,17 +148,17 @@ class SpecEditApp(App[int]):
             live = getattr(screen, "live", None)
             if live is not None:
                 live.cancel.set()
-        self._close(self.session)
+        self._close(self.loaded)
 
-    def _close(self, session: LoadedModel | None) -> None:
+    def _close(self, loaded: LoadedModel | None) -> None:
         """Free a model this app loaded (never the one it was given)."""
-        if session is None or session is self._preloaded:
+        if loaded is None or loaded is self._preloaded:
             return
-        if session.lock.acquire(timeout=5):  # never free a model a rewrite is using
+        if loaded.lock.acquire(timeout=5):  # never free a model a rewrite is using
             try:
-                session.target.close()
+                loaded.target.close()
             finally:
-                session.lock.release()
+                loaded.lock.release()
 
     # ------------------------------------------------------------------ files
     def editor_screen(self) -> EditorScreen | None:
@@ -266,11 +266,11 @@ class SpecEditApp(App[int]):
 
         try:
             stage("start", resolve_backend(cfg))
-            session = self._loader(cfg, on_stage=stage)
+            loaded = self._loader(cfg, on_stage=stage)
         except (UserError, OSError, ValueError, RuntimeError) as exc:
             self.post_message(ModelFailed(name, str(exc), number=number))
             return
-        self.post_message(ModelLoaded(session, number))
+        self.post_message(ModelLoaded(loaded, number))
 
     def _current(self, number: int) -> bool:
         return self.load is not None and self.load.number == number
@@ -282,12 +282,12 @@ class SpecEditApp(App[int]):
 
     def on_model_loaded(self, message: ModelLoaded) -> None:
         if not self._current(message.number):  # a newer load was asked for meanwhile
-            self._close(message.session)
+            self._close(message.loaded)
             return
-        old, self.session = self.session, message.session
+        old, self.loaded = self.loaded, message.loaded
         self._close(old)
         self.load = None
-        self.notify(f"Model {message.session.model_name} ready.")
+        self.notify(f"Model {message.loaded.model_name} ready.")
         editor = self.editor_screen()
         if editor is not None and editor.is_mounted:
             editor.model_ready()
@@ -355,5 +355,5 @@ class SpecEditApp(App[int]):
             self.notify(message.error, title="Pull failed", severity="error", timeout=15)
             return
         self.notify(f"Pulled {message.model}.")
-        if message.model == self.settings.model and self.session is None:
+        if message.model == self.settings.model and self.loaded is None:
             self.start_load(message.model)

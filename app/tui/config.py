@@ -113,7 +113,7 @@ class TuiSettings:
         self,
         instruction: str,
         *,
-        context: tuple[tuple[str, str], ...] = (),
+        context_files: tuple[tuple[str, str], ...] = (),
         region: tuple[int, int] | None = None,
         feedback: tuple[str, str] | None = None,
     ) -> RewriteOptions:
@@ -124,7 +124,7 @@ class TuiSettings:
             k=self.k,
             sampling=SamplingParams(temperature=self.temperature),
             exact=self.exact,
-            context=context,
+            context_files=context_files,
             region=region,
             feedback=feedback,
             edit=self.edit,

@@ -35,7 +35,7 @@ class RewriteFailed(Message):
 class ModelLoaded(Message):
     """A model finished loading and is ready."""
 
-    session: LoadedModel
+    loaded: LoadedModel
     number: int = 0
     """Which load (``SpecEditApp.start_load``) this ends."""
 

@@ -275,8 +275,8 @@ class EditorScreen(InstructionOps, ReviewOps, FileOps, Screen):
         if self.mode == "generating":
             self.notify("A rewrite is running; Esc cancels it.", severity="warning")
             return False
-        session: LoadedModel | None = getattr(self.app, "session", None)
-        if session is None:
+        loaded: LoadedModel | None = getattr(self.app, "loaded", None)
+        if loaded is None:
             if getattr(self.app, "load", None) is not None and feedback is None:
                 self.queue(instruction)
             else:
@@ -286,7 +286,10 @@ class EditorScreen(InstructionOps, ReviewOps, FileOps, Screen):
         if region is None:
             region = self._region(text, quiet=True)
         opts: RewriteOptions = spec_app(self).settings.options(
-            instruction, context=tuple(self.state.context), region=region, feedback=feedback
+            instruction,
+            context_files=tuple(self.state.context_files),
+            region=region,
+            feedback=feedback,
         )
         self.state.queued = None
         self.state.last_instruction, self.state.last_region = instruction, region
@@ -299,17 +302,17 @@ class EditorScreen(InstructionOps, ReviewOps, FileOps, Screen):
         self.mode = "generating"
         if self.state.warm_stop is not None:  # the rewrite waits at most one chunk of it
             self.state.warm_stop.set()
-        self._run_rewrite(session, text, opts, self.state.live)
+        self._run_rewrite(loaded, text, opts, self.state.live)
         return True
 
     @work(thread=True, group="rewrite", exit_on_error=False)
     def _run_rewrite(
-        self, session: LoadedModel, text: str, opts: RewriteOptions, live: LiveRun
+        self, loaded: LoadedModel, text: str, opts: RewriteOptions, live: LiveRun
     ) -> None:
         """Thread worker: run the engine; talk to the UI only through messages."""
         try:
             res = rewrite(
-                session,
+                loaded,
                 text,
                 opts,
                 path=self.state.shown_path,

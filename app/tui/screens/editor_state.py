@@ -44,7 +44,7 @@ class EditorState:
     last_region: tuple[int, int] | None = None
     region_mode: bool = False
     """F3: rewrites cover the definition at the cursor, or the selection."""
-    context: list[tuple[str, str]] = field(default_factory=list)
+    context_files: list[tuple[str, str]] = field(default_factory=list)
     """(name, text) of the context files (F4)."""
     conflict: SourceFile | None = None
     """The file as changed on disk while a result was pending."""

@@ -125,7 +125,7 @@ class InstructionOps:
 
     def _scope_label(self) -> None:
         """What the next rewrite covers: the file or a region, plus context files."""
-        ctx = f" +{len(self.state.context)} ctx" if self.state.context else ""
+        ctx = f" +{len(self.state.context_files)} ctx" if self.state.context_files else ""
         region = self._region(self.editor.text)
         if region is not None:
             scope = f"L{region[0] + 1}-{region[1]}"
@@ -135,24 +135,28 @@ class InstructionOps:
 
     def on_input_changed(self, event: Input.Changed) -> None:
         """Warm the model up on this version of the file while the instruction is typed."""
-        session: LoadedModel | None = getattr(self.app, "session", None)
-        if event.input.id != "instruction" or session is None or self.mode != "edit":
+        loaded: LoadedModel | None = getattr(self.app, "loaded", None)
+        if event.input.id != "instruction" or loaded is None or self.mode != "edit":
             return
         text = self.editor.text
-        key = (id(session), self.state.shown_path, hash(text), tuple(self.state.context))
+        key = (id(loaded), self.state.shown_path, hash(text), tuple(self.state.context_files))
         if key == self.state.warm_key or not text.strip():
             return
         self.state.warm_key = key
         if self.state.warm_stop is not None:
             self.state.warm_stop.set()
         self.state.warm_stop = threading.Event()
-        self._run_warm(session, text, tuple(self.state.context), self.state.warm_stop)
+        self._run_warm(loaded, text, tuple(self.state.context_files), self.state.warm_stop)
 
     @work(thread=True, group="warm", exit_on_error=False)
-    def _run_warm(self, session: LoadedModel, text: str, context: tuple, stop) -> None:
+    def _run_warm(self, loaded: LoadedModel, text: str, context_files: tuple, stop) -> None:
         try:
             self.state.warm_result = warm(
-                session, text, path=self.state.shown_path, context=context, interrupt=stop
+                loaded,
+                text,
+                path=self.state.shown_path,
+                context_files=context_files,
+                interrupt=stop,
             )
         except (UserError, ValueError) as exc:  # the rewrite will say it too
             log.info("warm-up skipped: %s", exc)
@@ -192,13 +196,13 @@ class InstructionOps:
 
         def add(src: SourceFile | None) -> None:
             if src is not None and src.path is not None:
-                self.state.context.append((display_path(src.path), src.text))
+                self.state.context_files.append((display_path(src.path), src.text))
                 self.notify(f"Added context file {display_path(src.path)} (a draft source).")
                 self._scope_label()
 
         self.app.push_screen(FilePickerScreen("Add a context file (Esc to go back)"), add)
 
     def action_clear_context(self) -> None:
-        self.state.context.clear()
+        self.state.context_files.clear()
         self._scope_label()
         self.notify("Context files cleared.")
