@@ -1,42 +1,32 @@
 """Checks on a finished rewrite before it may be written: verdicts that need no answer key.
 
-A small model sometimes closes its block early, renames a name on one line of several,
-changes one of the two functions it was asked to, or edits a function nobody named. Nothing
-in the output tells such a result from the one asked for except the instruction, read
-without a model (``app.intent``), and the file's own structure (``app.syntax``).
-
-Contract: each check is a function of ``(old, new, intent, path)`` (``suspect_deletion``
-of ``(old, new, instruction)``) that returns a ``Suspect`` (a verdict with its reason and
-one line for any front end) or None:
-  * ``suspect_deletion``: when the instruction does not ask for anything to be removed
-    (``app.intent.asks_removal``), the result either
-      - deletes a trailing block: its last hunk runs to the end of ``old`` and removes
-        more non-blank lines than it adds: at least ``TAIL_LINES``, or at least
-        ``TAIL_SHARE`` of ``old``'s non-blank lines (``drops_tail``), or
-      - deletes on balance at least ``SHARE`` of ``old``'s non-blank lines, and at least
-        ``MIN_SHARE_LINES`` of them (``drops_share``);
+A check reads only the instruction, without a model (``app.intent``), and the file's own structure
+(``app.syntax``). Each takes ``(old, new, intent, path)`` and returns a ``Suspect`` (a verdict with
+its reason and one line for any front end) or None:
+  * ``suspect_deletion`` (of ``(old, new, instruction)``): the instruction asks for nothing to be
+    removed (``app.intent.asks_removal``) and the result deletes a trailing block (its last hunk
+    runs to the end of ``old`` and removes more non-blank lines than it adds: at least
+    ``TAIL_LINES``, or at least ``TAIL_SHARE`` of ``old``'s non-blank lines: ``drops_tail``), or
+    deletes on balance at least ``SHARE`` of them, ``MIN_SHARE_LINES`` at least (``drops_share``);
   * ``rename_left``: a rename "A to B" leaves A as a name in the scope the rename covers
-    (``rename_scope``: the definitions the instruction names, else the whole file when A
-    is a definition of it, else the definitions the change was made in) (``rename_left``);
-  * ``sites_missed``: a definition the instruction joins with "and" to another ("of
-    Queue.put and of Queue.get") has no change (``site_missed``);
-  * ``value_missed``: "from a to b" is asked and no changed line held a and now holds b,
-    or (Python) only docstrings or comments did, while a stands in the code
-    (``value_missed``);
-  * ``outside_named``: the instruction names definitions of the file (and not the whole
-    file) and a hunk lies in none of them, nor is it the asked rename (``outside_named``);
-  * ``names_unbound``: (Python) the result reads a name that nothing in the file defines
-    and that the original did not read (``app.bindings.unbound``): a parameter used but
-    never added, a rename made at a use only (``unbound``);
-  * ``param_unused``: (Python) a parameter the result adds to a function is read nowhere
-    in it, though the instruction names it again, as a use ("pass compresslevel=
-    compresslevel"), not only as the parameter to add (``param_unused``);
+    (``rename_scope``: the definitions the instruction names, else the whole file when A is a
+    definition of it, else the definitions the change was made in) (``rename_left``);
+  * ``sites_missed``: a definition the instruction joins with "and" to another ("of Queue.put and of
+    Queue.get") has no change (``site_missed``);
+  * ``value_missed``: "from a to b" is asked and no changed line held a and now holds b, or (Python)
+    only docstrings or comments did, while a stands in the code (``value_missed``);
+  * ``outside_named``: the instruction names definitions of the file (and not the whole file) and a
+    hunk lies in none of them, nor is it the asked rename (``outside_named``);
+  * ``names_unbound``: (Python) the result reads a name that nothing in the file defines and that
+    the original did not read (``app.bindings.unbound``): a parameter used but never added, a rename
+    made at a use only (``unbound``);
+  * ``param_unused``: (Python) a parameter the result adds to a function is read nowhere in it,
+    though the instruction names it again as a use ("pass compresslevel=compresslevel")
+    (``param_unused``);
   * ``syntax_worse``: the result has more syntax errors than the original (``syntax``).
-``vouch(old, new, intent, path)`` runs them all and returns the verdicts in that order;
-``Suspect.to_json`` is the wire form (``rewrite/done.suspect``: the first verdict). Front
-ends show the message and refuse to write or apply a flagged result unless forced.
-A cut result (no closing fence) is never written at all: that is the rewrite's
-``truncated`` status, not a check here.
+``vouch(old, new, intent, path)`` runs them all, returning the verdicts in that order;
+``Suspect.to_json`` is the wire form (``rewrite/done.suspect``: the first verdict). Front ends write
+or apply a flagged result only when forced; a cut one (``truncated``, no closing fence) never.
 """
 
 from __future__ import annotations

@@ -1,56 +1,32 @@
 """The edit format: search/replace blocks, read from the model's output and placed in the file.
 
-The model writes only what changes, as blocks in one fenced code block::
-
-    <<<<<<< SEARCH
-    lines copied from the file
-    =======
-    the new lines
-    >>>>>>> REPLACE
-
-The search side is a copy from the file, which prompt lookup drafts nearly for free; the
-replace side is mostly a copy of the search side. Text that is not generated cannot be
-corrupted: only the lines that differ between the two sides change in the file.
-
-Contract:
+The model writes only what changes, as blocks in one fenced code block: ``<<<<<<< SEARCH``, lines
+copied from the file, ``=======``, the new lines, ``>>>>>>> REPLACE``. Contract:
   * ``FORMAT`` is the one text that asks for the format; ``app.prompt`` puts it after the
-    instruction (``rewrite_prompt(edit="blocks")``, ``outline_prompt(ask="blocks")``).
-    ``PREFILL`` opens the assistant turn (after the fence), so the output starts inside
-    the first block's search side.
-  * ``parse_blocks(body) -> Parsed``: the complete ``Block``\\ s of a stream body (the
-    prefill included), whether the text after the last one is only white space
-    (``complete``), and what went wrong, if anything (``problem``). Marker lines may
-    carry white space around them; a new line written right after ``=======`` on the
-    same line (small models do) is read as the first line of the replace side, and a
-    blank line right after ``=======`` is dropped when the search side does not start
-    with one (Qwen2.5-Coder 0.5B and 1.5B write ``=======`` and a blank line, as under a
-    heading).
-  * ``place_blocks(text, blocks, within=, prefer=) -> list[Hunk]``: each block found in
-    ``text``, tolerantly: exact lines, then trailing white space ignored, then indentation shifted consistently
-    and blank lines skipped, then (the fuzzy level) lines that are only similar
-    (``FUZZY_LINE``, ``FUZZY_MEAN``; small models paraphrase a line they copy), where the
-    best match must stand out. A search side that occurs more than once goes to the first
-    match at or after the previous block, or, given ``prefer`` ranges (the definitions
-    the instruction names), to a match inside them: there, of matches about as like as
-    each other, the preferred one stands out. The hunks change only the lines that differ
-    between a block's search and replace sides, in ``text``'s line numbers: a line
-    changed line for line keeps the file's own text and takes just the model's character
-    edits (at the file's indentation; at the fuzzy level only where the model's line and
-    the file's share a run of at least 3 characters), so lines the model mis-copied stay
-    as they are. A search line that is several file lines joined on one (a signature as
-    a big file's outline shows it) stands for those lines, and its change is made across
-    them. A block whose two sides are the same, placed only at the fuzzy level, was
-    written with the change made on both sides: the file's lines take its text where
-    they differ. A one-line block whose search side is only a piece of one file line
-    (``quiet=False``) changes that piece of that line, when the piece is on no other.
-    Raises ``EditError`` (one line naming the block and why) when a block
-    cannot be placed or two blocks overlap; nothing is ever half-applied. ``within``
-    restricts the matches to given line ranges (the windows a big file's prompt shows).
-  * ``apply_blocks(text, blocks) -> str``: the new text, all blocks or none.
-  * ``broken(stream)``: a problem no more text can mend in a blocks answer being
-    written (``app.stages`` stops the model then).
-  * ``has_markers(text)``: True when a file has marker lines of its own (then the format
-    would be ambiguous and the caller rewrites the whole file).
+    instruction (``rewrite_prompt(edit="blocks")``, ``outline_prompt(ask="blocks")``). ``PREFILL``
+    opens the assistant turn (after the fence): the output starts in the first search side.
+  * ``parse_blocks(body) -> Parsed``: the complete ``Block``\\ s of a stream body (prefill
+    included), whether only white space follows them (``complete``), what went wrong (``problem``).
+    Markers may have white space around them; text after ``=======`` on its line starts the replace
+    side; a blank line right after ``=======`` is dropped unless the search side starts with one.
+  * ``place_blocks(text, blocks, within=, prefer=) -> list[Hunk]``: each block found in ``text`` (in
+    the line ranges ``within``, a big file's prompt windows, if given), tolerantly: exact lines,
+    then trailing white space ignored, then indentation shifted consistently and blank lines
+    skipped, then (the fuzzy level) lines only similar (``FUZZY_LINE``, ``FUZZY_MEAN``), where the
+    best match must stand out. A search side found more than once goes to the first match at or
+    after the previous block or, given ``prefer`` ranges (the definitions the instruction names), to
+    one inside them: of matches about as like, the preferred one stands out. Hunks, in ``text``'s
+    line numbers, change only the lines that differ between a block's two sides; a line changed line
+    for line keeps the file's text and takes just the model's character edits (at the file's
+    indentation; at the fuzzy level only where the two share a run of 3 or more characters). A
+    search line joining several file lines (a signature in a big file's outline) stands for them
+    all; a block with equal sides placed only at the fuzzy level gives the file its text; a one-line
+    block whose search side is a piece of one file line only (``quiet=False``) changes that piece.
+    Raises ``EditError`` (one line: the block and why) when a block cannot be placed or two overlap.
+  * ``apply_blocks(text, blocks) -> str``: the new text, all blocks or none; nothing is ever
+    half-applied. ``broken(stream)``: a problem no more text can mend in a blocks answer being
+    written (``app.stages`` stops the model then). ``has_markers(text)``: True when a file has
+    marker lines of its own (the caller then rewrites it whole).
 """
 
 from __future__ import annotations

@@ -7,11 +7,6 @@ now cached (``have`` when nothing better was found; the target's cache is then
 untouched). ``store(target, prompt, keep, model_key)`` rolls the cache back to
 its first ``keep`` positions and saves them. Only backends with
 ``save_state``/``load_state`` (llama.cpp) take part; for others both are no-ops.
-
-Why: a rewrite's prompt is the system text, then the file, then the
-instruction. ``specedit rewrite`` runs in a fresh process each time, so the
-second edit of the same file would prefill the whole file again. With the
-state of the system-plus-file prefix on disk it prefills only the instruction.
 The server and the TUI keep their cache in memory and need none of this.
 
 Files live in ``<state dir>/prompt-cache/`` (0700, its files 0600: the token

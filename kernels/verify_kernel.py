@@ -1,9 +1,8 @@
 """Fused speculative-decoding verification: one Triton launch per draft block.
 
-Contract: given target logits ``[n+1, V]``, draft tokens ``[n]`` and optionally
-draft probabilities ``[n, V]``, the kernel writes ``num_accepted`` and
-``tokens [n+1]`` (accepted drafts, then one *recovered* or *bonus* token, then
--1) exactly as ``specedit.engine.rejection.verify`` defines them:
+Contract: given target logits ``[n+1, V]``, draft tokens ``[n]`` and optionally draft probabilities
+``[n, V]``, the kernel writes ``num_accepted`` and ``tokens [n+1]`` (accepted drafts, then one
+*recovered* or *bonus* token, then -1) exactly as ``specedit.engine.rejection.verify`` defines them:
 
     p_i       = softmax(top_p(top_k(logits[i] / T)))   the target distribution of row i
     greedy (T == 0 or top_k == 1): accept while argmax(logits[i]) == x_i; extra = that argmax
@@ -13,32 +12,21 @@ draft probabilities ``[n, V]``, the kernel writes ``num_accepted`` and
                     (p_j where that is all zero)
     bonus     = argmax(p_n / E_n)                 when all n drafts are accepted
 
-with ``u ~ U[0, 1)`` and ``E, E' ~ Exp(1)`` either given (``uniforms [n]``, ``noise [n+1, V]``,
-row i's noise serving as E_i or E'_i) or drawn in-kernel from Philox keyed on the output
-position, as ``specedit.engine.sampling`` defines it: row i decides position
-``t = position + i``; column ``c`` of its noise is output ``c % 4`` of
-``tl.randint4x(seed, ((t * 4 + stream) << 32) + c // 4)`` with stream 0 (E) or 2 (E'), and
-its uniform is output 0 of counter ``(t * 4 + 1) << 32``, top 24 bits.
+with ``u ~ U[0, 1)`` and ``E, E' ~ Exp(1)`` either given (``uniforms [n]``, ``noise [n+1, V]``, row
+i's noise serving as E_i or E'_i) or drawn in-kernel from Philox keyed on the output position, as
+``specedit.engine.sampling`` defines it: row i decides position ``t = position + i``; column ``c``
+of its noise is output ``c % 4`` of ``tl.randint4x(seed, ((t * 4 + stream) << 32) + c // 4)`` with
+stream 0 (E) or 2 (E'), and its uniform is output 0 of counter ``(t * 4 + 1) << 32``, top 24 bits.
 
-Grid ``(n+1, SPLITS)``: program ``(i, s)`` owns row ``i`` and the column slice ``s``. It computes
-the row's statistics over the whole row (redundantly across slices, from L2), the acceptance
-test of draft ``i`` and the best candidate (score, column) of its slice; the last program to
-finish (an atomic counter, reset by that program) merges the slices, finds the first rejection
-and writes the outputs. No probability tensor is ever written to global memory.
+Grid ``(n+1, SPLITS)``: program ``(i, s)`` owns row ``i`` and column slice ``s``; the last program
+to finish (an atomic counter, reset by that program) merges the slices, finds the first rejection
+and writes the outputs. No probability tensor is ever written to global memory. A row's top-k and
+top-p cuts are radix selects on an order-preserving 32-bit key of its fp32 logits, keeping ties as
+the reference does.
 
-Statistics of a row, all in fp32 per element with fp64 accumulators, in passes over the row:
-  * top-k: radix select of the k-th largest logit on a 32-bit order-preserving key of the
-    fp32 logit, 4 bits per pass (8 passes, a 16-bin count histogram each); keeps
-    ``logit >= kth`` as the reference does (dividing by T > 0 does not change the order).
-  * softmax: one online max/sum pass over the kept logits: ``p = exp((logit - max) / T) / sum``.
-  * top-p: the same radix select with a probability-mass histogram finds the cut key K: the
-    largest key whose strictly-greater mass G is still below ``top_p``. Every token above K is
-    kept; tokens tied at K are kept in index order (the reference's stable sort) while
-    ``G + rank * p(K) < top_p``. A last pass sums the kept mass for renormalisation.
-
-Precision: the reference works in float64, the kernel in fp32 (fp64 sums). Decisions agree
-except when a comparison (``u`` vs ``p/q``, the top-p boundary, two ``p/E`` scores) falls
-within fp32 rounding of its threshold, which random inputs essentially never hit.
+Precision: the reference works in float64, the kernel in fp32 (fp64 sums). Decisions agree except
+when a comparison (``u`` vs ``p/q``, the top-p boundary, two ``p/E`` scores) falls within fp32
+rounding of its threshold.
 """
 
 from __future__ import annotations

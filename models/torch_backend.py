@@ -1,45 +1,32 @@
 """Torch / transformers target backend: the GPU path, and a CPU reference for it.
 
-Contract: ``TorchTarget`` implements ``engine.backend.TargetModel`` and ``PrefixCache``, plus
-the device API the device verifier (``engine.verifier.DeviceVerifier``) and the device
-drafter use.
-  * Loads a transformers checkpoint directory, or a GGUF file through
-    transformers' GGUF loader (dequantized; needs ``gguf`` and ``accelerate``),
-    with ``TorchTarget.from_gguf_or_dir(path, device=, quant=)``. Nothing is ever
-    downloaded (``local_files_only``). Dequantizing a GGUF is slow (the time is in
-    ``tests/test_torch_backend.py``), so the converted checkpoint is saved once under
-    ``<models dir>/torch/`` and reloaded from there (``cache=False`` turns that off:
+Contract: ``TorchTarget`` implements ``engine.backend.TargetModel`` and ``PrefixCache``, plus the
+device API the device verifier (``engine.verifier.DeviceVerifier``) and the device drafter use.
+  * ``TorchTarget.from_gguf_or_dir(path, device=, quant=)`` loads a transformers checkpoint
+    directory, or a GGUF file through transformers' GGUF loader (dequantized; needs ``gguf`` and
+    ``accelerate``). Nothing is ever downloaded (``local_files_only``). A converted GGUF is saved
+    once under ``<models dir>/torch/`` and reloaded from there (``cache=False`` turns that off:
     ``LoadConfig.torch_cache``, ``SPECEDIT_TORCH_CACHE=0``).
-  * Precision: bf16 (fp16 where bf16 is unsupported) on CUDA, fp32 on CPU.
-    ``device=None`` is CUDA when present (``LoadConfig.fallback_device``,
-    ``SPECEDIT_TORCH_DEVICE``, changes that default for ``load_model``).
-  * Quantization (``models.quant``): weight-only int8/int4 kept quantized on the
-    device; ``quant=None`` takes the nearest option to the GGUF's type on CUDA
-    (Q4_K_M -> int4) and none on the CPU (the reference) or for a checkpoint
-    directory. ``weight_bytes``/``kv_bytes``/``describe()`` report what the model
-    takes on its device.
-  * KV cache: on CUDA (for llama/qwen2 checkpoints) the static cache of
-    ``models.torch_static`` with CUDA graphs per block bucket: rollback moves the
-    position, stale entries are masked. Elsewhere (the CPU by default, other
-    architectures) one transformers ``DynamicCache``: ``rollback(pos)`` crops it.
-    Either way ``eval`` at ``pos`` below the cached length drops the stale tail
-    first, and ``eval`` past it (a gap) is refused. ``cache_tokens`` lists the
-    cached token ids by position (the known prefix), for prefix reuse.
-  * Device API: ``upload(tokens)`` copies token ids into a reused device buffer
-    through a pinned host buffer (one small host-to-device copy, no new tensor);
-    ``eval_ids(ids, pos, tokens=None, last_only=False)`` returns the logits of all
-    rows (or the last) in the model's dtype, left on the device; positions are
-    slices of a persistent device ``arange`` and rows are selected by slicing, so
-    no index tensor is built per call; ``readback(t)`` brings a small tensor to
-    the host with one sync. ``eval(tokens, pos, want)`` (the protocol) is built on
-    them and returns float32 numpy rows: a zero-copy view on the CPU.
-  * Tokenization uses the model's fast tokenizer; ``special=False`` encodes
-    special-token text as plain text (never as control tokens).
-    ``detokenize`` returns raw bytes through a per-token byte table, so a
-    UTF-8 character split across tokens streams correctly; special tokens
-    detokenize to nothing, as in the llama.cpp backend.
-  * The chat template is the checkpoint's (the GGUF's for a GGUF), rendered by
-    ``models.chat.render_chat`` as in the llama.cpp backend.
+  * Precision: bf16 (fp16 where bf16 is unsupported) on CUDA, fp32 on CPU. ``device=None`` is CUDA
+    when present (``LoadConfig.fallback_device``, ``SPECEDIT_TORCH_DEVICE``, changes that default
+    for ``load_model``).
+  * Quantization (``models.quant``): weight-only int8/int4 kept quantized on the device;
+    ``quant=None`` takes the nearest option to the GGUF's type on CUDA (Q4_K_M -> int4) and none on
+    the CPU (the reference) or for a checkpoint directory. ``weight_bytes``, ``kv_bytes`` and
+    ``describe()`` report what the model takes on its device.
+  * KV cache: on CUDA (for llama/qwen2 checkpoints) the static cache of ``models.torch_static`` with
+    CUDA graphs per block bucket: rollback moves the position, stale entries are masked. Elsewhere
+    (the CPU by default, other architectures) one transformers ``DynamicCache``: ``rollback(pos)``
+    crops it. Either way ``eval`` at ``pos`` below the cached length drops the stale tail first, and
+    ``eval`` past it (a gap) is refused. ``cache_tokens`` lists the cached token ids by position.
+  * Device API: ``upload(tokens)`` copies token ids into a reused device buffer;
+    ``eval_ids(ids, pos, tokens=None, last_only=False)`` returns the logits of all rows (or the
+    last) in the model's dtype, left on the device; ``readback(t)`` brings a small tensor to the
+    host (one sync). ``eval`` (the protocol) is built on them: float32 numpy rows, zero-copy on CPU.
+  * Tokenization: the model's fast tokenizer; ``special=False`` encodes special-token text as plain
+    text, never as control tokens. ``detokenize`` returns raw bytes through a per-token byte table
+    (a UTF-8 character split across tokens streams correctly). As in the llama.cpp backend, special
+    tokens detokenize to nothing and ``models.chat.render_chat`` renders the model's chat template.
 """
 
 from __future__ import annotations

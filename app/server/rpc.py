@@ -21,18 +21,12 @@ Contract:
     any other exception in a handler -> -32603, logged with its traceback;
   - a ``Content-Length`` over the limit, malformed or given twice with different values, a
     header block over its limit, a frame not whole in time, or a stream that ends mid-frame ->
-    an error reply where one can still be sent, then the connection is closed, because
-    re-synchronising would mean reading an attacker-chosen number of bytes.
+    an error reply where one can still be sent, then the connection is closed.
 * Requests of one connection are handled in order (handlers are quick: long work is queued
   elsewhere and reported with notifications). Batches (JSON arrays) are supported.
 * :meth:`Connection.notify` never blocks: when a client stops reading, *droppable*
   notifications (progress, previews) are skipped once :data:`SOFT_BUFFER` bytes wait, and the
   connection is closed once :data:`HARD_BUFFER` bytes wait.
-
-Why not pygls: its JSON-RPC protocol object is bound to one server instance and one client
-(stdio, TCP or WebSocket), while this server multiplexes many clients of a Unix socket onto
-one model, and its reader has no cap on ``Content-Length``. The framing here is small and
-strict instead; the message vocabulary (error codes) comes from ``lsprotocol``.
 """
 
 from __future__ import annotations
