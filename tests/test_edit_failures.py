@@ -278,7 +278,7 @@ def test_the_runner_records_the_class_of_a_wrong_row(monkeypatch):
         raw="<<<<<<< SEARCH",
         diff="",
         suspect=None,
-        metrics=SimpleNamespace(snapshot=lambda: stats),
+        stats=SimpleNamespace(snapshot=lambda: stats),
     )
     warm = SimpleNamespace(prefix_tokens=2100, seconds=0.5)
     monkeypatch.setattr(app_rewrite, "warm", lambda *a, **k: warm)
