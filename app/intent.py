@@ -13,7 +13,12 @@ about the model's answer:
   * ``each``: the sites the instruction joins with "and" ("of Queue.put and of
     Queue.get", "in do_longs and in do_shorts"), each the definitions its word names: the
     change goes to every site;
-  * ``values``: ``(a, b)`` pairs of "from A to B" (quotes kept as written);
+  * ``values``: ``(a, b)`` pairs of "from A to B" (quotes kept as written), and of
+    "change A to B" / "replace A with B" where the file holds A verbatim (A and B are the
+    last quoted part of each side when it has one);
+  * ``only_values``: the instruction asks for nothing but those changes (no other verb of
+    ``_ACTIONS`` outside them, nothing after the last): a changed line that never held an A
+    is not asked for;
   * ``everywhere``: the instruction asks for a change across the file (``EVERYWHERE``);
   * ``layout``, ``comments``, ``removal``: it asks to change white space or formatting,
     comments or docstrings, or to remove something (``app.checks.asks_removal``): the
@@ -74,6 +79,7 @@ class Intent:
     each: tuple[tuple[Definition, ...], ...] = ()
     """Per site the change goes to, the definitions its word names (one of them changes)."""
     values: tuple[tuple[str, str], ...] = ()
+    only_values: bool = False
     everywhere: bool = False
     layout: bool = False
     comments: bool = False
@@ -87,6 +93,38 @@ def asks_removal(instruction: str) -> bool:
 
 def _strip(value: str) -> str:
     return value.strip().rstrip(".,;:")
+
+
+_CHANGE = re.compile(
+    r"\b(?:change|replace)\s+(.+?)\s+(?:to|with|by)\s+(.+?)(?=\s*(?:;|,\s|\s+and\s|\.(?:\s|$)|$))",
+    re.I,
+)
+_QUOTED = re.compile(r"`([^`]+)`|\"([^\"]+)\"|'([^']+)'")
+_ACTIONS = re.compile(
+    r"\b(add|insert|append|remove|delete|drop|rename|fix|move|wrap|call|use|make|replace|"
+    r"change|swap|convert|document|raise|log|sort|split|merge|extract|inline)\w*\b",
+    re.I,
+)
+"""Verbs that ask for a change: besides a value change, one of them asks for more."""
+_VERB = re.compile(r"\b(change|set|update|bump|increase|decrease|lower|raise|replace)\b", re.I)
+
+
+def _literal(phrase: str) -> str:
+    """The last quoted part of ``phrase``, else all of it, stripped."""
+    quoted = [next(g for g in m.groups() if g) for m in _QUOTED.finditer(phrase)]
+    return quoted[-1] if quoted else _strip(phrase)
+
+
+def _changes(instruction: str, text: str) -> list[tuple[str, str, tuple[int, int]]]:
+    """ "change A to B" / "replace A with B" where ``text`` holds A: (A, B, span)."""
+    found = []
+    for m in _CHANGE.finditer(instruction):
+        if re.search(r"\bfrom\b", m.group(1), re.I):
+            continue  # "change X from a to b": ``_VALUE`` reads it
+        a, b = _literal(m.group(1)), _literal(m.group(2))
+        if len(a) >= 2 and b and a != b and a in text:
+            found.append((a, b, m.span()))
+    return found
 
 
 _KIND = re.compile(r"\b(function|method|class)\s+$", re.I)
@@ -136,11 +174,19 @@ def read_intent(instruction: str, text: str, path: str | None = None) -> Intent:
     for (_, e1, h1), (s2, _, h2) in zip(spans, spans[1:], strict=False):
         if _AND.fullmatch(instruction[e1:s2]):
             each += [tuple(h) for h in (h1, h2) if tuple(h) not in each]
-    values = tuple(
-        (_strip(a), _strip(b))
-        for a, b in _VALUE.findall(instruction)
-        if _strip(a) and _strip(b) and _strip(a) != _strip(b)
-    )
+    pairs = [
+        (_strip(m.group(1)), _strip(m.group(2)), m.span())
+        for m in _VALUE.finditer(instruction)
+        if _strip(m.group(1)) and _strip(m.group(2)) and _strip(m.group(1)) != _strip(m.group(2))
+    ]
+    pairs += [c for c in _changes(instruction, text) if c[:2] not in [p[:2] for p in pairs]]
+    values = tuple((a, b) for a, b, _ in pairs)
+    rest = instruction
+    for _, _, (x, y) in sorted(pairs, key=lambda p: -p[2][0]):
+        rest = rest[:x] + " " + rest[y:]
+    rest = _VERB.sub(" ", rest, count=len(pairs))  # the verbs of "from A to B"
+    tail = instruction[max((p[2][1] for p in pairs), default=0) :]  # ", and its comment…"
+    only = bool(values) and _ACTIONS.search(rest) is None and not re.search(r"\w", tail)
     return Intent(
         instruction,
         rename,
@@ -149,6 +195,7 @@ def read_intent(instruction: str, text: str, path: str | None = None) -> Intent:
         tuple(named),
         tuple(each),
         values,
+        only,
         EVERYWHERE.search(instruction) is not None,
         _LAYOUT.search(instruction) is not None,
         _COMMENTS.search(instruction) is not None,

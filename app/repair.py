@@ -9,7 +9,9 @@ ask for that kind of change.
 Contract: ``repair(old, new, intent, path) -> (text, labels)`` runs, in order:
   * ``keep_copies`` (label ``copies``): a changed line that equals an original line but
     for white space, or (Python) but for its comment, takes the original, unless the
-    instruction asks for layout or comments, or the line's change is the asked rename;
+    instruction asks for layout or comments, or the line's change is the asked rename; in
+    Python a line that starts a statement keeps the model's indentation (it says which
+    block the line is in) and takes the rest of the original;
   * ``restore_tail`` (``tail``): a result whose last hunk drops the file's tail
     (``app.checks.suspect_deletion``'s ``drops_tail``) gets the original tail back;
   * ``drop_unasked`` (``unasked``): hunks outside every definition the instruction names
@@ -19,7 +21,10 @@ Contract: ``repair(old, new, intent, path) -> (text, labels)`` runs, in order:
     everywhere in its scope (``app.checks.rename_scope``; comments and strings too when
     the instruction says so); never when the model made none of it (B nowhere new);
     then ``drop_unasked`` once more: a rename the model made outside its scope (the
-    first of several alike lines) is stray once the scope has it.
+    first of several alike lines) is stray once the scope has it;
+  * ``drop_off_value`` (``unasked``): when the instruction asks only for value changes
+    (``Intent.only_values``) and a hunk made one (a line that held A holds B), the hunks
+    whose old lines hold no A are undone (the like lines a widened answer changed too).
 It returns the repaired text and the labels of the repairs that changed something; the
 text is ``new`` when none did. ``app.stages.finished`` runs it on every complete result,
 then ``app.checks.vouch`` judges what is left.
@@ -28,7 +33,9 @@ then ``app.checks.vouch`` judges what is left.
 from __future__ import annotations
 
 import difflib
+import io
 import re
+import tokenize
 
 from .checks import (
     rename_attributes,
@@ -66,8 +73,10 @@ def keep_copies(old: str, new: str, intent: Intent, path: str | None) -> str:
     """``new`` with mis-copied lines put back (module docstring)."""
     if intent.layout:
         return new
-    comments = not intent.comments and language_for_path(path) == "python"
+    python = language_for_path(path) == "python"
+    comments = not intent.comments and python
     a, b = split_lines(old), split_lines(new)
+    starts = _statement_starts(old) if python else set()
     out = list(b)
     ops = difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes()
     for tag, i1, i2, j1, j2 in ops:
@@ -82,9 +91,35 @@ def keep_copies(old: str, new: str, intent: Intent, path: str | None) -> str:
                     continue
                 for k in range(x2 - x1):
                     was, got = a[i1 + x1 + k], out[j1 + y1 + k]
-                    if got != was and not _renamed(was, got, intent, path):
-                        out[j1 + y1 + k] = was
+                    if got == was or _renamed(was, got, intent, path):
+                        continue
+                    if i1 + x1 + k in starts and _lead(got) != _lead(was):
+                        was = _lead(got) + was.lstrip(" \t")  # the model's block, the copy
+                    out[j1 + y1 + k] = was
     return "".join(out)
+
+
+def _lead(line: str) -> str:
+    return line[: len(line) - len(line.lstrip(" \t"))]
+
+
+def _statement_starts(text: str) -> set[int]:
+    """0-based numbers of the lines of Python ``text`` that start a statement (their indent
+    says which block they are in; a continuation line's does not); every line when the
+    text does not tokenize."""
+    starts: set[int] = set()
+    skip = {tokenize.NL, tokenize.COMMENT, tokenize.INDENT, tokenize.DEDENT, tokenize.NEWLINE}
+    at_start = True
+    try:
+        for tok in tokenize.generate_tokens(io.StringIO(text).readline):
+            if tok.type == tokenize.NEWLINE:
+                at_start = True
+            elif at_start and tok.type not in skip and tok.type != tokenize.ENDMARKER:
+                starts.add(tok.start[0] - 1)
+                at_start = False
+    except (tokenize.TokenError, IndentationError, SyntaxError):
+        return set(range(text.count("\n") + 1))
+    return starts
 
 
 def _renamed(was: str, got: str, intent: Intent, path: str | None) -> bool:
@@ -163,12 +198,26 @@ def drop_unasked(old: str, new: str, intent: Intent, path: str | None) -> str:
     return apply_hunks(old, keep)
 
 
+def drop_off_value(old: str, new: str, intent: Intent, path: str | None) -> str:
+    """``new`` without the hunks that take no part in the asked value change (module
+    docstring)."""
+    pairs = [(a, b) for a, b in intent.values if a in old]
+    if not intent.only_values or not pairs:
+        return new
+    hunks = compute_hunks(old, new)
+    if not any(a in h.old_text and b in h.new_text for h in hunks for a, b in pairs):
+        return new
+    keep = [h for h in hunks if any(a in h.old_text for a, _ in pairs)]
+    return new if len(keep) == len(hunks) else apply_hunks(old, keep)
+
+
 REPAIRS = (
     ("copies", keep_copies),
     ("tail", restore_tail),
     ("unasked", drop_unasked),
     ("rename", complete_rename),
     ("unasked", drop_unasked),  # a rename made in the wrong place is stray once completed
+    ("unasked", drop_off_value),
 )
 
 

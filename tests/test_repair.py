@@ -297,3 +297,72 @@ def test_unbound_and_parameters_read_the_code():
     p = parameters(text, "m.py")
     assert p["f"].names == ("a", "k", "rest") and p["f"].line == 5
     assert {"a", "rest", "os", "W", "Y"} <= p["f"].reads and "k" not in p["f"].reads
+
+
+SHELF_GET = """\
+class Shelf:
+    def get(self, key, default=None):
+        if key.encode(self.keyencoding) not in self.dict:
+            return self[key]
+        return default
+"""
+
+
+def test_a_statement_the_model_moved_to_another_block_keeps_its_indentation():
+    # the 1.5B's fix of shelve-get-bug (held-out): it swapped the two returns; each line
+    # is a copy but for its indent, which in Python says the block: putting the copies'
+    # indents back made the default unreachable
+    fixed_by_model = SHELF_GET.replace(
+        "            return self[key]\n        return default\n",
+        "            return default\n        return self[key]\n",
+    )
+    instr = "Fix the bug in Shelf.get: it returns the default when the key is there."
+    fixed, labels, _ = _both(SHELF_GET, fixed_by_model, instr, "shelve.py")
+    assert fixed == fixed_by_model and labels == []
+    # a continuation line is still put back: its indent says nothing about blocks
+    new = CALL.replace("                                   encoding=None", " encoding=None")
+    assert _both(CALL, new, "Fix open_log.")[0] == CALL
+
+
+CHECK = """\
+def check(file):
+    if verbose:
+        print("listing")
+    if verbose > 1:
+        print("checking")
+    if verbose:
+        print("clean")
+"""
+
+
+def test_like_lines_changed_beside_an_asked_value_change_are_undone():
+    # tabnanny-verbose-level (held-out): the widened answer made every `if verbose:` the
+    # asked `if verbose >= 1:` too
+    instr = (
+        'In check(), print "checking" from verbose level 1 on: change verbose > 1 to verbose >= 1.'
+    )
+    over = CHECK.replace("if verbose:", "if verbose >= 1:").replace("> 1", ">= 1")
+    fixed, labels, verdicts = _both(CHECK, over, instr, "tabnanny.py")
+    assert fixed == CHECK.replace("verbose > 1", "verbose >= 1") and labels == ["unasked"]
+    assert verdicts == []
+    # an instruction that asks for more than the value keeps the other changes
+    more = instr[:-1] + ", and add a docstring to check."
+    assert read_intent(more, CHECK, "tabnanny.py").only_values is False
+    assert _both(CHECK, over, more, "tabnanny.py")[0] == over
+
+
+@pytest.mark.parametrize(
+    "instruction, values, only",
+    [
+        ("Change verbose > 1 to verbose >= 1.", (("verbose > 1", "verbose >= 1"),), True),
+        ('Replace "listing" with "listing files".', (("listing", "listing files"),), True),
+        ("Change the timeout to 5.", (), False),  # "the timeout" is not in the file
+        ("Change verbose > 1 to verbose >= 1 and add a docstring.", None, False),
+        ("Make it louder: change verbose > 1 to verbose > 0.", None, False),
+    ],
+)
+def test_a_literal_change_is_read_from_the_instruction(instruction, values, only):
+    intent = read_intent(instruction, CHECK, "t.py")
+    if values is not None:
+        assert intent.values == values
+    assert intent.only_values is only
