@@ -21,8 +21,9 @@ round, never more; ``run.repairs`` gets ``widen``.
 applied and has no definition to widen to (none named and none like it, or too long),
 the blocks asked once more, with the first answer and why it failed as feedback
 (``retry_note``: the place it could not find, the two places it matched, "the REPLACE
-side is the same as the SEARCH side"; not for an answer cut at its limit or not in the
-format, which a second ask repeats): the prompt shares the file's warm prefix, so the
+side is the same as the SEARCH side", how to add lines when a block wrote them on both
+sides; not for an answer cut at its limit or not in the format, which a second ask
+repeats): the prompt shares the file's warm prefix, so the
 round reads only the first answer and the note. Its result when its blocks apply and
 change something (``run.repairs`` gets ``retry``), else None (the caller then rewrites
 the whole file, as before).
@@ -171,11 +172,32 @@ _HINTS = (
 )  # fmt: skip
 
 
-def retry_note(why: str) -> str | None:
-    """The feedback of a retry round: why the first blocks did not apply, and what to do;
-    None for an answer cut at its limit or not in the format (a runaway or a loop, which
-    a second ask repeats)."""
+_ADDED = (
+    "Your block wrote the new lines on both sides, and they are not in the file yet. To add "
+    "lines, the SEARCH side is the line of the file just before the place they go, copied "
+    "exactly, and the REPLACE side is that line followed by the new lines."
+)
+
+
+def _added_on_both_sides(body: str) -> bool:
+    """True when a block of ``body`` has the same lines on both sides (blank lines aside):
+    an addition written as if already made."""
+
+    def lines(side: str) -> list[str]:
+        return [x.strip() for x in side.splitlines() if x.strip()]
+
+    parsed = edits.parse_blocks(edits.PREFILL + body)
+    return any(lines(b.search) == lines(b.replace) for b in parsed.blocks)
+
+
+def retry_note(why: str, added: bool = False) -> str | None:
+    """The feedback of a retry round: why the first blocks did not apply, and what to do
+    (``added``: a block's search side not in the file was its replace side too); None for
+    an answer cut at its limit or not in the format (a runaway or a loop, which a second ask
+    repeats)."""
     hint = next((h for key, h in _HINTS if key in why), None)
+    if added and "not in the file" in why:
+        hint = _ADDED
     return None if hint is None else f"Your blocks could not be applied: {why}. {hint}"
 
 
@@ -186,7 +208,7 @@ def retry_blocks(run: RewriteRun, first: Fallback) -> RewriteResult | None:
     fence = rewrite_fence(run.text)
     if body.endswith(fence):
         body = body[: -len(fence)]
-    note = retry_note(first.why)
+    note = retry_note(first.why, _added_on_both_sides(body))
     if note is None or not body.strip() or run.opts.region is not None:
         return None
     run.next_stage()

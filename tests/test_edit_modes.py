@@ -128,6 +128,24 @@ def test_blocks_asked_again_with_why_they_failed_apply_without_a_whole_rewrite()
     assert res.status == "no_output" and len(prompts) == 1
 
 
+def test_an_addition_written_on_both_sides_is_asked_again_with_how_to_add():
+    """The 1.5B's answers to md-release-item and sh-no-privileges (held-out): the new line
+    on both sides of the block, which is not in the file; the retry says how to add."""
+    added = "GREETING = 'hello, world'\n"
+    last = "def f11(x):\n    return x + 11\n"
+    want = TEXT.replace(last, last + "\n\n" + added)
+    res, prompts = run(
+        [
+            ("Your blocks could not be applied", blocks_answer(block(last, last + "\n\n" + added))),
+            (BLOCKS, blocks_answer(block(added, "\n" + added))),
+        ],
+        instruction="Add a constant GREETING at the end.",
+    )
+    assert res.status == "ok" and res.new_text == want and len(prompts) == 2
+    assert "To add lines, the SEARCH side is the line of the file just before" in prompts[-1]
+    assert res.stats.snapshot()["edit_repairs"] == ["retry"]
+
+
 @pytest.mark.parametrize(
     "answer, why",
     [
