@@ -1,10 +1,7 @@
 """Repairs of a model's answer that need no model: the program does what a small model fumbles.
 
-A 1.5B model asked to rewrite a file re-emits a 35-space continuation indent as one space,
-stops before the file's last function, renames a local on its first line only, or adds
-docstrings to functions nobody named. Each repair here undoes one such fault, from the
-instruction (``app.intent``) and the file alone, and only where the instruction did not
-ask for that kind of change.
+Each repair undoes one kind of fault, from the instruction (``app.intent``) and the file
+alone, and only where the instruction did not ask for that kind of change.
 
 Contract: ``repair(old, new, intent, path) -> (text, labels)`` runs, in order:
   * ``keep_copies`` (label ``copies``): a changed line that equals an original line but
@@ -24,7 +21,9 @@ Contract: ``repair(old, new, intent, path) -> (text, labels)`` runs, in order:
     first of several alike lines) is stray once the scope has it;
   * ``drop_off_value`` (``unasked``): when the instruction asks only for value changes
     (``Intent.only_values``) and a hunk made one (a line that held A holds B), the hunks
-    whose old lines hold no A are undone (the like lines a widened answer changed too).
+    whose old lines hold no A are undone (the like lines a widened answer changed too);
+  * ``mend_commas`` (``commas``): a JSON file that parsed and no longer does gets the comma
+    a new line lacks before the next member, when that makes it parse.
 It returns the repaired text and the labels of the repairs that changed something; the
 text is ``new`` when none did. ``app.stages.finished`` runs it on every complete result,
 then ``app.checks.vouch`` judges what is left.
@@ -34,6 +33,7 @@ from __future__ import annotations
 
 import difflib
 import io
+import json
 import re
 import tokenize
 
@@ -211,6 +211,35 @@ def drop_off_value(old: str, new: str, intent: Intent, path: str | None) -> str:
     return new if len(keep) == len(hunks) else apply_hunks(old, keep)
 
 
+def mend_commas(old: str, new: str, intent: Intent, path: str | None) -> str:
+    """``new`` with the commas its new JSON lines lack (module docstring)."""
+    if language_for_path(path) != "json" or not _parses(old) or _parses(new):
+        return new
+    lines, had = split_lines(new), set(split_lines(old))
+    want = []
+    for i, line in enumerate(lines):
+        body = line.rstrip()
+        after = next((x.strip() for x in lines[i + 1 :] if x.strip()), "")
+        if line not in had and body and body[-1] not in ",{[" and after[:1] in ('"', "{", "["):
+            want.append(i)
+    for picks in (want, *([i] for i in want)):
+        fixed = list(lines)
+        for i in picks:
+            body = fixed[i].rstrip("\r\n")
+            fixed[i] = body + "," + fixed[i][len(body) :]
+        if picks and _parses("".join(fixed)):
+            return "".join(fixed)
+    return new
+
+
+def _parses(text: str) -> bool:
+    try:
+        json.loads(text)
+    except ValueError:
+        return False
+    return True
+
+
 REPAIRS = (
     ("copies", keep_copies),
     ("tail", restore_tail),
@@ -218,6 +247,7 @@ REPAIRS = (
     ("rename", complete_rename),
     ("unasked", drop_unasked),  # a rename made in the wrong place is stray once completed
     ("unasked", drop_off_value),
+    ("commas", mend_commas),
 )
 
 

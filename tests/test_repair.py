@@ -366,3 +366,27 @@ def test_a_literal_change_is_read_from_the_instruction(instruction, values, only
     if values is not None:
         assert intent.values == values
     assert intent.only_values is only
+
+
+SCRIPTS = """\
+{
+  "scripts": {
+    "lint": "eslint src --ext ts",
+    "test": "node ./out/test/runTest.js"
+  }
+}
+"""
+
+
+def test_a_json_member_added_without_its_comma_gets_it():
+    # the 1.5B's round on json-format-script (held-out): the new member, no comma
+    instr = 'In "scripts", add "format": "prettier --write src" after "lint".'
+    new = SCRIPTS.replace(
+        '"eslint src --ext ts",\n', '"eslint src --ext ts",\n    "format": "prettier --write src"\n'
+    )
+    fixed, labels, verdicts = _both(SCRIPTS, new, instr, "package.json")
+    assert fixed == new.replace('src"\n    "test"', 'src",\n    "test"') and labels == ["commas"]
+    assert verdicts == []
+    # a file that did not parse before is left as the model wrote it
+    broken = SCRIPTS.replace('"test"', "test")
+    assert _both(broken, broken.replace("lint", "lint2"), "Rename lint.", "package.json")[1] == []
