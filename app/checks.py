@@ -105,10 +105,12 @@ def _lines_list(lines: list[int]) -> str:
     return f"lines {', '.join(shown[:-1])} and {shown[-1]}"
 
 
-def _touches(h: Hunk, d: Definition) -> bool:
-    """True when hunk ``h`` (old line numbers) changes lines of definition ``d``."""
-    if h.start_line == h.end_line:  # an insertion: inside, or right after the signature
-        return d.start < h.start_line <= d.end - (0 if h.start_line < d.end else 1)
+def touches(h: Hunk, d: Definition, *, before: bool = False) -> bool:
+    """True when hunk ``h`` (old line numbers) changes lines of definition ``d``: an
+    insertion counts when it is after the first line and before the end (``before``: right
+    before the first line too, where a repair round rewrites the definition whole)."""
+    if h.start_line == h.end_line:
+        return d.start - before < h.start_line < d.end
     return h.start_line < d.end and d.start < h.end_line
 
 
@@ -130,7 +132,7 @@ def rename_scope(
         return None  # a definition of the file: every use of it
     changed = compute_hunks(old, new)
     b = intent.rename[1]
-    made = [d for d in defs if any(_touches(h, d) and b in h.new_text for h in changed)]
+    made = [d for d in defs if any(touches(h, d) and b in h.new_text for h in changed)]
     # the innermost definitions the model made the rename in
     inner = [
         d
@@ -202,7 +204,7 @@ def sites_missed(old: str, new: str, intent: Intent, path: str | None) -> Suspec
     if len(intent.each) < 2:
         return None
     hunks = compute_hunks(old, new)
-    missed = [g for g in intent.each if not any(_touches(h, d) for h in hunks for d in g)]
+    missed = [g for g in intent.each if not any(touches(h, d) for h in hunks for d in g)]
     if not missed or len(missed) == len(intent.each):  # all or none: other checks say it
         return None
     missed = [g[0] for g in missed]
@@ -272,7 +274,7 @@ def unasked_hunks(old: str, new: str, intent: Intent, path: str | None) -> list[
     return [
         h
         for h in compute_hunks(old, new)
-        if not any(_touches(h, d) for d in intent.named) and not _is_rename(h, intent, scope, path)
+        if not any(touches(h, d) for d in intent.named) and not _is_rename(h, intent, scope, path)
     ]
 
 

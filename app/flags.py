@@ -17,7 +17,15 @@ import os
 
 from ..engine.sampling import SamplingParams
 from ..models.catalog import CATALOG
-from .options import ANSWER_STYLES, BACKENDS, DRAFT_MODES, EDIT_MODES, LoadConfig, RewriteOptions
+from .options import (
+    ANSWER_STYLES,
+    BACKENDS,
+    DRAFT_MODES,
+    EDIT_MODES,
+    LoadConfig,
+    RewriteOptions,
+    env_model,
+)
 
 
 def _k(v: str) -> int | None:
@@ -61,7 +69,7 @@ def _add_model(p: argparse.ArgumentParser, draft_model: bool = True) -> None:
     g = p.add_argument_group("model")
     g.add_argument(
         "--model",
-        default=os.environ.get("SPECEDIT_MODEL") or d.model,
+        default=env_model() or d.model,
         help="catalog name, GGUF path, or an Ollama/LM Studio/HF name: ollama:NAME:TAG, "
         f"lmstudio:PUB/MODEL, hf:ORG/REPO/FILE.gguf (default: $SPECEDIT_MODEL, else {d.model})",
     )
@@ -89,7 +97,9 @@ def _add_model(p: argparse.ArgumentParser, draft_model: bool = True) -> None:
         default=d.quant,
         help="torch weight quantization (default: the GGUF's)",
     )
-    g.add_argument("--ctx", type=int, default=d.n_ctx, help="context length in tokens")
+    g.add_argument(
+        "--ctx", dest="n_ctx", type=int, default=d.n_ctx, help="context length in tokens"
+    )
     g.add_argument("--threads", type=int, default=d.threads)
     g.add_argument(
         "--engine",
@@ -135,7 +145,7 @@ def load_config(a: argparse.Namespace) -> LoadConfig:
         device=a.device,
         gpu_layers=a.gpu_layers,
         quant=a.quant,
-        n_ctx=a.ctx,
+        n_ctx=a.n_ctx,
         threads=a.threads,
         draft_model=draft[6:] if draft.startswith("model:") else a.draft_model,
         engine=getattr(a, "engine", "") or "",
@@ -240,5 +250,5 @@ def build_parser() -> argparse.ArgumentParser:
     t.add_argument("path", nargs="?")
     _add_model(t)
     # None = not given: the app's config file and $SPECEDIT_MODEL fill those in
-    t.set_defaults(model=None, backend=None, gpu_layers=None, device=None, ctx=None)
+    t.set_defaults(model=None, backend=None, gpu_layers=None, device=None, n_ctx=None)
     return p

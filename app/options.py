@@ -114,6 +114,15 @@ ENV_SWITCHES = {
 """The ``LoadConfig`` fields an environment variable sets (``with_env``)."""
 
 
+MODEL_ENV = "SPECEDIT_MODEL"
+"""The model every front end loads when no flag names one (before the catalog's default)."""
+
+
+def env_model(env: Mapping[str, str] | None = None) -> str:
+    """``$SPECEDIT_MODEL`` (``MODEL_ENV``), stripped; "" when unset."""
+    return (os.environ if env is None else env).get(MODEL_ENV, "").strip()
+
+
 def with_env(cfg: LoadConfig, env: Mapping[str, str] | None = None) -> LoadConfig:
     """``cfg`` with the fields of ``ENV_SWITCHES`` still at their defaults taken from
     ``env`` (``os.environ``): the one place the environment reaches a load."""

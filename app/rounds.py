@@ -36,6 +36,7 @@ import difflib
 import logging
 
 from . import edits
+from .checks import touches
 from .diff import Hunk, apply_hunks, compute_hunks
 from .intent import Intent
 from .prompt import rewrite_fence, rewrite_prompt
@@ -50,10 +51,6 @@ FLAGS = ("rename_left", "site_missed", "value_missed", "outside_named", "unbound
 """Verdicts a repair round may mend."""
 LIKE = 0.75
 """A failed search line stands for the file line it is at least this like."""
-
-
-def _touches(h: Hunk, d: Definition) -> bool:
-    return h.start_line < d.end and d.start < max(h.end_line, h.start_line + 1)
 
 
 def _innermost(defs: list[Definition]) -> list[Definition]:
@@ -97,13 +94,13 @@ def round_targets(
             chosen = [
                 g[0]
                 for g in intent.each
-                if len(g) == 1 and not any(_touches(h, g[0]) for h in first.hunks)
+                if len(g) == 1 and not any(touches(h, g[0], before=True) for h in first.hunks)
             ]
         else:
             chosen = list(intent.named)
         if not chosen and reasons & {"unbound", "param_unused"}:  # where the change was made
             defs = definitions(run.text, language_for_path(run.path))
-            chosen = [d for d in defs if any(_touches(h, d) for h in first.hunks)]
+            chosen = [d for d in defs if any(touches(h, d, before=True) for h in first.hunks)]
     else:
         chosen = list(intent.named) or _like(run, first.raw)
     chosen = _innermost(chosen)
@@ -123,7 +120,7 @@ def redo_definitions(
     text = run.text
     kept = []
     if isinstance(first, RewriteResult) and first.status == "ok":
-        kept = [h for h in first.hunks if not any(_touches(h, d) for d in defs)]
+        kept = [h for h in first.hunks if not any(touches(h, d, before=True) for d in defs)]
     made: list[Hunk] = []
     raws = []
     for d in defs:

@@ -20,13 +20,12 @@ Run: ``python -m specedit.bench.draft_bench --help``.
 from __future__ import annotations
 
 import argparse
-import json
 import logging
 from dataclasses import asdict, dataclass
 
 from ..app.loaded_model import load_model
 from ..app.options import RewriteOptions
-from .record import add_common, config_from_args, save_record
+from .record import add_common, config_from_args, save_and_log
 from .spec_runs import Run, engine_run, machine, rewrite_budget, summarise, task_record
 from .tasks import load_tasks
 
@@ -111,10 +110,7 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
     cfg = config_from_args(DraftBenchConfig, a)
     record = run_draft_bench(cfg, progress=log.info)
-    path = save_record(record, a.out, "draft-bench")
-    log.info("summary %s", json.dumps(record["summary"], indent=1))
-    log.info("wrote %s", path)
-    return 0
+    return save_and_log(record, a.out, "draft-bench")
 
 
 if __name__ == "__main__":

@@ -178,7 +178,7 @@ def run_model(model: str, a, tasks: list[EditTask], on_task=None) -> dict:
     result so far (the bench saves its record then)."""
     from ..app.loaded_model import load_model
 
-    loaded = load_model(model, n_ctx=a.ctx, threads=a.threads)
+    loaded = load_model(model, n_ctx=a.n_ctx, threads=a.threads)
     runs: list[dict] = []
     out = {"model": model, "describe": loaded.describe(), "summary": {}, "runs": runs}
     try:
@@ -275,7 +275,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--tasks", nargs="+", default=None, help="task names (default: all)")
     ap.add_argument("--kinds", nargs="+", default=list(KINDS), choices=KINDS)
     ap.add_argument("-r", "--repeats", type=int, default=1)
-    ap.add_argument("--ctx", type=int, default=DEFAULT_CTX)
+    ap.add_argument("--ctx", dest="n_ctx", type=int, default=DEFAULT_CTX)
     ap.add_argument("--threads", type=int, default=None)
     ap.add_argument("--out", default="bench/results")
     a = ap.parse_args(argv)

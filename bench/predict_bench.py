@@ -164,7 +164,7 @@ def main(argv: list[str]) -> int:
     p = argparse.ArgumentParser(prog="specedit bench predict", description=__doc__.split("\n")[0])
     p.add_argument("--model", default=d.model)
     p.add_argument("-r", "--repeats", type=int, default=3)
-    p.add_argument("--ctx", type=int, default=8192)
+    p.add_argument("--ctx", dest="n_ctx", type=int, default=8192)
     p.add_argument("--threads", type=int, default=None)
     p.add_argument("--file", default=str(SAMPLE))
     p.add_argument("--instruction", default=INSTRUCTION)
@@ -173,7 +173,7 @@ def main(argv: list[str]) -> int:
     a = p.parse_args(argv)
     logging.basicConfig(level=getattr(logging, a.log_level.upper(), logging.WARNING))
     text = Path(a.file).read_text()
-    loaded = load_model(LoadConfig(model=a.model, n_ctx=a.ctx, threads=a.threads))
+    loaded = load_model(LoadConfig(model=a.model, n_ctx=a.n_ctx, threads=a.threads))
     max_tokens = int(len(loaded.target.tokenize(text)) * 1.3) + 64
     runs: list[dict] = []
     with HttpThread(loaded) as th:

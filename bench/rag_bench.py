@@ -225,7 +225,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--questions", nargs="+", default=None, help="question ids (default: all)")
     ap.add_argument("--spec-bench", type=int, default=4, help="Spec-Bench rag prompts")
     ap.add_argument("--max-tokens", type=int, default=MAX_TOKENS)
-    ap.add_argument("--ctx", type=int, default=DEFAULT_CTX)
+    ap.add_argument("--ctx", dest="n_ctx", type=int, default=DEFAULT_CTX)
     ap.add_argument("--threads", type=int, default=None)
     ap.add_argument("--exact", action="store_true", help="verify as 1-token decoding does")
     ap.add_argument("--out", default="bench/results")
@@ -248,7 +248,7 @@ def main(argv: list[str] | None = None) -> int:
             ap.error(f"unknown question ids: {', '.join(sorted(unknown))}")
         questions = [q for q in questions if q.id in a.questions]
     questions += spec_bench_questions(a.spec_bench)
-    loaded = load_model(a.model, n_ctx=a.ctx, threads=a.threads)
+    loaded = load_model(a.model, n_ctx=a.n_ctx, threads=a.threads)
     path = None
 
     def record_of(runs: list[dict]) -> dict:

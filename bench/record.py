@@ -6,9 +6,10 @@ Contract: ``add_common(parser, defaults)`` declares the flags every task benchma
 has, with its defaults. ``save_record(record, out_dir, stem)`` creates ``out_dir`` and writes
 ``<out_dir>/<stem>-<YYYYmmdd-HHMMSS>.json``; it returns that path, whose
 ``with_suffix`` gives sibling files (the plot) the same stamp; given that path again it
-rewrites the file (a long run saves after each task).
+rewrites the file (a long run saves after each task). ``save_and_log(record, out_dir, stem)``
+saves it and logs its summary and path (a bench command's last step).
 ``config_from_args(cls, args)`` builds a bench's config dataclass from parsed
-arguments of the same names (``--ctx`` fills ``n_ctx``; lists become tuples where
+arguments of the same names (``--ctx`` is ``n_ctx``; lists become tuples where
 the field's default is a tuple; fields without an argument keep their defaults).
 ``pyplot()`` is matplotlib's pyplot on the Agg backend, or None when it is not installed.
 """
@@ -45,7 +46,7 @@ def add_common(p: argparse.ArgumentParser, defaults: Any) -> None:
     if "max_tokens" in have:
         p.add_argument("--max-tokens", type=int, default=d.max_tokens)
     if "n_ctx" in have:
-        p.add_argument("--ctx", type=int, default=d.n_ctx)
+        p.add_argument("--ctx", dest="n_ctx", type=int, default=d.n_ctx)
     if "threads" in have:
         p.add_argument("--threads", type=int, default=d.threads)
     if "k" in have:
@@ -56,7 +57,7 @@ def add_common(p: argparse.ArgumentParser, defaults: Any) -> None:
 def config_from_args(cls: type[C], args) -> C:
     values = {}
     for f in dataclasses.fields(cls):
-        name = "ctx" if f.name == "n_ctx" else f.name
+        name = f.name
         if not hasattr(args, name):
             continue
         v = getattr(args, name)
@@ -77,6 +78,15 @@ def save_record(record: dict, out_dir: str | Path, stem: str, path: Path | None 
     tmp.write_text(json.dumps(record, indent=1))
     tmp.replace(path)
     return path
+
+
+def save_and_log(record: dict, out_dir: str | Path, stem: str) -> int:
+    """Write ``record`` (``save_record``), log its summary and where it went; a bench
+    command's last step (its exit status)."""
+    path = save_record(record, out_dir, stem)
+    log.info("summary %s", json.dumps(record["summary"], indent=1))
+    log.info("wrote %s", path)
+    return 0
 
 
 def pyplot():

@@ -242,7 +242,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--kinds", nargs="+", default=["copy", "edit", "summarization", "rag"])
     p.add_argument("-n", "--n-per-kind", type=int, default=4)
     p.add_argument("--max-lines", type=int, default=60)
-    p.add_argument("--ctx", type=int, default=8192)
+    p.add_argument("--ctx", dest="n_ctx", type=int, default=8192)
     p.add_argument("--from", dest="source", default=None, help="replay this record")
     p.add_argument("--policy", action="append", default=[], help="NAME:key=value,...")
     p.add_argument("--out", default="bench/results")
@@ -251,7 +251,7 @@ def main(argv: list[str] | None = None) -> int:
     if a.source:
         rec = json.loads(Path(a.source).read_text())
         a.model = rec.get("model_path") or rec["model"]
-    loaded = load_model(a.model, n_ctx=a.ctx)
+    loaded = load_model(a.model, n_ctx=a.n_ctx)
     if not a.source:
         tasks = load_tasks(a.kinds, a.n_per_kind, a.max_lines)
         rec = record_tasks(loaded, tasks)

@@ -385,7 +385,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--cancel-after", type=float, default=1.0, help="seconds into the prefill")
     ap.add_argument("--no-cancel", action="store_true", help="only the soak")
     ap.add_argument("--no-soak", action="store_true", help="only the cancel check")
-    ap.add_argument("--ctx", default="16384")
+    ap.add_argument("--ctx", dest="n_ctx", default="16384")
     ap.add_argument("--out", default="bench/results")
     a = ap.parse_args(argv)
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
@@ -393,7 +393,7 @@ def main(argv: list[str] | None = None) -> int:
     soak_text = _stdlib_head("colorsys.py", 40)
     with tempfile.TemporaryDirectory() as tmp:
         if not a.no_cancel:
-            srv = start_server(a.model, Path(tmp) / "cancel", ["--ctx", a.ctx])
+            srv = start_server(a.model, Path(tmp) / "cancel", ["--ctx", a.n_ctx])
             try:
                 text = _stdlib_head("argparse.py", a.cancel_lines)
                 record["cancel"] = cancel_latency(srv, text, a.cancel_after)
@@ -403,7 +403,7 @@ def main(argv: list[str] | None = None) -> int:
                 srv.proc.wait()
         rep = None
         if not a.no_soak:
-            srv = start_server(a.model, Path(tmp) / "soak", ["--ctx", a.ctx])
+            srv = start_server(a.model, Path(tmp) / "soak", ["--ctx", a.n_ctx])
             try:
                 rep = soak(
                     srv.sock,

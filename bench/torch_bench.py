@@ -23,7 +23,6 @@ equality with plain (outputs cut at the fence), and per kind the medians plus
 from __future__ import annotations
 
 import argparse
-import json
 import logging
 import time
 from dataclasses import asdict, dataclass
@@ -32,7 +31,7 @@ from ..app.loaded_model import load_model
 from ..app.options import RewriteOptions
 from ..app.stream import FencedText, StreamDecoder
 from ..engine.verifier import choose_verifier
-from .record import add_common, config_from_args, save_record
+from .record import add_common, config_from_args, save_and_log
 from .spec_runs import Run, engine_run, machine, rewrite_budget, summarise, task_record
 from .tasks import load_tasks
 
@@ -177,10 +176,7 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
     cfg = config_from_args(TorchBenchConfig, a)
     record = run_torch_bench(cfg, progress=log.info)
-    path = save_record(record, a.out, "torch-bench")
-    log.info("summary %s", json.dumps(record["summary"], indent=1))
-    log.info("wrote %s", path)
-    return 0
+    return save_and_log(record, a.out, "torch-bench")
 
 
 if __name__ == "__main__":

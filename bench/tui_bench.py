@@ -204,7 +204,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--file", default=d.file)
     p.add_argument("--instruction", default=d.instruction)
     p.add_argument("-r", "--repeats", type=int, default=d.repeats)
-    p.add_argument("--ctx", type=int, default=d.n_ctx)
+    p.add_argument("--ctx", dest="n_ctx", type=int, default=d.n_ctx)
     p.add_argument("--threads", type=int, default=None)
     p.add_argument("--json", default=None, help="write the record here")
     p.add_argument("--screenshot", default=None, help="save an SVG of the app (warm-up run)")

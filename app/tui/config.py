@@ -38,7 +38,7 @@ import platformdirs
 
 from ...engine.sampling import SamplingParams
 from ...models.llama_build import parse_gpu_layers
-from ..options import BACKENDS, EDIT_MODES, LoadConfig, RewriteOptions
+from ..options import BACKENDS, EDIT_MODES, LoadConfig, RewriteOptions, env_model
 from ..state import private_dir, state_dir, state_subdir, write_private
 
 DEFAULT_THEME = "textual-dark"
@@ -225,7 +225,6 @@ SAVED = {
 
 log = logging.getLogger(__name__)
 
-MODEL_ENV = "SPECEDIT_MODEL"
 HISTORY_MAX = 200
 
 
@@ -259,9 +258,9 @@ def load_settings(
     data, problems = read_config(path)
     settings, bad = TuiSettings.from_saved(data)
     problems += [f"{path}: {p}" for p in bad]
-    env_model = os.environ.get(MODEL_ENV, "").strip()
-    if env_model:
-        settings = settings.with_(model=env_model)
+    model = env_model()
+    if model:
+        settings = settings.with_(model=model)
     if flags is not None:
         settings = TuiSettings.from_load_config(flags, settings)
     return settings, problems
