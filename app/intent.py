@@ -51,7 +51,8 @@ EVERYWHERE = re.compile(
 """Words that ask for a change across the file (``app.rewrite.broad`` reads them too)."""
 _LAYOUT = re.compile(
     r"\b(indent\w*|white\s*space|spaces|tabs?|format\w*|reformat\w*|align\w*|wrap\w*|"
-    r"pep\s*8|style|blank\s+lines?|line\s+length)\b",
+    r"pep\s*8|style|blank\s+lines?|line\s+length|(?:on|into|to)\s+(?:one|a\s+single)\s+line|"
+    r"join\s+the|split\s+the\s+line)\b",
     re.I,
 )
 _COMMENTS = re.compile(r"\b(comments?|docstrings?|documentation|docs?)\b", re.I)

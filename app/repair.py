@@ -8,7 +8,8 @@ Contract: ``repair(old, new, intent, path) -> (text, labels)`` runs, in order:
     for white space, or (Python) but for its comment, takes the original, unless the
     instruction asks for layout or comments, or the line's change is the asked rename; in
     Python a line that starts a statement keeps the model's indentation (it says which
-    block the line is in) and takes the rest of the original;
+    block the line is in) and takes the rest of the original; a line that is 2-4 original
+    lines joined, white space aside, takes those lines;
   * ``restore_tail`` (``tail``): a result whose last hunk drops the file's tail
     (``app.checks.suspect_deletion``'s ``drops_tail``) gets the original tail back;
   * ``drop_unasked`` (``unasked``): hunks outside every definition the instruction names
@@ -96,7 +97,24 @@ def keep_copies(old: str, new: str, intent: Intent, path: str | None) -> str:
                     if i1 + x1 + k in starts and _lead(got) != _lead(was):
                         was = _lead(got) + was.lstrip(" \t")  # the model's block, the copy
                     out[j1 + y1 + k] = was
+        for j in range(j1, j2):
+            k = _joined(a, i1, i2, out[j])
+            if k is not None and not (k[0] in starts and _lead(out[j]) != _lead(a[k[0]])):
+                out[j] = "".join(a[k[0] : k[1]])
     return "".join(out)
+
+
+def _joined(a: list[str], i1: int, i2: int, line: str) -> tuple[int, int] | None:
+    """``(k, m)`` when ``line`` is the original lines ``a[k:m]`` (2 to 4 of ``a[i1:i2]``)
+    joined on one, white space aside: a copy the model reflowed."""
+    got = _squash(line)
+    if not got or line.count("\n") > 1:
+        return None
+    for k in range(i1, i2 - 1):
+        for m in range(k + 2, min(k + 4, i2) + 1):
+            if _squash("".join(a[k:m])) == got:
+                return k, m
+    return None
 
 
 def _lead(line: str) -> str:

@@ -390,3 +390,18 @@ def test_a_json_member_added_without_its_comma_gets_it():
     # a file that did not parse before is left as the model wrote it
     broken = SCRIPTS.replace('"test"', "test")
     assert _both(broken, broken.replace("lint", "lint2"), "Rename lint.", "package.json")[1] == []
+
+
+def test_a_signature_the_model_joined_on_one_line_takes_its_lines_back():
+    # the 1.5B's whole-file rename of shelve.py (held-out shelve-rename): the two lines of
+    # Shelf.__init__'s signature came back as one
+    joined = CALL.replace(
+        "bufsize=-1,\n                                   encoding=None):",
+        "bufsize=-1, encoding=None):",
+    ).replace("def close_log", "def close_file")
+    fixed, labels, _ = _both(CALL, joined, "Rename close_log to close_file.")
+    assert fixed == CALL.replace("def close_log", "def close_file") and labels == ["copies"]
+    # joined lines the instruction asks for stay joined
+    asked = joined.replace("def close_file", "def close_log")
+    fixed, _, _ = _both(CALL, asked, "Join the signature of open_log on one line.")
+    assert fixed == asked
