@@ -21,7 +21,10 @@ Contract:
   here, client-side: the wait for the first token (``prefill_s``), decode time and tok/s,
   tokens (the server's ``usage`` when it sends one, else the local tokenizer's count), with
   ``backend`` ``remote`` and ``device`` naming the engine; a specedit server's own figures
-  (acceptance, tokens per call, its device) are copied in when it sends them.
+  (acceptance, tokens per call, its device) are copied in when it sends them, else a
+  server's predicted-output counts (``usage.completion_tokens_details``: accepted and
+  rejected prediction tokens, OpenAI's meaning) are the acceptance of a ``prediction``
+  source.
 * Errors are ``ModelError`` lines: a server that cannot be reached, an HTTP error (its
   message quoted), a stream that ends before the answer did (a server that died). A
   remote engine cannot run ``--exact`` or a draft model: refused with that reason.
@@ -266,6 +269,7 @@ class RemoteEngine:
         m.generated_tokens = n if isinstance(n, int) and finish != "client" else len(tokens)
         m.emitted_tokens = m.generated_tokens
         _copy_server_stats(m, extra, self.url)
+        copy_prediction_usage(m, usage)
         m.stop_reason = {
             "length": "max_tokens",
             "client": "stop",
@@ -379,6 +383,19 @@ def _copy_server_stats(m: Metrics, extra: dict | None, url: str) -> None:
             setattr(m, name, stats[name])
     for src, n in (stats.get("drafted_by_source") or {}).items():
         m.by_source[src] = n
+
+
+def copy_prediction_usage(m: Metrics, usage: dict | None) -> None:
+    """The acceptance of a ``prediction`` from OpenAI's predicted-output counts, when the
+    server sent them and no figures of its own (``_copy_server_stats``): drafted is
+    accepted plus rejected prediction tokens."""
+    details = (usage or {}).get("completion_tokens_details") or {}
+    acc, rej = details.get("accepted_prediction_tokens"), details.get("rejected_prediction_tokens")
+    if m.drafted_tokens or not isinstance(acc, int) or not isinstance(rej, int) or acc + rej <= 0:
+        return
+    m.drafted_tokens, m.accepted_tokens = acc + rej, acc
+    m.by_source["prediction"] += acc + rej
+    m.accepted_by_source["prediction"] += acc
 
 
 def load_remote(cfg: LoadConfig, on_stage=None) -> LoadedModel:

@@ -103,6 +103,43 @@ def test_engine_specs():
             parse_engine(bad)
 
 
+def test_predicted_output_counts_are_the_acceptance_of_the_prediction():
+    """A server that reports OpenAI's predicted-output counts (and no figures of its own):
+    they are the stats' acceptance, under the ``prediction`` source."""
+    from specedit.app.remote_engine import copy_prediction_usage
+    from specedit.engine.metrics import Metrics
+
+    usage = {
+        "completion_tokens": 40,
+        "completion_tokens_details": {
+            "accepted_prediction_tokens": 30,
+            "rejected_prediction_tokens": 10,
+        },
+    }
+    m = Metrics()
+    copy_prediction_usage(m, usage)
+    s = m.snapshot()
+    assert s["drafted_tokens"] == 40 and s["accepted_tokens"] == 30 and s["acceptance"] == 0.75
+    assert s["acceptance_by_source"] == {"prediction": 0.75}
+    # a server's own figures win; no counts, or zero of both, say nothing
+    own = Metrics(drafted_tokens=12, accepted_tokens=6)
+    copy_prediction_usage(own, usage)
+    assert (own.drafted_tokens, own.accepted_tokens) == (12, 6)
+    for u in (
+        None,
+        {"completion_tokens": 5},
+        {
+            "completion_tokens_details": {
+                "accepted_prediction_tokens": 0,
+                "rejected_prediction_tokens": 0,
+            }
+        },
+    ):
+        bare = Metrics()
+        copy_prediction_usage(bare, u)
+        assert bare.drafted_tokens == 0 and not bare.by_source
+
+
 @pytest.mark.model
 def test_an_edit_through_specedits_own_api(qwen05_path, own_api):
     loaded = remote(qwen05_path, own_api.base_url)
