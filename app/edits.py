@@ -2,9 +2,8 @@
 
 The model writes only what changes, as blocks in one fenced code block: ``<<<<<<< SEARCH``, lines
 copied from the file, ``=======``, the new lines, ``>>>>>>> REPLACE``. Contract:
-  * ``FORMAT`` asks for the format (``format_for``: with ``ADDING`` when the instruction asks to
-    add); ``app.prompt`` puts it after the instruction (``rewrite_prompt(edit="blocks")``,
-    ``outline_prompt(ask="blocks")``). ``PREFILL``
+  * ``FORMAT`` is the one text that asks for the format; ``app.prompt`` puts it after the
+    instruction (``rewrite_prompt(edit="blocks")``, ``outline_prompt(ask="blocks")``). ``PREFILL``
     opens the assistant turn (after the fence): the output starts in the first search side.
   * ``parse_blocks(body) -> Parsed``: the complete ``Block``\\ s of a stream body (prefill
     included), whether only white space follows them (``complete``), what went wrong (``problem``).
@@ -48,21 +47,6 @@ FORMAT = (
     f"{DIVIDER}; the same lines as they must become; a line {REPLACE}. Write one block "
     "for each place that changes, in the order of the file, then close the code block."
 )
-
-ADDING = (
-    "To add lines, the SEARCH side is the line of the file just before the place they go, "
-    "copied exactly, and the REPLACE side is that line followed by the new lines."
-)
-"""How to add lines: after ``FORMAT`` when the instruction asks to add something
-(``format_for``), and in a retry of blocks that wrote the new lines on both sides."""
-
-
-def format_for(adding: bool) -> str:
-    """``FORMAT``, with ``ADDING`` when the instruction asks for an addition
-    (``app.intent.asks_addition``): the one kind of change a small model writes as if
-    already made (the new lines on both sides of a block)."""
-    return f"{FORMAT} {ADDING}" if adding else FORMAT
-
 
 _MARKER = re.compile(r"^[ \t]*(<{7} SEARCH|={7}|>{7} REPLACE)[ \t]*$", re.MULTILINE)
 

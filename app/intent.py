@@ -23,7 +23,6 @@ about the model's answer:
   * ``layout``, ``comments``, ``removal``: it asks to change white space or formatting,
     comments or docstrings, or to remove something (``app.checks.asks_removal``): the
     repairs that would undo such changes stay away.
-``asks_addition(instruction)``: it asks to add something (``app.edits.format_for`` says how).
 """
 
 from __future__ import annotations
@@ -86,15 +85,6 @@ class Intent:
     layout: bool = False
     comments: bool = False
     removal: bool = False
-
-
-_ADDITION = re.compile(r"\b(add|adds|adding|insert\w*|append\w*)\b", re.I)
-
-
-def asks_addition(instruction: str) -> bool:
-    """True when the instruction asks for something to be added (a line, an item, an
-    option, a parameter)."""
-    return _ADDITION.search(instruction) is not None
 
 
 def asks_removal(instruction: str) -> bool:

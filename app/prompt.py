@@ -37,7 +37,6 @@ from dataclasses import dataclass
 from ..engine.backend import TargetModel
 from . import edits
 from .files import FileError
-from .intent import asks_addition
 from .options import ANSWER_STYLES
 from .stream import fence_for
 from .syntax import language_name
@@ -284,7 +283,7 @@ def outline_prompt(
         parts.append(LOCATE)
         opening = f"{fence}\n"
     elif ask == "blocks":
-        parts.append(edits.format_for(asks_addition(instruction)))
+        parts.append(edits.FORMAT)
         opening += edits.PREFILL
     for i, (_, ctext) in enumerate(context_files):
         pieces[CTX_MARK.format(i)] = _with_nl(ctext)
@@ -366,7 +365,7 @@ def rewrite_messages(
         )
     opening = f"{fence}{lang}\n"
     if edit == "blocks":
-        parts.append(edits.format_for(asks_addition(instruction)))
+        parts.append(edits.FORMAT)
         opening += edits.PREFILL
     elif edit != "whole":
         raise ValueError(f"unknown edit format {edit!r}")

@@ -170,8 +170,9 @@ _HINTS = (
 
 
 _ADDED = (
-    "Your block wrote the new lines on both sides, and they are not in the file yet. "
-    + edits.ADDING
+    "Your block wrote the new lines on both sides, and they are not in the file yet. To add "
+    "lines, the SEARCH side is the line of the file just before the place they go, copied "
+    "exactly, and the REPLACE side is that line followed by the new lines."
 )
 
 

@@ -402,20 +402,3 @@ def test_a_broad_change_to_a_big_file_is_located_not_refused():
     )
     assert res.status == "no_output" and LOCATE in prompts[0]
     assert res.stats.snapshot()["edit_reason"] == ""
-
-
-def test_an_instruction_that_adds_gets_the_format_with_how_to_add():
-    """The blocks prompt says how to add lines only when the instruction asks to add."""
-    from specedit.app.edits import ADDING
-
-    _, prompts = run(
-        [(BLOCKS, blocks_answer(block("    return x + 7\n", "    return x * 7\n")))],
-        instruction="Make f7 multiply.",
-    )
-    assert ADDING not in prompts[0]
-    last = "def f11(x):\n    return x + 11\n"
-    _, prompts = run(
-        [(BLOCKS, blocks_answer(block(last, last + "GREETING = 'hi'\n")))],
-        instruction="Add a constant GREETING after f11.",
-    )
-    assert ADDING in prompts[0]
