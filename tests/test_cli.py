@@ -116,6 +116,10 @@ def test_rewrite_json_write_and_undo(tmp_path, qwen05_path):
             # greedy output equal to plain decoding whatever the speed guard does on a loaded
             # machine (it may turn speculation off, and block sizes move inexact logits)
             "--exact",
+            # what the model wrote is not this test's subject: once in a fresh-clone run
+            # (session 11, 1 of 4) the 0.5B's whole file began at load_inventory, a suspect
+            # deletion the command then refused to write; --force writes it all the same
+            "--force",
         ],
         capture_output=True,
         text=True,
@@ -146,7 +150,9 @@ def test_rewrite_json_write_and_undo(tmp_path, qwen05_path):
     # accepted, the calls are what exactness costs
     assert stats["exact"] and stats["accepted_tokens"] > 0
     new = f.read_bytes().decode()
-    assert "def items_below(" in new and "\r\n" in new and "\n" not in new.replace("\r\n", "")
+    # the result as written: its own text, with the file's CRLF line ends kept
+    assert new.replace("\r\n", "\n") == obj["output"] and obj["output"] != SAMPLE.read_text()
+    assert "\r\n" in new and "\n" not in new.replace("\r\n", "")
     assert oct(f.stat().st_mode & 0o777) == oct(0o640)
     assert obj["diff"].count("\n-") >= 1
     u = subprocess.run(
