@@ -77,7 +77,15 @@ def keep_copies(old: str, new: str, intent: Intent, path: str | None) -> str:
     python = language_for_path(path) == "python"
     comments = not intent.comments and python
     a, b = split_lines(old), split_lines(new)
-    starts = _statement_starts(old) if python else set()
+    sq = [_squash(x) for x in a]
+    starts: set[int] | None = None if python else set()
+
+    def start(i: int) -> bool:  # tokenized once, and only when an indent differs
+        nonlocal starts
+        if starts is None:
+            starts = _statement_starts(old)
+        return i in starts
+
     out = list(b)
     ops = difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes()
     for tag, i1, i2, j1, j2 in ops:
@@ -94,27 +102,27 @@ def keep_copies(old: str, new: str, intent: Intent, path: str | None) -> str:
                     was, got = a[i1 + x1 + k], out[j1 + y1 + k]
                     if got == was or _renamed(was, got, intent, path):
                         continue
-                    if i1 + x1 + k in starts and _lead(got) != _lead(was):
+                    if _lead(got) != _lead(was) and start(i1 + x1 + k):
                         was = _lead(got) + was.lstrip(" \t")  # the model's block, the copy
                     out[j1 + y1 + k] = was
+        joins = _joins(sq, i1, i2)
         for j in range(j1, j2):
-            k = _joined(a, i1, i2, out[j])
-            if k is not None and not (k[0] in starts and _lead(out[j]) != _lead(a[k[0]])):
+            got = _squash(out[j])
+            k = joins.get(got) if got and out[j].count("\n") <= 1 else None
+            if k is not None and not (_lead(out[j]) != _lead(a[k[0]]) and start(k[0])):
                 out[j] = "".join(a[k[0] : k[1]])
     return "".join(out)
 
 
-def _joined(a: list[str], i1: int, i2: int, line: str) -> tuple[int, int] | None:
-    """``(k, m)`` when ``line`` is the original lines ``a[k:m]`` (2 to 4 of ``a[i1:i2]``)
-    joined on one, white space aside: a copy the model reflowed."""
-    got = _squash(line)
-    if not got or line.count("\n") > 1:
-        return None
+def _joins(sq: list[str], i1: int, i2: int) -> dict[str, tuple[int, int]]:
+    """The original lines ``a[k:m]`` (2 to 4 of ``a[i1:i2]``) joined on one, white space
+    aside (``sq``: the lines squashed), by that text: what a copy the model reflowed reads
+    as; the first ``(k, m)`` where two read alike."""
+    joins: dict[str, tuple[int, int]] = {}
     for k in range(i1, i2 - 1):
         for m in range(k + 2, min(k + 4, i2) + 1):
-            if _squash("".join(a[k:m])) == got:
-                return k, m
-    return None
+            joins.setdefault("".join(sq[k:m]), (k, m))
+    return joins
 
 
 def _lead(line: str) -> str:
@@ -237,8 +245,10 @@ def mend_commas(old: str, new: str, intent: Intent, path: str | None) -> str:
     want = []
     for i, line in enumerate(lines):
         body = line.rstrip()
+        if line in had or not body or body[-1] in ",{[":
+            continue
         after = next((x.strip() for x in lines[i + 1 :] if x.strip()), "")
-        if line not in had and body and body[-1] not in ",{[" and after[:1] in ('"', "{", "["):
+        if after[:1] in ('"', "{", "["):
             want.append(i)
     for picks in (want, *([i] for i in want)):
         fixed = list(lines)
