@@ -146,7 +146,8 @@ class Plan:
     the file is shown as its outline (``_big``)."""
     prompt: Prompt
     """The first stage's prompt: the whole rewrite's, the blocks answer's, or (``outline``)
-    the outline prompt whose prefix every stage of a big file shares (a region's whole)."""
+    the outline prompt that locates the change (a region's: its whole rewrite); every
+    stage of a big file shares its prefix."""
     reason: str
     """Why ``auto`` chose a whole rewrite ("" when it did not)."""
     whole: Prompt
@@ -169,7 +170,10 @@ def plan_rewrite(run: RewriteRun) -> Plan:
         return Plan("whole", whole, why, whole)
     # a broad change too: the whole file cannot be written, its changes can
     out = _outline(run)
-    first = _region_prompt(run, out, opts.region) if opts.region else _big_prompt(run, out)
+    if opts.region:
+        first = _region_prompt(run, out, opts.region)
+    else:
+        first = _big_prompt(run, out, ask="locate")
     problem = ""
     if opts.region is None and mode == "whole" and not why:
         problem = (
@@ -284,8 +288,7 @@ def _big(run: RewriteRun, plan: Plan) -> RewriteResult:
     assert out is not None
     if opts.region is not None:
         return _big_region(run, out, opts.region, fallback="", prompt=plan.prompt)
-    locate = _big_prompt(run, out, ask="locate")
-    ranges = run_locate(run, locate, out)
+    ranges = run_locate(run, plan.prompt, out)  # the plan's first prompt asks to locate
     if run.metrics.stop_reason == "cancelled":
         return run.close(run.result("cancelled", "cancelled; nothing changed"), "locate")
     if not ranges:
