@@ -27,12 +27,18 @@ Contract:
     splice the pieces at their marks, each tokenized on its own (the user's text is never parsed for
     special tokens) so their token spans are known.
   * ``rewrite_messages``/``answer_messages`` are the messages themselves (no model).
+  * ``shown_paths(paths)``: the names files go by in every prompt: relative to the working
+    directory when inside it, else the shortest tail of the path that no other file shares. A
+    prompt never holds where a tmp or home folder happens to be, so the same file and question
+    make the same prompt (and, greedy, the same text) wherever the project lives.
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import PurePath
 
 from ..engine.backend import TargetModel
 from . import edits
@@ -252,10 +258,11 @@ def outline_prompt(
     file shares the prefix through the outline (``prefix_end``)."""
     fence = rewrite_fence(text)
     lang = language_name(path)
-    name = path or "the text"
+    shown, *cpaths = shown_paths([path, *(c for c, _ in context_files)])
+    name = shown or "the text"
     parts = [
         f"Context file {cpath}:\n{fence}\n{CTX_MARK.format(i)}{fence}\n"
-        for i, (cpath, _) in enumerate(context_files)
+        for i, cpath in enumerate(cpaths)
     ]
     parts.append(
         f"File {name} has {len(lines):,} lines, too many to show whole. Its outline (line "
@@ -341,9 +348,10 @@ def rewrite_messages(
     """
     fence = rewrite_fence(full_text if full_text is not None else text)
     lang = language_name(path)
-    name = path or "the text"
+    shown, *cpaths = shown_paths([path, *(c for c, _ in context_files)])
+    name = shown or "the text"
     parts = []
-    for i, (cpath, _ctext) in enumerate(context_files):
+    for i, cpath in enumerate(cpaths):
         parts.append(f"Context file {cpath}:\n{fence}\n{CTX_MARK.format(i)}{fence}\n")
     # the whole file comes first either way, so a region rewrite and a whole-file one
     # share the prompt's prefix up to the end of the file (``Prompt.prefix_end``)
@@ -388,8 +396,10 @@ def answer_messages(
     share the prompt's prefix."""
     if style not in ANSWER_STYLES:
         raise ValueError(f"unknown answer style {style!r}; one of {', '.join(ANSWER_STYLES)}")
+    names = shown_paths([path for path, _ in context_files])
     parts = [
-        _document(path, CTX_MARK.format(i), text) for i, (path, text) in enumerate(context_files)
+        _document(name, CTX_MARK.format(i), text)
+        for i, (name, (_, text)) in enumerate(zip(names, context_files, strict=True))
     ]
     if style == "free":
         return [
@@ -403,6 +413,33 @@ def answer_messages(
         {"role": "assistant", "content": ex_answer},
         {"role": "user", "content": "\n".join([*parts, _ask(question)])},
     ]
+
+
+def shown_paths(paths: Sequence[str | None]) -> list[str | None]:
+    """The name each of ``paths`` goes by in a prompt (None stays None): the path relative
+    to the working directory when the file is inside it, else its shortest tail (the file's
+    name, then its folder and name, ...) that no other of ``paths`` ends with."""
+    try:
+        cwd = os.getcwd()
+    except OSError:  # the working directory was removed
+        cwd = None
+    out: list[str | None] = []
+    for p in paths:
+        if p is None:
+            out.append(None)
+            continue
+        full = os.path.abspath(p)
+        rel = os.path.relpath(full, cwd) if cwd else os.pardir
+        if rel != os.pardir and not rel.startswith(os.pardir + os.sep):
+            out.append(PurePath(rel).as_posix())
+            continue
+        parts = PurePath(full).parts[1:] or (full,)
+        others = [PurePath(os.path.abspath(o)).parts for o in paths if o is not None and o != p]
+        n = 1
+        while n < len(parts) and any(o[-n:] == parts[-n:] for o in others):
+            n += 1
+        out.append("/".join(parts[-n:]))
+    return out
 
 
 def _document(path: str, mark: str, text: str) -> str:

@@ -14,6 +14,7 @@ from specedit.app.prompt import (
     answer_prompt,
     rewrite_messages,
     rewrite_prompt,
+    shown_paths,
 )
 from specedit.app.quotes import all_found, check_citations
 from specedit.app.stream import FencedText, closing_fence_at, fence_for
@@ -98,6 +99,26 @@ def test_prompt_object_knows_its_parts():
     assert region.part_end > region.prefix_end
     with pytest.raises(Exception, match="region 3:9 is outside"):
         rewrite_prompt(t, text, "x", region=(2, 9))
+
+
+def test_a_prompt_names_files_the_same_wherever_they_live(tmp_path, monkeypatch):
+    """Issue 21: an absolute tmp path (pytest-114/...) in the prompt made another prompt,
+    and greedy another text, in every run. Files are named relative to the working
+    directory when inside it, else by the shortest tail no other file shares."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "src").mkdir()
+    inside = str(tmp_path / "src" / "m.py")
+    names = shown_paths([inside, "/x/one/README.md", "/y/two/README.md", "/z/n.md", None])
+    assert names == ["src/m.py", "one/README.md", "two/README.md", "n.md", None]
+    t = ToyModel(256)
+    here = rewrite_prompt(t, "a = 1\n", "rename a", path="/a/pytest-1/m.py")
+    there = rewrite_prompt(t, "a = 1\n", "rename a", path="/b/pytest-114/m.py")
+    assert here.ids == there.ids
+    msgs = answer_messages("q?", [("/a/pytest-7/notes.md", "x\n")])
+    assert "Document notes.md:" in msgs[-1]["content"] and "pytest-7" not in msgs[-1]["content"]
+    # the checker still finds a quote cited by the name the prompt used
+    cites = check_citations("[notes.md]\n```\nx\n```\n", [("/a/pytest-7/notes.md", "x\n")])
+    assert [c.found for c in cites] == [True]
 
 
 DOCS = [("README.md", "Models live in the user cache dir.\n"), ("docs/p.md", "Framing: LSP.\n")]
