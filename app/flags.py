@@ -198,6 +198,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="quote: a short answer, then the passages it rests on, checked against the "
         "files (default); free: an answer in the model's own words, no quotes",
     )
+    g.add_argument(
+        "--no-verbatim",
+        action="store_true",
+        help="let the model write what it likes inside a quote (by default a quoted passage "
+        "can only be a copy of the file its citation names)",
+    )
     _add_decoding(g)
 
     m = sub.add_parser("models", help="list, pull, locate or verify catalog models")

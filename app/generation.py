@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from ..engine import prefill
 from ..engine.backend import ModelError, TargetModel
 from ..engine.combined import CombinedDrafter
+from ..engine.constraint import Constraint
 from ..engine.decode import GenConfig, generate
 from ..engine.draft import Drafter
 from ..engine.draft_model import ModelDrafter
@@ -176,10 +177,12 @@ def run_prompt(
     cold: bool = False,
     stop_when: Callable[[str], bool] | None = None,
     prediction: Sequence[int] = (),
+    constraint: Constraint | None = None,
 ) -> RunResult:
     """Generate from ``prompt`` (see the module docstring); ``prediction`` is one more
-    lookup source (``proposers``). A model on a remote engine runs it there
-    (``app.remote_engine``)."""
+    lookup source (``proposers``); ``constraint`` restricts the tokens in the loop
+    (``engine.constraint``; an answer's quotes: ``app.quote_guard``). A model on a remote
+    engine runs it there (``app.remote_engine``), unconstrained."""
     sink = TextSink(prompt.fence, on_text, stop_when)
     if loaded.remote is not None:
         return loaded.remote.run_prompt(
@@ -217,6 +220,7 @@ def run_prompt(
             policy=policy,
             cached_prefix=len(ids),
             prefix_marks=prompt.marks,
+            constraint=constraint,
         )
         keep = prompt.prefix_end
         if disk and res.metrics.stop_reason != "cancelled" and keep:

@@ -104,6 +104,9 @@ class RewriteOptions:
     prompt_cache: bool = False
     """Keep the KV state of the prompt's file prefix on disk for the next process
     (``app.prompt_cache``); for one-shot front ends such as ``specedit rewrite``."""
+    verbatim: bool = True
+    """An answer in the ``quote`` style may only copy its files inside a quoted passage
+    (``app.quote_guard``); False lets the model write what it likes there."""
 
 
 ENV_SWITCHES = {

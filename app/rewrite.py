@@ -447,7 +447,9 @@ def answer(
     style: str = "quote",
 ) -> AnswerResult:
     """Answer ``question`` from ``context`` files, which are the lookup's draft sources, and
-    check the answer's quotes against them (``style``: ``app.prompt.answer_messages``)."""
+    check the answer's quotes against them (``style``: ``app.prompt.answer_messages``). In
+    the ``quote`` style with ``opts.verbatim`` a quoted passage can only copy its file
+    (``app.quote_guard``)."""
     prompt = answer_prompt(loaded.target, question, context_files, style)
     room = prompt.room(loaded.target.n_ctx)
     if room < 16:
@@ -456,5 +458,12 @@ def answer(
             "context has no room left for an answer"
         )
     max_tokens = min(opts.max_tokens or 512, room)
-    gen = run_prompt(loaded, prompt, opts, max_tokens, on_text=on_text, cancel=cancel)
+    guard = None
+    if style == "quote" and opts.verbatim and loaded.remote is None:
+        from .quote_guard import QuoteGuard
+
+        guard = QuoteGuard(loaded.target, context_files)
+    gen = run_prompt(
+        loaded, prompt, opts, max_tokens, on_text=on_text, cancel=cancel, constraint=guard
+    )
     return AnswerResult(gen.text, gen.metrics, check_citations(gen.text, context_files))

@@ -37,6 +37,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from .backend import TargetModel
+from .constraint import ConstrainedDrafter, ConstrainedTarget, Constraint
 from .draft import Draft, Drafter
 from .metrics import Metrics
 from .policy import AdaptivePolicy, PolicyConfig
@@ -116,8 +117,12 @@ def generate(
     cached_prefix: int = 0,
     verifier: Verifier | None = None,
     prefix_marks: Sequence[int] = (),
+    constraint: Constraint | None = None,
 ) -> GenResult:
     """Generate from ``prompt`` with speculative decoding (see module docstring).
+
+    ``constraint`` (``engine.constraint``) restricts the tokens after each output prefix,
+    in the verifier's rows and the drafts alike.
 
     Up to ``cached_prefix`` positions of the target's cache are reused where they equal a
     cold evaluation; ``prefix_marks`` are where prompts sharing this one's prefix part ways
@@ -125,6 +130,10 @@ def generate(
     if not prompt:
         raise ValueError("empty prompt")
     ver = verifier or choose_verifier(target)
+    if constraint is not None:  # after the verifier is chosen: it follows the real target
+        target = ConstrainedTarget(target, prompt, constraint)
+        if drafter is not None:
+            drafter = ConstrainedDrafter(drafter, len(prompt), constraint)
     m = metrics or Metrics()
     m.verifier = ver.name
     pol = policy or AdaptivePolicy(cfg.policy)

@@ -1,0 +1,252 @@
+"""Quotes that cannot be misquoted: inside a quoted passage, the decoder may only copy.
+
+Contract: ``QuoteGuard(target, context_files)`` is an ``engine.constraint.Constraint`` for
+answers in the ``quote`` format (``app.prompt.SYSTEM_QUOTE``): a citation line ``[FILE]``, then a
+fenced passage. Every fenced block of such an answer is a passage. From the line after its
+opening fence until the closing one, ``allowed(out)`` admits only tokens whose bytes continue
+the passage as a copy of the cited file (of any context file when no citation line precedes the
+block, or it names none of them), starting at the beginning of a word or a line; once the
+passage has a byte, a newline (a passage may stop mid-line) and, at the start of a line, the
+closing fence are allowed too (a line of the file that starts with a fence is never
+copied); after a newline the file does not have there, and after
+``MAX_LINES`` lines, only the closing fence. A line that starts with ``[`` outside a passage is
+a citation: only a context file's name as the prompt shows it (``app.prompt.shown_paths``),
+then ``]``, the line's end and the opening fence (no line numbers: ``app.quotes`` says where a
+quote is). Anything else is free. So every passage is verbatim text of the file its citation
+names; the prose, which passage, and where it ends stay the model's.
+
+Tokens are matched by their bytes (``target.detokenize([id])``, computed once per target and
+kept: ``pieces(target)``), so any tokenization of the copy is allowed, not only the one the
+tokenizer would pick. Pieces longer than ``MAX_PIECE`` bytes are not offered inside a quote.
+"""
+
+from __future__ import annotations
+
+import re
+import weakref
+from collections.abc import Sequence
+
+import numpy as np
+
+from .prompt import shown_paths
+from .quotes import CITE_RE, _resolve
+
+MAX_LINES = 8
+"""The most lines a passage may quote: evidence, not the file (a passage the model ran on
+took the answer to its token limit)."""
+
+MAX_PIECE = 48
+"""The longest token (bytes) a quote may be copied with (longer ones are rare runs)."""
+
+_FENCE_OPEN = re.compile(rb"^(`{3,})[\w+-]*[ \t]*$")
+_CITE_LINE = re.compile(r"^\s*" + CITE_RE.pattern + r"\s*:?\s*$")
+_PIECES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def pieces(target) -> tuple[list[bytes], dict[bytes, list[int]]]:
+    """Every token's bytes, and the ids of each byte string (one table per target)."""
+    try:
+        return _PIECES[target]
+    except (KeyError, TypeError):
+        pass
+    table = [bytes(target.detokenize([i])) for i in range(target.n_vocab)]
+    index: dict[bytes, list[int]] = {}
+    for i, b in enumerate(table):
+        if b and len(b) <= MAX_PIECE and i not in target.eos_ids:
+            index.setdefault(b, []).append(i)
+    try:
+        _PIECES[target] = (table, index)
+    except TypeError:  # a target that cannot be weakly referenced: built each time
+        pass
+    return table, index
+
+
+def _starts(data: bytes) -> list[int]:
+    """Where a quote of ``data`` may begin: the start of a line (its indent included) or of
+    a word (a non-space byte after a space), but not a fence line of the file's own (a
+    passage is a fenced block: a fence inside it would end it)."""
+    return [
+        i
+        for i in range(len(data))
+        if (
+            i == 0
+            or data[i - 1 : i] == b"\n"
+            or (data[i - 1 : i].isspace() and not data[i : i + 1].isspace())
+        )
+        and not ((i == 0 or data[i - 1] == 10) and data.startswith(b"```", i))
+    ]
+
+
+class QuoteGuard:
+    """The ``Constraint`` of quoted passages (module docstring)."""
+
+    def __init__(self, target, context_files: Sequence[tuple[str, str]]) -> None:
+        self.table, self.index = pieces(target)
+        self.n_vocab = target.n_vocab
+        self.labels = [label for label, _ in context_files]
+        names = [n for n in shown_paths(self.labels) if n]
+        self._cites = [f"[{n}]\n".encode() for n in names]
+        self.data = [text.encode() for _, text in context_files]
+        self._starts: dict[int, list[int]] = {}
+        self._start_set: dict[int, set[int]] = {}
+        self._memo: dict[tuple[int, ...], np.ndarray | None] = {}
+        self._toks: list[int] = []
+        self._ends_at: list[int] = []
+        self._text = bytearray()
+        self._lines: list[tuple[int, tuple]] = []  # (offset after a line, the state there)
+        self._parsed = b""
+        self._close = self._ids([b"`", b"``", b"```", b"```\n"])
+        # outside a passage: no token may start a citation that names no file ("[" at a
+        # line's start, or after a newline inside the token); the rest is free
+        wrong_start, wrong_after_nl = [], []
+        for i, b in enumerate(self.table):
+            if b.startswith(b"[") and not self._cite_ok(b):
+                wrong_start.append(i)
+            cut = b.rfind(b"\n")
+            if cut >= 0 and b[cut + 1 : cut + 2] == b"[" and not self._cite_ok(b[cut + 1 :]):
+                wrong_after_nl.append(i)
+        free = np.ones(self.n_vocab, np.bool_)
+        free[wrong_after_nl] = False
+        self._free_mid = None if free.all() else free
+        free = free.copy()
+        free[wrong_start] = False
+        self._free_start = None if free.all() else free
+        self._newline = self._ids([b"\n", b"\n`", b"\n``", b"\n```", b"\n```\n"])
+
+    def _ids(self, strings: Sequence[bytes]) -> list[int]:
+        return [i for s in strings for i in self.index.get(s, ())]
+
+    def allowed(self, out: Sequence[int]) -> np.ndarray | None:
+        key = tuple(out)
+        if key in self._memo:
+            return self._memo[key]
+        if len(self._memo) > 256:
+            self._memo.clear()
+        got = self._allowed(self._text_of(key))
+        self._memo[key] = got
+        return got
+
+    def _text_of(self, out: tuple[int, ...]) -> bytes:
+        """The bytes of ``out``, from the last call's where they share a prefix (the loop asks
+        along one output that grows, with drafts that differ only at its tail)."""
+        toks, ends = self._toks, self._ends_at
+        n = 0
+        for a, b in zip(toks, out, strict=False):
+            if a != b:
+                break
+            n += 1
+        del toks[n:], ends[n:]
+        del self._text[ends[-1] if ends else 0 :]
+        for t in out[n:]:
+            toks.append(t)
+            self._text += self.table[t]
+            ends.append(len(self._text))
+        return bytes(self._text)
+
+    def _allowed(self, text: bytes) -> np.ndarray | None:
+        quote = self._open_quote(text)
+        if quote is None:
+            line = text[text.rfind(b"\n") + 1 :]
+            if line.startswith(b"["):
+                return self._cite_allowed(line)
+            before = text[: len(text) - len(line)]
+            if any(before.endswith(c) for c in self._cites) and b"```\n".startswith(line):
+                return self._cite_allowed(before[before.rfind(b"\n", 0, -1) + 1 :] + line)
+            return self._free_start if not line else self._free_mid
+        files, q = quote
+        if q.count(b"\n") >= MAX_LINES:  # long enough: the passage closes here
+            return np.array(self._close if q.endswith(b"\n") else self._newline, np.int64)
+        ids: set[int] = set()
+        found = False
+        for f in files:
+            data = self.data[f]
+            for end in self._ends(f, q):
+                found = True
+                if data.startswith(b"```", end) and (end == 0 or data[end - 1] == 10):
+                    continue  # the file's own fence: the passage ends before it
+                limit = min(MAX_PIECE, len(data) - end)
+                fence = data.find(b"\n```", end, end + limit + 3)
+                if fence >= 0:  # up to the newline before the file's fence, not past it
+                    limit = min(limit, fence - end + 1)
+                for n in range(1, limit + 1):
+                    ids.update(self.index.get(data[end : end + n], ()))
+        if q:
+            last = q.rsplit(b"\n", 1)[-1]
+            if q.endswith(b"\n"):  # a line ends: the passage may close
+                ids.update(self._close)
+            elif last.strip(b"`") == b"" and len(last) < 3 and len(q) > len(last):
+                ids.update(self._fence_rest(last))  # a closing fence under way
+            elif found:
+                ids.update(self._newline)  # the passage may stop mid-line
+        return np.array(sorted(ids), np.int64) if ids else None
+
+    def _cite_ok(self, tail: bytes) -> bool:
+        """``tail`` (from a ``[`` at a line's start) may begin a citation of a context file."""
+        return any(
+            (c + b"```\n").startswith(tail) or tail.startswith(c + b"```\n") for c in self._cites
+        )
+
+    def _cite_allowed(self, line: bytes) -> np.ndarray | None:
+        """A citation line under way (``[`` at a line's start): only a context file's name as
+        the prompt shows it, then ``]``, the line's end and the opening fence."""
+        ids: set[int] = set()
+        for cite in self._cites:
+            whole = cite + b"```\n"
+            if whole.startswith(line):
+                rest = whole[len(line) :]
+                for n in range(1, len(rest) + 1):
+                    ids.update(self.index.get(rest[:n], ()))
+        return np.array(sorted(ids), np.int64) if ids else None
+
+    def _fence_rest(self, begun: bytes) -> list[int]:
+        need = 3 - len(begun)
+        return self._ids([b"`" * need, b"`" * need + b"\n"])
+
+    def _ends(self, f: int, q: bytes) -> list[int]:
+        """Where ``q`` ends in file ``f``, for each place it is a copy starting at a start."""
+        data = self.data[f]
+        if f not in self._starts:
+            self._starts[f] = _starts(data)
+            self._start_set[f] = set(self._starts[f])
+        starts = self._starts[f]
+        if not q:
+            return starts
+        ok = self._start_set[f]
+        out, i = [], data.find(q)
+        while i >= 0:
+            if i in ok:
+                out.append(i + len(q))
+            i = data.find(q, i + 1)
+        return out
+
+    def _open_quote(self, text: bytes) -> tuple[list[int], bytes] | None:
+        """(the files a quote may copy, the quote so far) when ``text`` ends inside a
+        passage: a fenced block opened on the line after a citation line. The state after
+        each complete line is kept, so a call parses only the lines after the last one both
+        texts share."""
+        saved = self._lines
+        while saved and (
+            saved[-1][0] > len(text) or self._parsed[: saved[-1][0]] != text[: saved[-1][0]]
+        ):
+            saved.pop()
+        offset, (state, cite, body_start, prev) = saved[-1] if saved else (0, ("out", "", 0, b""))
+        while (nl := text.find(b"\n", offset)) >= 0:
+            line = text[offset:nl]
+            offset = nl + 1
+            if state != "out":
+                bare = line.strip()
+                if len(bare) >= 3 and not bare.strip(b"`"):
+                    state = "out"
+            elif _FENCE_OPEN.match(line.strip()):  # every block is a passage; cited or not
+                m = _CITE_LINE.match(prev.decode(errors="replace"))
+                state = "quote"
+                cite, body_start = (m.group("file").strip() if m else ""), offset
+            if line.strip():
+                prev = line
+            saved.append((offset, (state, cite, body_start, prev)))
+        self._parsed = text
+        if state != "quote":
+            return None
+        f = _resolve(cite, self.labels)
+        files = [self.labels.index(f)] if f is not None else list(range(len(self.labels)))
+        return files, text[body_start:]

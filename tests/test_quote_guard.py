@@ -1,0 +1,164 @@
+"""The quote guard (``app.quote_guard``): inside a cited passage, only copies of the file."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from specedit.app.quote_guard import QuoteGuard
+
+WORDS = [b"Water", b" the", b" tomatoes", b"```", b"```\n", b"\n```", b"\n", b" every", b"key"]
+WORDS += [b"[garden", b"[other", b".\n\n[garden", b".\n\n[other"]  # citations' starts
+
+
+class ByteVocab:
+    """A tokenizer table: ids 0-255 are the single bytes, then a few longer pieces (so a
+    copy can be made of pieces of several lengths, as a BPE vocabulary's are)."""
+
+    n_vocab = 256 + len(WORDS)
+    eos_ids = frozenset()
+
+    def detokenize(self, ids):
+        return b"".join(bytes([i]) if i < 256 else WORDS[i - 256] for i in ids)
+
+    def ids(self, text: bytes) -> list[int]:
+        return list(text)  # byte by byte
+
+
+V = ByteVocab()
+DOC = "# Garden\n\nWater the tomatoes every second evening.\nThe shed key hangs by the door.\n"
+FILES = [("notes/garden.md", DOC), ("other.md", "Nothing about plants.\n")]
+
+
+def _allowed_text(guard: QuoteGuard, text: str) -> set[bytes] | None:
+    got = guard.allowed(V.ids(text.encode()))
+    return None if got is None else {V.detokenize([int(i)]) for i in got}
+
+
+def test_outside_a_passage_anything_goes_but_a_citation_of_no_file():
+    g = QuoteGuard(V, FILES)
+    everything = set(range(V.n_vocab))
+    bad_start = {256 + WORDS.index(b"[garden")}  # the files are notes/garden.md and other.md
+    bad_mid = {256 + WORDS.index(b".\n\n[garden")}
+    for text in ("", "The tomatoes", "Every evening.\n\n", "```\nkey\n```\n", "[other.md]\nsee\n"):
+        ok = g.allowed(V.ids(text.encode()))
+        at_start = text == "" or text.endswith("\n")
+        want = everything - bad_mid - (bad_start if at_start else set())
+        assert set(np.flatnonzero(ok).tolist()) == want, text
+
+
+def test_a_passage_starts_at_a_word_or_line_of_the_cited_file_only():
+    g = QuoteGuard(V, FILES)
+    ok = _allowed_text(g, "Every second evening.\n\n[garden.md]\n```\n")
+    assert {b"W", b"Water", b"T", b"#", b"e", b" "} <= ok or {b"W", b"Water", b"T", b"#"} <= ok
+    assert b"N" not in ok  # "Nothing" is in the other file
+    assert b"x" not in ok and b"```" not in ok  # not in the file; no empty passage
+    assert b"a" not in ok  # inside "Water": not a word's start
+
+
+def test_inside_a_passage_only_the_copy_a_newline_or_the_fence():
+    g = QuoteGuard(V, FILES)
+    ok = _allowed_text(g, "[garden.md]\n```\nWater the")
+    assert {b" ", b" tomatoes", b" t"} & ok == {b" ", b" tomatoes"}
+    assert b"\n" in ok and b"\n```" in ok  # the passage may stop mid-line
+    assert b" every" not in ok and b"```" not in ok
+    at_line_end = _allowed_text(g, "[garden.md]\n```\nWater the tomatoes every second evening.\n")
+    assert {b"T", b"```", b"```\n", b"`"} <= at_line_end
+    # a newline the file does not have here: only the closing fence may follow
+    off = _allowed_text(g, "[garden.md]\n```\nWater the tomatoes\n")
+    assert off == {b"`", b"```", b"```\n"}  # (this vocabulary has no "``")
+    assert _allowed_text(g, "[garden.md]\n```\nWater the\n``") == {b"`"}
+
+
+def test_after_the_closing_fence_anything_goes_and_every_block_is_a_passage():
+    g = QuoteGuard(V, FILES)
+    done = "[garden.md]\n```\nThe shed key hangs by the door.\n```\n"
+    assert g.allowed(V.ids(done.encode())).sum() == V.n_vocab - 2  # the two wrong citations
+    assert g.allowed(V.ids((done + "So the key").encode())).sum() == V.n_vocab - 1
+    # a block no citation names is a passage too, a copy of any of the files
+    uncited = _allowed_text(g, "So:\n```\nNothing")
+    assert uncited == {b" "} | ({b"\n", b"\n```"})
+    # a second passage, with lines in its citation, is guarded again
+    again = _allowed_text(g, done + "\n[garden.md:L4]\n```\nThe shed")
+    assert again is not None and b" " in again and b"x" not in again
+
+
+def test_a_citation_that_names_no_file_lets_the_passage_copy_any_file():
+    g = QuoteGuard(V, FILES)
+    ok = _allowed_text(g, "[plants.md]\n```\n")
+    assert {b"W", b"N"} <= ok
+    assert _allowed_text(g, "[garden]\n```\nNothing about") is not None
+
+
+@pytest.mark.parametrize("text", ["Water the tomatoes", "The shed key hangs"])
+def test_every_token_of_a_copy_is_allowed_whichever_way_it_is_cut(text):
+    g = QuoteGuard(V, FILES)
+    head = b"[garden.md]\n```\n"
+    for i in range(len(text)):
+        ok = g.allowed(V.ids(head + text[:i].encode()))
+        assert ok is not None and text.encode()[i] in ok.tolist()
+    assert isinstance(g.allowed(V.ids(head)), np.ndarray)
+
+
+def test_a_citation_line_names_a_context_file_as_the_prompt_shows_it():
+    g = QuoteGuard(V, FILES)  # relative names, shown as given
+    assert _allowed_text(g, "Yes.\n\n[") == {b"n", b"o"}
+    assert _allowed_text(g, "Yes.\n\n[notes/gar") == {b"d"}
+    assert _allowed_text(g, "Yes.\n\n[notes/garden.md") == {b"]"}
+    assert _allowed_text(g, "Yes.\n\n[notes/garden.md]") == {b"\n", b"\n```"}
+    assert _allowed_text(g, "Yes.\n\n[other.md]\n") == {b"`", b"```", b"```\n"}
+    assert _allowed_text(g, "[plants") is None  # no file's name begins so: left alone
+    assert 256 + WORDS.index(b"[other") in g.allowed(V.ids(b"Yes.\n\n")).nonzero()[0]
+    far = QuoteGuard(V, [("/srv/x/notes/garden.md", DOC)])  # outside the working directory
+    assert _allowed_text(far, "[") == {b"g"}
+    mid = g.allowed(V.ids(b"See [garden.md] for"))  # not at a line's start: not a citation
+    assert mid.sum() == V.n_vocab - 1  # only a token that starts a line with a wrong one
+
+
+def test_a_passage_ends_after_max_lines():
+    from specedit.app import quote_guard
+
+    many = "".join(f"line {i}\n" for i in range(20))
+    g = QuoteGuard(V, [("log.txt", many)])
+    head = "[log.txt]\n```\n" + "".join(f"line {i}\n" for i in range(quote_guard.MAX_LINES))
+    assert _allowed_text(g, head) == {b"`", b"```", b"```\n"}
+    one_less = head[: -len(f"line {quote_guard.MAX_LINES - 1}\n")]
+    assert b"l" in _allowed_text(g, one_less)  # a line fewer: the copy may go on
+
+
+def test_a_passage_never_copies_a_fence_line_of_its_file():
+    readme = "Set it up:\n```lua\nrequire('x').setup()\n```\nThen restart.\n"
+    g = QuoteGuard(V, [("README.md", readme)])
+    start = _allowed_text(g, "[README.md]\n```\n")
+    assert b"`" not in start and b"```" not in start and b"r" in start
+    # at the file's fence the passage can only end
+    assert _allowed_text(g, "[README.md]\n```\nSet it up:\n") == {b"`", b"```", b"```\n"}
+    assert _allowed_text(g, "[README.md]\n```\nrequire('x').setup()\n") == {b"`", b"```", b"```\n"}
+
+
+@pytest.mark.model
+@pytest.mark.parametrize("qid", ["heapq-author", "chg-python2"])
+def test_every_passage_the_05b_writes_is_a_copy_of_the_file_it_cites(qwen05, qid):
+    """Whatever the model chooses to say: each closed fenced block of a guarded answer is
+    verbatim text of the context file its citation line names (of some context file when
+    none does), and every citation line names a context file."""
+    import re
+
+    from specedit.app.options import RewriteOptions
+    from specedit.app.quotes import _resolve
+    from specedit.app.rewrite import answer
+    from specedit.bench.rag_tasks import load_questions
+
+    q = next(x for x in load_questions() if x.id == qid)
+    files = dict(q.context_files())
+    opts = RewriteOptions(exact=True, max_tokens=64)
+    res = answer(qwen05, q.question, list(files.items()), opts, style="quote")
+    blocks = re.findall(r"(?:^\[([^\]\n]+)\]\n)?^```[^\n]*\n(.*?)^```$", res.text, re.M | re.S)
+    for cite, body in blocks:
+        label = _resolve(cite, list(files)) if cite else None
+        assert (not cite) or label is not None, cite
+        sources = [files[label]] if label else list(files.values())
+        assert any(body in text for text in sources), body
+    outside = re.sub(r"^```[^\n]*\n.*?^```$", "", res.text, flags=re.M | re.S)  # the prose
+    for line in re.findall(r"^\[([^\]\n]+)\]$", outside, re.M):
+        assert _resolve(line, list(files)) is not None, line
