@@ -1,11 +1,13 @@
 """The RAG suite: answers that quote, checked, and how fast they come, side by side.
 
-Contract: ``specedit bench rag [--model M] [--styles quote free] [--drafts lookup none]
+Contract: ``specedit bench rag [--model M] [--styles quote loose free] [--drafts lookup none]
 [--questions ID ...] [--spec-bench N] [--max-tokens N] [--exact] [--threads N] [--ctx N]``
 loads one model and asks every question of ``bench/rag_tasks.py`` (24 questions with
 known answers over this repository's vendored docs, plus the first ``N`` Spec-Bench rag
 prompts) through the product's own ``app.rewrite.answer``, in each answer style
-(``quote``: the product's prompt and format; ``free``: today's, kept to measure against)
+(``quote``: the product's prompt and format, each quoted passage guarded to a copy of its
+file; ``loose``: the same prompt unguarded; ``free``: the earlier prompt, kept to measure
+against)
 and with each drafting (``lookup``: specedit; ``none``: plain decoding). Runs over the
 same files come together (the smallest files first) and the styles take turns going
 first, so the files are read once per style (the target keeps their prefix; decode speed
@@ -41,7 +43,9 @@ from .record import save_record
 
 log = logging.getLogger(__name__)
 
-STYLES = ("quote", "free")
+STYLES = ("quote", "loose", "free")
+"""``quote``: the product (quote prompt, passages guarded to copies: ``app.quote_guard``);
+``loose``: the same prompt, the passages unguarded; ``free``: the earlier prompt."""
 DRAFTS = ("lookup", "none")
 MAX_TOKENS = 256
 
@@ -54,9 +58,12 @@ def run_question(loaded, q: RagQuestion, style: str, drafts: list[str], first: i
 
     rows = []
     for draft in drafts[first:] + drafts[:first]:
-        opts = RewriteOptions(draft=draft, max_tokens=a.max_tokens, exact=a.exact)
+        opts = RewriteOptions(
+            draft=draft, max_tokens=a.max_tokens, exact=a.exact, verbatim=style != "loose"
+        )
         load = os.getloadavg()[0]
-        res = answer(loaded, q.question, q.context_files(), opts, style=style)
+        prompt_style = "quote" if style == "loose" else style
+        res = answer(loaded, q.question, q.context_files(), opts, style=prompt_style)
         s = res.metrics.snapshot()
         rows.append(
             {

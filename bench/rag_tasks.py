@@ -1,9 +1,14 @@
 """The question set of ``specedit bench rag``: questions with known answers over real docs.
 
 Contract: ``load_questions()`` returns the ``RagQuestion`` rows of
-``bench/data/rag/questions.jsonl``, whose documents are copies of this repository's own
-docs vendored under ``bench/data/rag/docs/`` (README.md, docs/protocol.md,
-bench/README.md, the plugins' READMEs), so the answers stay fixed as the docs move on.
+``bench/data/rag/questions.jsonl``, whose documents are copies vendored under
+``bench/data/rag/docs/``, so the answers stay fixed as the originals move on: this
+repository's own docs (README.md, docs/protocol.md, bench/README.md, the plugins'
+READMEs), and in ``docs/ext/`` documents of other kinds from other projects: a
+third-party README (h11's), a changelog (pytest-timeout's), an API reference (the
+docstrings of CPython 3.11's ``json/__init__.py``) and code comments (part of CPython
+3.11's ``heapq.py``). ``docs/ext/LICENSES.md`` names each one's source and license (the
+license texts lie next to it, or in ``bench/data/LICENSE-PSF.txt``).
 ``RagQuestion.context_files()`` is the ``(label, text)`` pairs the prompt shows (labels are the
 paths under ``docs/``, as a user passes them to ``--context``); ``judge(output)`` is the
 question's check: one of its ``expect`` regular expressions matches the answer's own
