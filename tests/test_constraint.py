@@ -27,32 +27,32 @@ class Residues:
     of the whole output so far, which the copied prompt breaks at most steps. ``calls`` counts
     what was asked (the drafter and the rows both ask)."""
 
-    def __init__(self) -> None:
+    def __init__(self, as_bool: bool = False) -> None:
         self.calls = 0
+        self.as_bool = as_bool  # the other answer form: a boolean row over the vocabulary
 
     def allowed(self, out):
         self.calls += 1
         if len(out) < 10:
             return None
         ids = np.arange(VOCAB)
-        return ids[ids % 3 == sum(out) % 3]
+        return ids % 3 == sum(out) % 3 if self.as_bool else ids[ids % 3 == sum(out) % 3]
 
 
 def _obeys(tokens) -> bool:
     return all(t % 3 == sum(tokens[:i]) % 3 for i, t in enumerate(tokens) if i >= 10)
 
 
-@pytest.mark.parametrize("k", [None, 4, 16])
-def test_greedy_constrained_speculative_equals_constrained_plain(k):
+@pytest.mark.parametrize("k,as_bool", [(None, False), (4, True), (16, False)])
+def test_greedy_constrained_speculative_equals_constrained_plain(k, as_bool):
     prompt = _prompt()
     free = generate(ToyModel(), prompt, GenConfig(max_tokens=120, speculate=False))
     plain = generate(
         ToyModel(), prompt, GenConfig(max_tokens=120, speculate=False), constraint=Residues()
     )
     cfg = GenConfig(max_tokens=120, policy=PolicyConfig(fixed_k=k))
-    spec = generate(
-        ToyModel(), prompt, cfg, LookupDrafter(prompt_len=len(prompt)), constraint=Residues()
-    )
+    rule = Residues(as_bool)
+    spec = generate(ToyModel(), prompt, cfg, LookupDrafter(prompt_len=len(prompt)), constraint=rule)
     assert spec.tokens == plain.tokens
     assert _obeys(plain.tokens) and not _obeys(free.tokens)  # the rule bites, and holds
     assert plain.tokens[:10] == free.tokens[:10]  # no rule, no change
