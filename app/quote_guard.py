@@ -9,7 +9,9 @@ block, or it names none of them), starting at the beginning of a word or a line;
 passage has a byte, a newline (a passage may stop mid-line) and, at the start of a line, the
 closing fence are allowed too (a line of the file that starts with a fence is never
 copied); after a newline the file does not have there, and after
-``MAX_LINES`` lines, only the closing fence. A line that starts with ``[`` outside a passage is
+``MAX_LINES`` lines, only the closing fence. Once a passage has closed, the answer is
+evidence: another citation, blank lines, or the end (the 1.5B otherwise went on to invent
+turns of the chat). A line that starts with ``[`` outside a passage is
 a citation: only a context file's name as the prompt shows it (``app.prompt.shown_paths``),
 then ``]``, the line's end and the opening fence (no line numbers: ``app.quotes`` says where a
 quote is). Anything else is free. So every passage is verbatim text of the file its citation
@@ -105,6 +107,14 @@ class QuoteGuard:
             cut = b.rfind(b"\n")
             if cut >= 0 and b[cut + 1 : cut + 2] == b"[" and not self._cite_ok(b[cut + 1 :]):
                 wrong_after_nl.append(i)
+        eos = sorted(target.eos_ids)
+        newlines = [i for i, b in enumerate(self.table) if b and not b.strip(b"\n")]
+        cite_starts = [
+            i for i, b in enumerate(self.table) if b.startswith(b"[") and self._cite_ok(b)
+        ]
+        self._after = np.array(sorted({*eos, *newlines, *cite_starts}), np.int64)
+        self._done = np.array(sorted({*eos, *newlines}), np.int64)
+        self._closed = False
         free = np.ones(self.n_vocab, np.bool_)
         free[wrong_after_nl] = False
         self._free_mid = None if free.all() else free
@@ -152,8 +162,15 @@ class QuoteGuard:
             before = text[: len(text) - len(line)]
             if any(before.endswith(c) for c in self._cites) and b"```\n".startswith(line):
                 return self._cite_allowed(before[before.rfind(b"\n", 0, -1) + 1 :] + line)
+            if self._closed and not line:  # after the evidence: more of it, or the end
+                return self._after
             return self._free_start if not line else self._free_mid
         files, q = quote
+        last = q.rsplit(b"\n", 1)[-1]
+        if last and not last.strip(b"`") and len(q) > len(last):  # a closing fence under way
+            if len(last) >= 3:
+                return self._done  # the fence is closed: its line ends, or the answer does
+            return np.array(self._fence_rest(last), np.int64)
         if q.count(b"\n") >= MAX_LINES:  # long enough: the passage closes here
             return np.array(self._close if q.endswith(b"\n") else self._newline, np.int64)
         ids: set[int] = set()
@@ -171,11 +188,8 @@ class QuoteGuard:
                 for n in range(1, limit + 1):
                     ids.update(self.index.get(data[end : end + n], ()))
         if q:
-            last = q.rsplit(b"\n", 1)[-1]
             if q.endswith(b"\n"):  # a line ends: the passage may close
                 ids.update(self._close)
-            elif last.strip(b"`") == b"" and len(last) < 3 and len(q) > len(last):
-                ids.update(self._fence_rest(last))  # a closing fence under way
             elif found:
                 ids.update(self._newline)  # the passage may stop mid-line
         return np.array(sorted(ids), np.int64) if ids else None
@@ -229,22 +243,24 @@ class QuoteGuard:
             saved[-1][0] > len(text) or self._parsed[: saved[-1][0]] != text[: saved[-1][0]]
         ):
             saved.pop()
-        offset, (state, cite, body_start, prev) = saved[-1] if saved else (0, ("out", "", 0, b""))
+        start = (0, ("out", "", 0, b"", False))
+        offset, (state, cite, body_start, prev, closed) = saved[-1] if saved else start
         while (nl := text.find(b"\n", offset)) >= 0:
             line = text[offset:nl]
             offset = nl + 1
             if state != "out":
                 bare = line.strip()
                 if len(bare) >= 3 and not bare.strip(b"`"):
-                    state = "out"
+                    state, closed = "out", True
             elif _FENCE_OPEN.match(line.strip()):  # every block is a passage; cited or not
                 m = _CITE_LINE.match(prev.decode(errors="replace"))
                 state = "quote"
                 cite, body_start = (m.group("file").strip() if m else ""), offset
             if line.strip():
                 prev = line
-            saved.append((offset, (state, cite, body_start, prev)))
+            saved.append((offset, (state, cite, body_start, prev, closed)))
         self._parsed = text
+        self._closed = closed
         if state != "quote":
             return None
         f = _resolve(cite, self.labels)
