@@ -137,8 +137,26 @@ def test_a_passage_never_copies_a_fence_line_of_its_file():
     assert _allowed_text(g, "[README.md]\n```\nrequire('x').setup()\n") == {b"`", b"```", b"```\n"}
 
 
+NOTES = (
+    "# Release notes\n\n"
+    "## 2.1.0\n\n"
+    "- The cache now lives in the user cache dir; SPECEDIT_CACHE moves it.\n"
+    "- Dropped Python 3.8.\n\n"
+    "## 2.0.0\n\n"
+    "- The server listens on a Unix socket (mode 0600) instead of a TCP port.\n"
+    "- Backups: five per file, the oldest removed first.\n"
+)
+
+
 @pytest.mark.model
-@pytest.mark.parametrize("qid", ["heapq-author", "chg-python2"])
+@pytest.mark.parametrize(
+    "qid",
+    [
+        "notes",  # a short document: the default suite (a few seconds of prefill)
+        pytest.param("heapq-author", marks=pytest.mark.long),  # 12 KB: ~40 s on 2 cores
+        pytest.param("chg-python2", marks=pytest.mark.long),
+    ],
+)
 def test_every_passage_the_05b_writes_is_a_copy_of_the_file_it_cites(qwen05, qid):
     """Whatever the model chooses to say: each closed fenced block of a guarded answer is
     verbatim text of the context file its citation line names (of some context file when
@@ -150,11 +168,16 @@ def test_every_passage_the_05b_writes_is_a_copy_of_the_file_it_cites(qwen05, qid
     from specedit.app.rewrite import answer
     from specedit.bench.rag_tasks import load_questions
 
-    q = next(x for x in load_questions() if x.id == qid)
-    files = dict(q.context_files())
-    opts = RewriteOptions(exact=True, max_tokens=64)
-    res = answer(qwen05, q.question, list(files.items()), opts, style="quote")
+    if qid == "notes":
+        question = "Where does the cache live? Quote the line that says it."
+        files = {"docs/NOTES.md": NOTES}
+    else:
+        q = next(x for x in load_questions() if x.id == qid)
+        question, files = q.question, dict(q.context_files())
+    opts = RewriteOptions(exact=True, max_tokens=96)
+    res = answer(qwen05, question, list(files.items()), opts, style="quote")
     blocks = re.findall(r"(?:^\[([^\]\n]+)\]\n)?^```[^\n]*\n(.*?)^```$", res.text, re.M | re.S)
+    assert blocks  # (in these exact runs the 0.5B quotes)
     for cite, body in blocks:
         label = _resolve(cite, list(files)) if cite else None
         assert (not cite) or label is not None, cite
