@@ -100,18 +100,16 @@ class QuoteGuard:
         self._close = self._ids([b"`", b"``", b"```", b"```\n"])
         # outside a passage: no token may start a citation that names no file ("[" at a
         # line's start, or after a newline inside the token); the rest is free
-        wrong_start, wrong_after_nl = [], []
-        for i, b in enumerate(self.table):
-            if b.startswith(b"[") and not self._cite_ok(b):
-                wrong_start.append(i)
+        wrong_start, wrong_after_nl, cite_starts, newlines = [], [], [], []
+        for i, b in enumerate(self.table):  # one pass over the vocabulary
+            if b.startswith(b"["):
+                (cite_starts if self._cite_ok(b) else wrong_start).append(i)
+            elif b and not b.strip(b"\n"):
+                newlines.append(i)
             cut = b.rfind(b"\n")
             if cut >= 0 and b[cut + 1 : cut + 2] == b"[" and not self._cite_ok(b[cut + 1 :]):
                 wrong_after_nl.append(i)
         eos = sorted(target.eos_ids)
-        newlines = [i for i, b in enumerate(self.table) if b and not b.strip(b"\n")]
-        cite_starts = [
-            i for i, b in enumerate(self.table) if b.startswith(b"[") and self._cite_ok(b)
-        ]
         self._after = np.array(sorted({*eos, *newlines, *cite_starts}), np.int64)
         self._done = np.array(sorted({*eos, *newlines}), np.int64)
         self._closed = False
