@@ -11,11 +11,15 @@ Contract (the wire protocol is documented in ``docs/protocol.md``):
 * Methods: ``initialize``, ``rewrite/start`` (returns ``{sessionId}`` at once),
   ``rewrite/warm`` (returns ``{warmId}`` at once; prefills a file's prompt prefix while
   the model is idle and reports ``rewrite/warmed``),
-  ``rewrite/cancel``, ``$/cancelRequest`` (cancels the session its request started),
+  ``answer/start`` (returns ``{sessionId}`` at once; a question answered over context files
+  with checked quotes, ``app.server.answers``, queued with the rewrites),
+  ``rewrite/cancel`` (alias ``answer/cancel``), ``$/cancelRequest`` (cancels the session its
+  request started),
   ``rewrite/apply`` (atomic write with backup; -32801 when the file changed), ``shutdown``
   then ``exit`` (stops the server; ``exit`` alone just closes that connection).
   Notifications ``rewrite/progress``, ``rewrite/preview`` and ``rewrite/done`` come from
-  ``app.server.jobs``; a client that disconnects has its sessions cancelled.
+  ``app.server.jobs``, ``answer/progress`` and ``answer/done`` from ``app.server.answers``;
+  a client that disconnects has its sessions cancelled.
 * Bounds: at most :func:`connection_cap` connections at once (:data:`MAX_CONNECTIONS`, fewer
   where the file-descriptor limit is low): one more gets a -32803 error and is closed, so the
   server never runs out of descriptors and no client hangs. Each connection has the time
@@ -45,6 +49,7 @@ from typing import Any
 
 from ..files import ConflictError, FileError, read_source, write_atomic
 from ..loaded_model import LoadedModel
+from .answers import answer_job
 from .jobs import Job, Scheduler, Warm
 from .params import parse_apply, parse_start, parse_warm, session_id
 from .paths import (
@@ -74,7 +79,7 @@ log = logging.getLogger(__name__)
 PROTOCOL_VERSION = 1
 SERVER_VERSION = "0.1.0"
 MAX_QUEUE = 64
-"""Queued (not yet running) rewrites from all clients; more get -32803."""
+"""Queued (not yet running) rewrites and answers from all clients; more get -32803."""
 MAX_CONNECTIONS = 128
 """Open connections at most (fewer where the file-descriptor limit is low: connection_cap)."""
 FD_RESERVE = 32
@@ -135,6 +140,8 @@ class Server:
             "rewrite/start": self._start,
             "rewrite/warm": self._warm,
             "rewrite/cancel": self._cancel,
+            "answer/start": self._answer,
+            "answer/cancel": self._cancel,
             "$/cancelRequest": self._cancel_request,
             "rewrite/apply": self._apply,
             "shutdown": self._shutdown,
@@ -292,14 +299,28 @@ class Server:
             "batchExact": desc.get("batch_exact"),
         }
 
-    async def _start(self, conn: Connection, params: Any) -> dict[str, Any]:
+    def _check_open(self, conn: Connection) -> None:
         self._check_auth(conn)
         if self._shutdown_requested or self._closing:
             raise RpcError(INVALID_REQUEST, "the server is shutting down")
+
+    def _submit(self, conn: Connection, job: Job) -> int:
+        """Queue ``job`` (its queue position), remembering its request for $/cancelRequest."""
+        if self._shutdown_requested or self._closing:  # it began stopping during the parse
+            raise RpcError(INVALID_REQUEST, "the server is shutting down")
+        if len(self.scheduler.queue) >= MAX_QUEUE:
+            raise RpcError(REQUEST_FAILED, f"{MAX_QUEUE} sessions are waiting already; retry later")
+        if job.request_id is not None:  # a start sent as a notification has no id to cancel by
+            by_request = conn.state.setdefault("by_request", {})
+            by_request[job.request_id] = job.id
+            if len(by_request) > 256:
+                del by_request[next(iter(by_request))]
+        return self.scheduler.submit(job)
+
+    async def _start(self, conn: Connection, params: Any) -> dict[str, Any]:
+        self._check_open(conn)
         request_id = conn.state.get("request_id")  # before the await: the next request's
         p = await asyncio.to_thread(parse_start, params)  # a large text: not on the loop
-        if len(self.scheduler.queue) >= MAX_QUEUE:
-            raise RpcError(REQUEST_FAILED, f"{MAX_QUEUE} rewrites are waiting already; retry later")
         job = Job(
             owner=conn,
             text=p.text,
@@ -308,18 +329,17 @@ class Server:
             base_sha256=p.base_sha256,
             request_id=request_id,
         )
-        if request_id is not None:  # a start sent as a notification has no id to cancel by
-            by_request = conn.state.setdefault("by_request", {})  # for $/cancelRequest
-            by_request[request_id] = job.id
-            if len(by_request) > 256:
-                del by_request[next(iter(by_request))]
-        position = self.scheduler.submit(job)
+        position = self._submit(conn, job)
         return {"sessionId": job.id, "queuePosition": position, "range": p.range_json}
 
+    async def _answer(self, conn: Connection, params: Any) -> dict[str, Any]:
+        self._check_open(conn)
+        request_id = conn.state.get("request_id")
+        job = await asyncio.to_thread(answer_job, conn, params, request_id)  # reads files
+        return {"sessionId": job.id, "queuePosition": self._submit(conn, job)}
+
     async def _warm(self, conn: Connection, params: Any) -> dict[str, Any]:
-        self._check_auth(conn)
-        if self._shutdown_requested or self._closing:
-            raise RpcError(INVALID_REQUEST, "the server is shutting down")
+        self._check_open(conn)
         text, path, region = await asyncio.to_thread(parse_warm, params)
         w = Warm(owner=conn, text=text, path=path, region=region)
         self.scheduler.warm(w)

@@ -1,6 +1,8 @@
-"""The rewrite queue of ``specedit serve``: one generation at a time, in order, cancellable.
+"""The job queue of ``specedit serve``: one generation at a time, in order, cancellable.
 
-Contract:
+Contract (for rewrites; an answer, ``app.server.answers.AnswerJob``, is a :class:`Job` of
+another ``kind`` on the same queue: its notifications are ``answer/progress`` and
+``answer/done``, and it runs its own :meth:`Job.run` through :meth:`Scheduler.run_in_pool`):
 
 * :meth:`Scheduler.submit` queues a :class:`Job` and returns at once with its 1-based queue
   position (0 when it starts right away). Jobs run strictly first in, first out, one at a
@@ -34,9 +36,10 @@ import secrets
 import threading
 import time
 from collections import OrderedDict, deque
+from collections.abc import Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar, TypeVar
 
 from ...engine.backend import UserError
 from ...engine.metrics import Metrics
@@ -50,6 +53,7 @@ log = logging.getLogger(__name__)
 
 TICK_S = 0.1
 KEEP_FINISHED = 32
+T = TypeVar("T")
 _ids = itertools.count(1)
 
 
@@ -57,6 +61,8 @@ _ids = itertools.count(1)
 class Job:
     """One rewrite request and everything the server knows about it."""
 
+    kind: ClassVar[str] = "rewrite"
+    """The notifications' prefix: ``rewrite/progress``, ``rewrite/done``."""
     owner: Connection
     text: str
     opts: RewriteOptions
@@ -78,6 +84,27 @@ class Job:
 
     def elapsed_ms(self) -> int:
         return int((time.perf_counter() - self.created) * 1000)
+
+    def progress_fields(self) -> dict[str, Any]:
+        """What ``{kind}/progress`` carries besides its session, state and queue place."""
+        return self.metrics.progress()  # the figures' one source and their wire names
+
+    def done_fields(self, extra: dict[str, Any]) -> dict[str, Any]:
+        """What ``{kind}/done`` carries besides its session, status, message and stats."""
+        return {
+            "output": extra.get("output"),
+            "hunks": extra.get("hunks", []),
+            "validation": extra.get("validation"),
+            "suspect": extra.get("suspect"),
+            "verdicts": extra.get("verdicts", []),
+        }
+
+    def stats(self) -> Metrics:
+        return self.result.stats if self.result is not None else self.metrics
+
+    async def run(self, scheduler: Scheduler) -> None:
+        """Run on the scheduler's model (its one worker thread); end with ``finish``."""
+        await scheduler.run_rewrite(self)
 
 
 @dataclass
@@ -193,7 +220,7 @@ class Scheduler:
                 self.queue.remove(job)
             except ValueError:  # pragma: no cover - picked up meanwhile
                 return True
-            self._finish(job, "cancelled", message="cancelled while queued")
+            self.finish(job, "cancelled", message="cancelled while queued")
             self._queue_changed()
         return True
 
@@ -211,15 +238,15 @@ class Scheduler:
         except ValueError:
             return 0
 
-    # ------------------------------------------------------------------ internals
-    def _progress(self, job: Job, position: int = 0) -> None:
+    # ------------------------------------------------------------------ running jobs
+    def progress(self, job: Job, position: int = 0) -> None:
         job.owner.notify(
-            "rewrite/progress",
+            f"{job.kind}/progress",
             {
                 "sessionId": job.id,
                 "state": job.state,
                 "queuePosition": position,
-                **job.metrics.progress(),  # the figures' one source and their wire names
+                **job.progress_fields(),
                 "elapsedMs": job.elapsed_ms(),
             },
             droppable=True,
@@ -227,11 +254,11 @@ class Scheduler:
 
     def _queued_progress(self, job: Job) -> None:
         if job.state == "queued":
-            self._progress(job, self.queue_position(job))
+            self.progress(job, self.queue_position(job))
 
     def _queue_changed(self) -> None:
         for i, job in enumerate(self.queue, start=1):
-            self._progress(job, i)
+            self.progress(job, i)
 
     @staticmethod
     def _preview_hunks(job: Job, live: LivePreview) -> list[dict[str, Any]] | None:
@@ -258,21 +285,17 @@ class Scheduler:
             droppable=True,
         )
 
-    def _finish(self, job: Job, status: str, *, message: str = "", **extra: Any) -> None:
+    def finish(self, job: Job, status: str, *, message: str = "", **extra: Any) -> None:
         job.state = "done"
         job.done = {
             "sessionId": job.id,
             "status": status,
             "message": message,
-            "output": extra.get("output"),
-            "hunks": extra.get("hunks", []),
-            "validation": extra.get("validation"),
-            "suspect": extra.get("suspect"),
-            "verdicts": extra.get("verdicts", []),
-            "stats": (job.result.stats if job.result is not None else job.metrics).snapshot(),
+            **job.done_fields(extra),
+            "stats": job.stats().snapshot(),
         }
         job.done["stats"]["elapsedMs"] = job.elapsed_ms()
-        job.owner.notify("rewrite/done", job.done)
+        job.owner.notify(f"{job.kind}/done", job.done)
         job.pieces = []  # the raw stream is in job.result now; previews are over
         self.completed += 1
         while len(self.jobs) > KEEP_FINISHED + len(self.queue) + 1:
@@ -334,11 +357,11 @@ class Scheduler:
                 job.cancel.set()
             self.running = job
             try:
-                await self._run(job)
+                await job.run(self)
             except Exception as e:  # never lose the queue to one bad job
                 log.exception("session %s failed", job.id)
                 if job.state != "done":
-                    self._finish(job, "error", message=f"internal error: {e}")
+                    self.finish(job, "error", message=f"internal error: {e}")
             finally:
                 self.running = None
 
@@ -355,44 +378,60 @@ class Scheduler:
         validation = _validation(job, res.new_text) if res.status == "ok" else None
         return res, validation
 
-    async def _run(self, job: Job) -> None:
+    def begin(self, job: Job) -> bool:
+        """Mark ``job`` running (True), or finish it as cancelled before it started."""
         if job.cancel.is_set():
-            self._finish(job, "cancelled", message="cancelled before it started")
-            return
+            self.finish(job, "cancelled", message="cancelled before it started")
+            return False
         job.state = "running"
         job.started = time.perf_counter()
+        return True
+
+    async def run_in_pool(
+        self, job: Job, work: Callable[[], T], tick: Callable[[], Awaitable]
+    ) -> T:
+        """``work()`` in the model's worker thread; ``tick()`` every :data:`TICK_S` until
+        it returns (its exceptions are ``work``'s to raise, ``tick``'s are logged)."""
+        fut = asyncio.get_running_loop().run_in_executor(self._pool, work)
+        self.progress(job)
+        while True:
+            done, _ = await asyncio.wait({fut}, timeout=TICK_S)
+            if done:
+                return fut.result()
+            try:
+                await tick()
+            except Exception:  # a progress line or preview is a nicety; the result counts
+                log.exception("session %s: progress failed", job.id)
+
+    async def run_rewrite(self, job: Job) -> None:
+        if not self.begin(job):
+            return
         log.info(
             "session %s: running (%d chars, region %s)", job.id, len(job.text), job.opts.region
         )
         live = await asyncio.to_thread(LivePreview, job.text, job.opts.region)  # scans the text
         job._preview = live.preview()  # no output yet: nothing to send
-        fut = asyncio.get_running_loop().run_in_executor(self._pool, self._work, job)
-        self._progress(job)
-        while True:
-            done, _ = await asyncio.wait({fut}, timeout=TICK_S)
-            if done:
-                break
-            self._progress(job)
-            try:
-                await self._preview(job, live)
-            except Exception:  # a preview is a nicety; the final diff is what counts
-                log.exception("preview failed")
+
+        async def tick() -> None:
+            self.progress(job)
+            await self._preview(job, live)
+
         try:
-            res, validation = fut.result()
+            res, validation = await self.run_in_pool(job, lambda: self._work(job), tick)
         except UserError as e:
-            self._finish(job, "error", message=str(e))
+            self.finish(job, "error", message=str(e))
             return
         job.result = res
-        self._progress(job)
+        self.progress(job)
         if res.status == "cancelled":
-            self._finish(job, "cancelled", message=res.message)
+            self.finish(job, "cancelled", message=res.message)
         elif res.status == "truncated":  # the completed part's hunks, never "delete the rest"
             hunks = [h.to_json() for h in res.hunks]
-            self._finish(job, "truncated", message=res.message, hunks=hunks)
+            self.finish(job, "truncated", message=res.message, hunks=hunks)
         elif res.status != "ok":
-            self._finish(job, "error", message=res.message)
+            self.finish(job, "error", message=res.message)
         else:
-            self._finish(
+            self.finish(
                 job,
                 "ok",
                 message=res.message,

@@ -1,9 +1,9 @@
 """Validation of ``specedit serve`` request params: wrong params become JSON-RPC -32602.
 
-Contract: :func:`parse_start`, :func:`parse_warm` and :func:`parse_apply` take the raw
-``params`` of ``rewrite/start`` / ``rewrite/warm`` / ``rewrite/apply`` and return typed
-values, or raise :class:`~specedit.app.server.rpc.RpcError` with code -32602 and a message naming
-the field.
+Contract: :func:`parse_start`, :func:`parse_warm`, :func:`parse_apply` and
+:func:`parse_answer` take the raw ``params`` of ``rewrite/start`` / ``rewrite/warm`` /
+``rewrite/apply`` / ``answer/start`` and return typed values, or raise
+:class:`~specedit.app.server.rpc.RpcError` with code -32602 and a message naming the field.
 A ``text`` is at most :data:`~specedit.app.files.MAX_SOURCE_BYTES` of UTF-8, as a file the
 CLI reads is. These functions may take a while on a large text (tree-sitter): the server
 calls them in a worker thread.
@@ -23,7 +23,7 @@ from typing import Any
 from ...engine.sampling import SamplingParams
 from ..diff import split_lines
 from ..files import MAX_SOURCE_BYTES
-from ..options import DRAFT_MODES, EDIT_MODES, RewriteOptions
+from ..options import ANSWER_STYLES, DRAFT_MODES, EDIT_MODES, RewriteOptions
 from .rpc import INVALID_PARAMS, RpcError
 
 MAX_INSTRUCTION = 20_000
@@ -213,3 +213,61 @@ def parse_apply(params: Any) -> ApplyParams:
     if not isinstance(force, bool):
         raise _bad("force must be a boolean")
     return ApplyParams(sid, path, ids, force)
+
+
+MAX_CONTEXT_FILES = 64
+"""Context files of one ``answer/start`` at most."""
+
+
+@dataclass(frozen=True)
+class AnswerParams:
+    question: str
+    files: list[tuple[str, str | None]]
+    """``(path, text)``; a None text is read from the file at ``path`` (an absolute path)."""
+    style: str
+    opts: RewriteOptions
+
+
+def parse_answer(params: Any) -> AnswerParams:
+    """``answer/start``'s params (``docs/protocol.md``): each text at most
+    :data:`~specedit.app.files.MAX_SOURCE_BYTES`, as ``rewrite/start``'s is."""
+    p = _obj(params, "answer/start")
+    question = p.get("question")
+    if not isinstance(question, str) or not question.strip():
+        raise _bad("question must be a non-empty string")
+    if len(question) > MAX_INSTRUCTION:
+        raise _bad(f"question is over {MAX_INSTRUCTION} characters")
+    raw = p.get("contextFiles")
+    if not isinstance(raw, list) or not raw:
+        raise _bad("contextFiles must be a non-empty array of {path, text?}")
+    if len(raw) > MAX_CONTEXT_FILES:
+        raise _bad(f"contextFiles has over {MAX_CONTEXT_FILES} files")
+    files: list[tuple[str, str | None]] = []
+    for i, f in enumerate(raw):
+        what = f"contextFiles[{i}]"
+        if not isinstance(f, dict):
+            raise _bad(f"{what} must be an object {{path, text?}}")
+        path = f.get("path")
+        if not isinstance(path, str) or not path or "\x00" in path:
+            raise _bad(f"{what}.path must be a non-empty string without NUL")
+        if any(path == seen for seen, _ in files):
+            raise _bad(f"{what}.path {path!r} is given twice")
+        text = None
+        if f.get("text") is not None:
+            try:
+                text = _text(f, "")
+            except RpcError as e:
+                raise _bad(f"{what}.{e.message}") from None
+        elif not os.path.isabs(path):
+            raise _bad(f"{what}: without a text, path must be an absolute file path to read")
+        files.append((path, text))
+    style = p.get("style", "quote")
+    if style not in ANSWER_STYLES:
+        raise _bad("style must be " + " or ".join(f'"{s}"' for s in ANSWER_STYLES))
+    kw: dict[str, Any] = {}
+    if p.get("maxTokens") is not None:
+        kw["max_tokens"] = _int(p["maxTokens"], "maxTokens", 1, 1 << 20)
+    verbatim = p.get("verbatim", True)
+    if not isinstance(verbatim, bool):
+        raise _bad("verbatim must be a boolean")
+    return AnswerParams(question, files, style, RewriteOptions(verbatim=verbatim, **kw))
