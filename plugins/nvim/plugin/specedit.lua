@@ -27,6 +27,10 @@ cmd('SpeceditAcceptAll', 'accept_all', { desc = 'specedit: accept every hunk' })
 cmd('SpeceditRejectAll', 'reject_all', { desc = 'specedit: reject every hunk' })
 cmd('SpeceditStatus', 'status', { desc = 'specedit: show the connection and rewrite state' })
 cmd('SpeceditWarm', 'warm_command', { desc = 'specedit: have the server read this buffer now' })
+cmd('SpeceditAsk', 'ask_command', {
+  nargs = '*',
+  desc = 'specedit: answer a question about this buffer and the other loaded ones, quotes checked',
+})
 
 -- warm-ups (rewrite/warm): while :SpeceditRewrite is being typed, and on entering a buffer
 -- while connected; require('specedit').setup({ warm = false }) turns both off

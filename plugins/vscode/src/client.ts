@@ -12,6 +12,9 @@
  *  - `rewrite()` returns a `RewriteHandle` whose `done` promise settles with the
  *    `rewrite/done` params; progress and previews of that session go to its handlers.
  *    Notifications that arrive before `rewrite/start` has answered are replayed.
+ *  - `ask()` (answer/start: a question over context files, its quotes checked) returns an
+ *    `AnswerHandle` the same way: `done` settles with the `answer/done` params, and each
+ *    `answer/progress` (the whole text so far) goes to its handler.
  *  - `connect` refuses a socket whose directory breaks the server's rule (./paths
  *    `socketProblem`) with an `UnsafeSocketError` before it opens a connection, so a socket
  *    planted by another user never receives a byte.
@@ -168,6 +171,57 @@ export interface ApplyResult {
   appliedHunks: number[];
 }
 
+/** A context file of answer/start: without `text`, `path` is absolute and the server reads it. */
+export interface ContextFile {
+  path: string;
+  text?: string;
+}
+
+export interface AnswerParams {
+  question: string;
+  contextFiles: ContextFile[];
+  style?: 'quote' | 'free';
+  maxTokens?: number;
+  verbatim?: boolean;
+}
+
+export interface AnswerProgress {
+  sessionId: string;
+  state: 'queued' | 'running';
+  queuePosition: number;
+  elapsedMs: number;
+  /** While running: the whole answer so far, and a count of these. */
+  text?: string;
+  seq?: number;
+}
+
+/** One quoted passage of an answer, checked against the context files (app/quotes.py). */
+export interface Citation {
+  file: string | null;
+  lines: [number, number] | null;
+  quote: string;
+  found: boolean;
+  located: [number, number] | null;
+  source: string | null;
+  problem: string;
+}
+
+export interface AnswerDone {
+  sessionId: string;
+  status: 'done' | 'cancelled' | 'error';
+  message: string;
+  output: string | null;
+  citations: Citation[];
+  quotesFound: boolean;
+  stats: Record<string, unknown>;
+}
+
+export interface AnswerHandle {
+  started: Promise<{ sessionId: string; queuePosition: number }>;
+  done: Promise<AnswerDone>;
+  cancel(): Promise<void>;
+}
+
 export interface RewriteHandlers {
   onProgress?: (p: Progress) => void;
   onPreview?: (p: Preview) => void;
@@ -182,8 +236,13 @@ export interface RewriteHandle {
 }
 
 interface SessionRoute extends RewriteHandlers {
-  resolve: (d: Done) => void;
+  onAnswer?: (p: AnswerProgress) => void;
+  resolve: (d: never) => void;
+  /** What `done` settles with when the connection is lost. */
+  lost: (sessionId: string) => Done | AnswerDone;
 }
+
+const LOST = 'the connection to the server was lost';
 
 export class SpeceditClient {
   private sessions = new Map<string, SessionRoute>();
@@ -200,6 +259,8 @@ export class SpeceditClient {
     connection.onNotification('rewrite/progress', (p: Progress) => this.route('rewrite/progress', p));
     connection.onNotification('rewrite/preview', (p: Preview) => this.route('rewrite/preview', p));
     connection.onNotification('rewrite/done', (p: Done) => this.route('rewrite/done', p));
+    connection.onNotification('answer/progress', (p: AnswerProgress) => this.route('answer/progress', p));
+    connection.onNotification('answer/done', (p: AnswerDone) => this.route('answer/done', p));
     connection.onNotification('rewrite/warmed', (w: Warmed) => {
       const resolve = this.warms.get(w.warmId);
       if (resolve) {
@@ -252,18 +313,52 @@ export class SpeceditClient {
 
   /** Start a rewrite; see RewriteHandle. */
   rewrite(params: StartParams, handlers: RewriteHandlers = {}): RewriteHandle {
-    let resolveDone!: (d: Done) => void;
+    const lost = (sessionId: string): Done => ({
+      sessionId,
+      status: 'error',
+      message: LOST,
+      output: null,
+      hunks: [],
+      validation: null,
+      stats: {},
+    });
+    return this.start<StartResult, Done>('rewrite/start', params, { ...handlers, lost });
+  }
+
+  /** Ask a question about context files (answer/start); see AnswerHandle. */
+  ask(params: AnswerParams, onProgress?: (p: AnswerProgress) => void): AnswerHandle {
+    const lost = (sessionId: string): AnswerDone => ({
+      sessionId,
+      status: 'error',
+      message: LOST,
+      output: null,
+      citations: [],
+      quotesFound: false,
+      stats: {},
+    });
+    return this.start<{ sessionId: string; queuePosition: number }, AnswerDone>('answer/start', params, {
+      onAnswer: onProgress,
+      lost,
+    });
+  }
+
+  private start<R extends { sessionId: string }, D>(
+    method: string,
+    params: object,
+    route: Omit<SessionRoute, 'resolve'>,
+  ): { started: Promise<R>; done: Promise<D>; cancel: () => Promise<void> } {
+    let resolveDone!: (d: D) => void;
     let rejectDone!: (e: unknown) => void;
-    const done = new Promise<Done>((res, rej) => {
+    const done = new Promise<D>((res, rej) => {
       resolveDone = res;
       rejectDone = rej;
     });
     let sessionId: string | null = null;
     let cancelRequested = false;
-    const started = this.connection.sendRequest<StartResult>('rewrite/start', params).then(
+    const started = this.connection.sendRequest<R>(method, params).then(
       (res) => {
         sessionId = res.sessionId;
-        this.sessions.set(res.sessionId, { ...handlers, resolve: resolveDone });
+        this.sessions.set(res.sessionId, { ...route, resolve: resolveDone as (d: never) => void });
         for (const [method, p] of this.early.get(res.sessionId) ?? []) {
           this.route(method, p as { sessionId: string });
         }
@@ -341,9 +436,11 @@ export class SpeceditClient {
       s.onProgress?.(p as Progress);
     } else if (method === 'rewrite/preview') {
       s.onPreview?.(p as Preview);
-    } else if (method === 'rewrite/done') {
+    } else if (method === 'answer/progress') {
+      s.onAnswer?.(p as AnswerProgress);
+    } else if (method === 'rewrite/done' || method === 'answer/done') {
       this.sessions.delete(p.sessionId);
-      s.resolve(p as Done);
+      s.resolve(p as never);
     }
   }
 
@@ -353,19 +450,11 @@ export class SpeceditClient {
     }
     this.closed = true;
     for (const [id, s] of this.sessions) {
-      s.resolve({
-        sessionId: id,
-        status: 'error',
-        message: 'the connection to the server was lost',
-        output: null,
-        hunks: [],
-        validation: null,
-        stats: {},
-      });
+      s.resolve(s.lost(id) as never);
     }
     this.sessions.clear();
     for (const [id, resolve] of this.warms) {
-      resolve({ warmId: id, path: null, status: 'error', message: 'the connection to the server was lost' });
+      resolve({ warmId: id, path: null, status: 'error', message: LOST });
     }
     this.warms.clear();
     for (const l of this.closeListeners) {

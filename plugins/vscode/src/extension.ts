@@ -4,10 +4,12 @@
  * a progress notification with Cancel, a status-bar item (server, model, rewrite state), an
  * output channel with the server's stderr, inline decorations that stream while the model
  * writes, Accept/Reject CodeLenses whose accepted hunks apply at once, and a diff view on
- * demand. Everything testable lives in plain modules tested by node: ./client (protocol),
- * ./paths (socket), ./server (starting it), ./review (hunks and review state), ./format.
+ * demand; `specedit.ask` (./ask) answers a question about the open files. Everything
+ * testable lives in plain modules tested by node: ./client (protocol), ./paths (socket),
+ * ./server (starting it), ./review (hunks and review state), ./format.
  */
 import * as vscode from 'vscode';
+import { ask } from './ask';
 import { Done, EditMode, LineRange, Preview, Progress, RewriteOptions, SpeceditClient, StartParams } from './client';
 import { formatDone, formatProgress, formatStatus, formatSuspect, reviewLenses, StatusState } from './format';
 import { defaultSocketPath, UnsafeSocketError } from './paths';
@@ -449,6 +451,7 @@ class LensProvider implements vscode.CodeLensProvider {
 
 export function activate(context: vscode.ExtensionContext): void {
   output = vscode.window.createOutputChannel('specedit');
+  const answers = vscode.window.createOutputChannel('specedit answers');
   statusItem = vscode.window.createStatusBarItem(vscode.StatusBarAlignment.Left, 50);
   statusItem.command = 'specedit.showOutput';
   statusItem.show();
@@ -465,6 +468,7 @@ export function activate(context: vscode.ExtensionContext): void {
   const cmd = (name: string, fn: (...args: never[]) => unknown) => vscode.commands.registerCommand(name, fn);
   context.subscriptions.push(
     output,
+    answers,
     statusItem,
     removedType,
     addedType,
@@ -484,6 +488,7 @@ export function activate(context: vscode.ExtensionContext): void {
     cmd('specedit.nextHunk', () => jump(1)),
     cmd('specedit.previousHunk', () => jump(-1)),
     cmd('specedit.showOutput', () => output.show(true)),
+    cmd('specedit.ask', () => ask(getClient, answers)),
     cmd('specedit.showDiff', (uri?: vscode.Uri) => {
       const found = reviewFor(uri);
       return found && vscode.commands.executeCommand('vscode.diff', found[1], proposedUri(found[1]), 'specedit: proposed');

@@ -1,9 +1,10 @@
 /**
  * Display strings for the progress notice and the status bar, as pure functions of the
- * server's notifications, and the CodeLenses of a review (`reviewLenses`). No `vscode`
- * import. Fields a newer server adds are optional.
+ * server's notifications, the CodeLenses of a review (`reviewLenses`), and the text of an
+ * answer with its citations checked (`formatAnswer`). No `vscode` import. Fields a newer
+ * server adds are optional.
  */
-import type { Done, Progress, Suspect } from './client';
+import type { AnswerDone, AnswerProgress, Citation, Done, Progress, Suspect } from './client';
 import type { Review } from './review';
 
 /** 1234 -> "1,234". */
@@ -178,4 +179,44 @@ export function reviewLenses(r: Review, lineCount: number): Lens[] {
     lenses.push({ line, title: '✗ Reject', command: 'specedit.reject', args: 'hunk', hunkId: h.id });
   }
   return lenses;
+}
+
+/** "notes.md:L3" or "notes.md:L3-L5" (the lines cited, else where the quote is), or the file
+ * alone; a passage no citation names is marked "(uncited)". */
+function citationLabel(c: Citation): string {
+  let name = c.file ?? c.source ?? '?';
+  const ln = c.lines ?? c.located;
+  if (ln) {
+    name += ln[0] === ln[1] ? `:L${ln[0]}` : `:L${ln[0]}-L${ln[1]}`;
+  }
+  return c.file ? name : `${name} (uncited)`;
+}
+
+/** One line per citation, as `specedit generate` prints them: "✓ notes.md:L3", or
+ * "✗ notes.md:L3: not in notes.md" with the server's reason. */
+export function formatCitation(c: Citation): string {
+  return c.found ? `✓ ${citationLabel(c)}` : `✗ ${citationLabel(c)}: ${c.problem}`;
+}
+
+/** The text shown for a question: "Q: …", a blank line, then the answer so far (from
+ * answer/progress) or its end (answer/done: the answer, a blank line, each citation checked;
+ * or the status and message of one that did not finish). */
+export function formatAnswer(question: string, p: AnswerProgress | AnswerDone | null): string {
+  const head = `Q: ${question}\n\n`;
+  if (p === null) {
+    return head + '(asking…)\n';
+  }
+  if ('citations' in p) {
+    if (p.status !== 'done') {
+      return head + `(${p.status}${p.message ? `: ${p.message}` : ''})\n`;
+    }
+    const cites = p.citations.length
+      ? p.citations.map(formatCitation)
+      : ['✗ no quotes: nothing in this answer is checked against the files'];
+    return head + (p.output ?? '').replace(/\n+$/, '') + '\n\n' + cites.join('\n') + '\n';
+  }
+  if (p.state === 'queued') {
+    return head + `(queued, #${p.queuePosition})\n`;
+  }
+  return head + (p.text ?? '');
 }

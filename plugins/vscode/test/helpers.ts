@@ -1,5 +1,6 @@
 /** Shared by the node tests: where the repository and its Python are, and a real
- * `specedit serve` over the scripted toy model (tests/toy_server.py) to test against. */
+ * `specedit serve` over the scripted toy model (tests/toy_server.py: rewrites) or the
+ * scripted model (tests/scripted_server.py: answers) to test against. */
 import { ChildProcess, spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
@@ -38,6 +39,7 @@ export async function connectWhenUp(
 /** The Python that runs specedit: $SPECEDIT_PYTHON, else the repository's venv. */
 export const PYTHON = process.env.SPECEDIT_PYTHON || path.join(REPO, '.venv', 'bin', 'python');
 export const TOY = path.join(REPO, 'tests', 'toy_server.py');
+export const SCRIPTED = path.join(REPO, 'tests', 'scripted_server.py');
 
 export interface Toy {
   server: ChildProcess;
@@ -52,12 +54,24 @@ export interface Toy {
  * to every rewrite; `toyArgs` go before `serve` (--toy-gate, --toy-hold-at). Resolves once a
  * client is connected. */
 export async function startToy(dir: string, script: string, toyArgs: string[] = []): Promise<Toy> {
-  const socket = path.join(dir, 'run', 'rpc.sock');
   const scriptFile = path.join(dir, 'script.txt');
   fs.writeFileSync(scriptFile, script);
+  return startServing(dir, [TOY, '--toy-script', scriptFile, ...toyArgs]);
+}
+
+/** Start `specedit serve` over the scripted model in `dir`: a prompt that contains a rule's
+ * key (a question) gets the rule's answer. Resolves once a client is connected. */
+export async function startScripted(dir: string, rules: Array<[string, string]>): Promise<Toy> {
+  const rulesFile = path.join(dir, 'rules.json');
+  fs.writeFileSync(rulesFile, JSON.stringify(rules));
+  return startServing(dir, [SCRIPTED, '--scripted-rules', rulesFile]);
+}
+
+async function startServing(dir: string, front: string[]): Promise<Toy> {
+  const socket = path.join(dir, 'run', 'rpc.sock');
   const server = spawn(
     PYTHON,
-    [TOY, '--toy-script', scriptFile, ...toyArgs, 'serve', '--socket', socket, '--log-file', path.join(dir, 'server.log')],
+    [...front, 'serve', '--socket', socket, '--log-file', path.join(dir, 'server.log')],
     { stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, SPECEDIT_STATE_DIR: path.join(dir, 'state') } },
   );
   let stderr = '';

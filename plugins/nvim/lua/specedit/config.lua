@@ -32,6 +32,9 @@ M.defaults = {
   -- lines, as search/replace blocks) or 'whole' (the whole text); nil: the server's default
   -- (rewrite/start options.edit)
   edit = nil,
+  -- :SpeceditAsk's answer/start params besides the question and files: style ("quote" |
+  -- "free"), maxTokens, verbatim (false: the quotes are not forced to be copies)
+  ask = {},
   -- grow a visual range to the enclosing function/class (tree-sitter, server side)
   expand_to_node = false,
   -- buffer-local keys while reviewing hunks (false disables one)

@@ -4,7 +4,8 @@
 ---
 --- Commands: :[range]SpeceditRewrite [instruction] (without one, it asks with vim.ui.input),
 --- :SpeceditCancel, :SpeceditAccept, :SpeceditReject, :SpeceditAcceptAll, :SpeceditRejectAll,
---- :SpeceditWarm, :SpeceditStatus (its output is :echo'd, so :redir and execute() see it).
+--- :SpeceditWarm, :SpeceditStatus (its output is :echo'd, so :redir and execute() see it),
+--- :SpeceditAsk {question} (./ask.lua: an answer about the open buffers, quotes checked).
 --- Review keys (buffer-local): accept/reject, all, and ]h / [h to the next/previous hunk.
 --- A truncated result (status "truncated") can be reviewed hunk by hunk but not accepted all
 --- at once; a suspect one (it deletes what the instruction did not ask to) is flagged, and
@@ -21,6 +22,7 @@ local review = require('specedit.review')
 local preview = require('specedit.preview')
 local fmt = require('specedit.format')
 local warm = require('specedit.warm')
+local ask = require('specedit.ask')
 
 M.buffers = {} ---@type table<integer, table> per-buffer state
 M.warmed = nil ---@type table? the last rewrite/warmed params
@@ -211,6 +213,7 @@ end
 
 client.handlers['$/disconnected'] = function()
   warm.forget()
+  ask.disconnected()
   for buf, st in pairs(M.buffers) do
     if st.phase ~= 'review' then
       clear(buf)
@@ -220,6 +223,7 @@ client.handlers['$/disconnected'] = function()
 end
 
 M.warm, M.warm_command, M.on_cmdline = warm.warm, warm.warm_command, warm.on_cmdline
+M.ask, M.ask_command = ask.ask, ask.command
 
 --- Start a rewrite of `buf` (0: current); range = {start, end} 0-based, end exclusive.
 function M.rewrite(instruction, range, buf)
@@ -295,6 +299,9 @@ end
 function M.cancel()
   local buf = api.nvim_get_current_buf()
   local st = M.buffers[buf]
+  if not st and ask.cancel(buf) then
+    return
+  end
   if not st then
     vim.notify('specedit: nothing to cancel', vim.log.levels.INFO)
     return
