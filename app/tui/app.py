@@ -35,7 +35,7 @@ from ..options import LoadConfig
 from .config import DEFAULT_THEME, TuiSettings, save_settings
 from .messages import ModelFailed, ModelLoaded, ModelStage, PullFinished, PullProgress
 from .screens.confirm import ConfirmScreen
-from .screens.editor import EditorScreen
+from .screens.editor import RUNNING, EditorScreen
 from .screens.help import HelpScreen
 from .screens.picker import FilePickerScreen
 from .screens.settings import SettingsScreen
@@ -187,8 +187,8 @@ class SpecEditApp(App[int]):
 
     def action_open(self, root: str | os.PathLike[str] = ".") -> None:
         editor = self.editor_screen()
-        if editor is not None and editor.mode == "generating":
-            self.notify("A rewrite is running; Esc cancels it first.", severity="warning")
+        if editor is not None and editor.mode in RUNNING:
+            self.notify("A run is going on; Esc cancels it first.", severity="warning")
             return
 
         def chosen(src: SourceFile | None) -> None:

@@ -1,4 +1,4 @@
-"""One running rewrite as the UI sees it: a text buffer, a cancel flag and the Metrics.
+"""One running rewrite (or answer) as the UI sees it: a text buffer, a cancel flag and the Metrics.
 
 Contract: the rewrite worker thread calls :meth:`LiveRun.append` from ``rewrite``'s
 ``on_text`` callback (a list append: it never blocks on the UI); the UI thread calls
@@ -6,7 +6,7 @@ Contract: the rewrite worker thread calls :meth:`LiveRun.append` from ``rewrite`
 reads each piece once and re-diffs only when another line is complete
 (``app.live.LivePreview``, the one live diff the server uses too). In region mode the
 streamed text is the region only; the preview splices it into the whole file so line
-numbers stay the file's.
+numbers stay the file's. An answer uses only the buffer, the flag and the Metrics.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Messages between the terminal app's thread workers and its screens.
 
-Contract: background threads (the rewrite worker, the model loader, a model pull, the
-file watcher) never touch widgets; they post one of these messages (``post_message`` is
+Contract: background threads (the rewrite and answer workers, the model loader, a model
+pull, the file watcher) never touch widgets; they post one of these messages (``post_message`` is
 thread safe) and the screen or app handles it on the UI thread. Streaming text is *not*
 sent as messages: the rewrite worker appends it to a :class:`~.live.LiveRun` buffer that
 the UI polls a few times a second, so the engine never waits on the UI.
@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from textual.message import Message
 
 from ..loaded_model import LoadedModel
-from ..rewrite import RewriteResult
+from ..rewrite import AnswerResult, RewriteResult
 
 
 @dataclass
@@ -27,6 +27,21 @@ class RewriteFinished(Message):
 @dataclass
 class RewriteFailed(Message):
     """The rewrite worker raised; ``error`` is one user-facing line."""
+
+    error: str
+
+
+@dataclass
+class AnswerFinished(Message):
+    """The answer worker returned (ok, cancelled or cut at the token limit)."""
+
+    question: str
+    result: AnswerResult
+
+
+@dataclass
+class AnswerFailed(Message):
+    """The answer worker raised; ``error`` is one user-facing line."""
 
     error: str
 

@@ -6,11 +6,14 @@ loads, region mode, warm-up). The worker streams into a :class:`~..live.LiveRun`
 8 Hz timer renders the live diff and the status bar from it, so the engine never waits
 on the UI. Esc cancels; the hunks completed before it can still be kept. A finished
 rewrite opens hunk-by-hunk review (``ReviewOps``); writing, undo, saving, reloading and
-conflicts are in ``FileOps``.
+conflicts are in ``FileOps``. F6 makes Enter ask a question about the file and the
+context files instead (``AskOps``): the answer streams into the answer view, in the diff
+view's place, and is then shown with its quotes checked; the file is never changed.
 
 Modes: ``edit`` (the instruction line is shown and focused), ``generating``, ``review``
-and ``stopped`` (a result with nothing to review: its output stays visible), and
-``feedback`` (the instruction line asks what was wrong with the result shown). In
+and ``stopped`` (a result with nothing to review: its output stays visible),
+``feedback`` (the instruction line asks what was wrong with the result shown),
+``answering`` (an answer streams) and ``answer`` (the checked answer is shown). In
 review and stopped modes the instruction line is hidden and a line of keys stands in
 its place: letters are review commands there, and none of them writes (ctrl+s does,
 after a confirmation where the result is suspect).
@@ -40,9 +43,11 @@ from ..live import LiveRun
 from ..messages import RewriteFailed, RewriteFinished
 from ..review import diff_rows, row_of_new_line
 from ..watch import FileWatcher
+from ..widgets.answer_view import AnswerView
 from ..widgets.diff_view import DiffView
 from ..widgets.history_input import HistoryInput
 from ..widgets.status import StatusBar
+from .ask_ops import LIVE_ANSWER_METRICS, AskOps
 from .editor_state import EditorState, spec_app
 from .file_ops import FileOps, display_path
 from .instruction_ops import InstructionOps
@@ -52,9 +57,13 @@ log = logging.getLogger(__name__)
 
 TICK_HZ = 8
 IDLE_REFRESH_S = 0.5
+RUNNING = ("generating", "answering")
+"""The modes in which a worker runs the model."""
+VIEWS = {"edit": "editor", "answering": "answer", "answer": "answer"}
+"""The view each mode shows (the diff view for the others)."""
 
 
-class EditorScreen(InstructionOps, ReviewOps, FileOps, Screen):
+class EditorScreen(InstructionOps, AskOps, ReviewOps, FileOps, Screen):
     """See the module docstring."""
 
     BINDINGS = [
@@ -62,6 +71,7 @@ class EditorScreen(InstructionOps, ReviewOps, FileOps, Screen):
         Binding("f3", "toggle_region", "Region"),
         Binding("f4", "add_context", "Context"),
         Binding("f5", "toggle_speculation", "Spec on/off"),
+        Binding("f6", "ask", "Ask"),
         Binding("ctrl+s", "save", "Save", show=False),
         Binding("ctrl+s", "write", "Write"),
         Binding("a", "accept", "Accept"),
@@ -88,7 +98,8 @@ class EditorScreen(InstructionOps, ReviewOps, FileOps, Screen):
     }
 
     mode: reactive[str] = reactive("edit")
-    """edit | generating | review | stopped | feedback (see the module docstring)."""
+    """edit | generating | review | stopped | feedback | answering | answer (see the module
+    docstring)."""
 
     def __init__(self, src: SourceFile, *, watch: bool = True) -> None:
         super().__init__()
@@ -113,6 +124,7 @@ class EditorScreen(InstructionOps, ReviewOps, FileOps, Screen):
                 theme="monokai",
             )
             yield DiffView(id="diff")
+            yield AnswerView(id="answer")
         with Horizontal(id="instruction-row"):
             yield Label("file", id="scope")
             yield HistoryInput(placeholder=self.PLACEHOLDER, id="instruction")
@@ -169,8 +181,8 @@ class EditorScreen(InstructionOps, ReviewOps, FileOps, Screen):
         banner.set_class(kind == "error", "-error")
 
     def watch_mode(self, old: str, new: str) -> None:
-        self.query_one("#views", ContentSwitcher).current = "editor" if new == "edit" else "diff"
-        typing = new in ("edit", "generating", "feedback")
+        self.query_one("#views", ContentSwitcher).current = VIEWS.get(new, "diff")
+        typing = new in ("edit", "feedback", *RUNNING)
         self.instruction.display = typing
         self.query_one("#review-keys", Label).display = not typing
         if new == "feedback":
@@ -179,11 +191,13 @@ class EditorScreen(InstructionOps, ReviewOps, FileOps, Screen):
             self.query_one("#scope", Label).update("feedback")
             self.instruction.focus()
         elif old == "feedback":
-            self.instruction.placeholder = self.PLACEHOLDER
+            self.instruction.placeholder = (
+                self.ASK_PLACEHOLDER if self.state.asking else self.PLACEHOLDER
+            )
             self.instruction.value = self.state.last_instruction
-        if new in ("review", "stopped"):
+        if new in ("review", "stopped", "answer"):
             self.state.hinted = False
-            self.diff.focus()
+            (self.answer_view if new == "answer" else self.diff).focus()
             self.show_review_keys()
         self.refresh_bindings()
         self.refresh_status()
@@ -199,7 +213,7 @@ class EditorScreen(InstructionOps, ReviewOps, FileOps, Screen):
             )
         if action == "feedback":
             return self.mode in ("review", "stopped") and self.state.result is not None
-        if action in ("undo_write", "save", "open", "toggle_region"):
+        if action in ("undo_write", "save", "open", "toggle_region", "ask"):
             return self.mode == "edit"
         if action == "cancel":
             return self.mode != "edit" or self.state.queued is not None
@@ -220,10 +234,13 @@ class EditorScreen(InstructionOps, ReviewOps, FileOps, Screen):
             )
             return
         settings = app.settings
-        state = {"edit": "idle", "stopped": "stopped"}.get(self.mode, self.mode)
+        state = {"edit": "idle", "answer": "answered"}.get(self.mode, self.mode)
         note = f"queued: {self.state.queued}" if self.state.queued else ""
+        metrics = live.metrics if live is not None else None
+        if self.mode == "answering" and not LIVE_ANSWER_METRICS:
+            metrics, note = None, "figures when the answer ends"
         status.show(
-            self.state.live.metrics if self.state.live is not None else None,
+            metrics,
             state=state,
             flags=(settings.speculation, settings.exact),
             note=note,
@@ -238,7 +255,7 @@ class EditorScreen(InstructionOps, ReviewOps, FileOps, Screen):
         While the model loads, the seconds in the status bar move once a second.
         """
         now = time.monotonic()
-        if self.mode != "generating" or self.state.live is None:
+        if self.mode not in RUNNING or self.state.live is None:
             if getattr(self.app, "load", None) is not None and now - self.state.last_tick >= 1.0:
                 self.state.last_tick = now
                 self.refresh_status()
@@ -247,7 +264,10 @@ class EditorScreen(InstructionOps, ReviewOps, FileOps, Screen):
         if calls == self.state.last_calls and now - self.state.last_tick < IDLE_REFRESH_S:
             return
         self.state.last_calls, self.state.last_tick = calls, now
-        self._render_live()
+        if self.mode == "answering":
+            self.render_answer_stream()
+        else:
+            self._render_live()
         self.query_one(StatusBar).sample(self.state.live.metrics)
         self.refresh_status()
 
@@ -272,8 +292,8 @@ class EditorScreen(InstructionOps, ReviewOps, FileOps, Screen):
 
         While the model loads, the instruction is queued instead (see ``InstructionOps``).
         """
-        if self.mode == "generating":
-            self.notify("A rewrite is running; Esc cancels it.", severity="warning")
+        if self.mode in RUNNING:
+            self.notify("A run is going on; Esc cancels it.", severity="warning")
             return False
         loaded: LoadedModel | None = getattr(self.app, "loaded", None)
         if loaded is None:
@@ -349,11 +369,13 @@ class EditorScreen(InstructionOps, ReviewOps, FileOps, Screen):
 
     # ------------------------------------------------------------------ actions
     def action_cancel(self) -> None:
-        if self.mode == "generating" and self.state.live is not None:
+        if self.mode in RUNNING and self.state.live is not None:
             self.state.live.cancel.set()
             self.query_one(StatusBar).set_text("st-state", "cancelling")
         elif self.mode == "feedback":
             self.mode = "review" if self.state.review is not None else "stopped"
+        elif self.mode == "answer":
+            self.leave_answer()
         elif self.mode in ("review", "stopped"):
             if self.state.review is not None and any(
                 d is not None for d in self.state.review.decisions

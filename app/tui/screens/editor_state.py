@@ -1,7 +1,7 @@
 """What the editor screen's parts share: one explicit state object.
 
 Contract: ``EditorScreen`` holds one :class:`EditorState` as ``state``; its mixins
-(``InstructionOps``, ``ReviewOps``, ``FileOps``) read and change the run and the file
+(``InstructionOps``, ``AskOps``, ``ReviewOps``, ``FileOps``) read and change the run and the file
 through it, never through attributes of each other. Widgets, timers and the watcher stay
 on the screen; ``mode`` is the screen's reactive. ``spec_app(screen)`` is the app, typed.
 """
@@ -35,7 +35,7 @@ class EditorState:
     lang: str | None
     """Its tree-sitter language, if any."""
     live: LiveRun | None = None
-    """The rewrite streaming now, or the last one."""
+    """The rewrite or answer streaming now, or the last one (the status bar's figures)."""
     review: Review | None = None
     """Hunk-by-hunk review of the last result."""
     result: Any = None
@@ -46,6 +46,12 @@ class EditorState:
     """F3: rewrites cover the definition at the cursor, or the selection."""
     context_files: list[tuple[str, str]] = field(default_factory=list)
     """(name, text) of the context files (F4)."""
+    asking: bool = False
+    """F6: Enter in the instruction line asks a question about the files (``AskOps``)."""
+    question: str = ""
+    """The question asked last."""
+    answer: Any = None
+    """The last finished ``AnswerResult``."""
     conflict: SourceFile | None = None
     """The file as changed on disk while a result was pending."""
     conflict_gone: bool = False

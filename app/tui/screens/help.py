@@ -29,6 +29,15 @@ KEYS: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = (
         ),
     ),
     (
+        "Asking about the file",
+        (
+            ("F6", "questions instead of instructions in the line (F6 again: back)"),
+            ("Enter", "ask about the file and the context files (F4); the file is not changed"),
+            ("Esc", "cancel the answer; in the answer, Esc or any other key goes back"),
+            ("↑ ↓ PgUp/Dn", "scroll the answer: ✓ a quote is in the file at the lines shown"),
+        ),
+    ),
+    (
         "Reviewing a result",
         (
             ("n / p", "next / previous hunk"),

@@ -10,7 +10,8 @@ the last instruction with the previous output and that note in the prompt
 the cursor, or the selection; with neither it says so and uses the file. F4 adds context
 files, F5 toggles speculation. The first keystroke of an instruction warms the model up
 on the file (``app.rewrite.warm``, once per version of the text and context), so the
-rewrite, which interrupts it, prefills only the rest.
+rewrite, which interrupts it, prefills only the rest. F6 makes Enter ask a question
+instead (``AskOps``; no warm-up then).
 """
 
 from __future__ import annotations
@@ -54,10 +55,14 @@ class InstructionOps:
             self.rerun_with_feedback(text)
             return
         if not text:
-            self.notify("Type an instruction first.", severity="warning")
+            what = "a question" if self.state.asking else "an instruction"
+            self.notify(f"Type {what} first.", severity="warning")
             return
         self._remember(text)
-        self.start_rewrite(text)
+        if self.state.asking:
+            self.start_ask(text)
+        else:
+            self.start_rewrite(text)
 
     def _remember(self, instruction: str) -> None:
         app = spec_app(self)
@@ -127,7 +132,9 @@ class InstructionOps:
         """What the next rewrite covers: the file or a region, plus context files."""
         ctx = f" +{len(self.state.context_files)} ctx" if self.state.context_files else ""
         region = self._region(self.editor.text)
-        if region is not None:
+        if self.state.asking:
+            scope = "ask"
+        elif region is not None:
             scope = f"L{region[0] + 1}-{region[1]}"
         else:
             scope = "file (no def)" if self.state.region_mode else "file"
@@ -137,6 +144,8 @@ class InstructionOps:
         """Warm the model up on this version of the file while the instruction is typed."""
         loaded: LoadedModel | None = getattr(self.app, "loaded", None)
         if event.input.id != "instruction" or loaded is None or self.mode != "edit":
+            return
+        if self.state.asking:  # the warm-up reads the rewrite's prompt, not a question's
             return
         text = self.editor.text
         key = (id(loaded), self.state.shown_path, hash(text), tuple(self.state.context_files))

@@ -85,6 +85,8 @@ class ReviewOps:
         """What keys do here, in the instruction line's place."""
         if self.mode == "stopped":
             keys = "f: say what is wrong and re-run · Esc: back to the instruction line"
+        elif self.mode == "answer":
+            keys = "Esc or any other key: back to the question line · ↑ ↓ PgUp PgDn: scroll"
         else:
             keys = "[b]letters are commands[/] · ctrl+s writes · Esc: back"
         self.query_one("#review-keys", Label).update(keys)
