@@ -211,8 +211,10 @@ class QuoteGuard:
         return np.array(sorted(ids), np.int64) if ids else None
 
     def _fence_rest(self, begun: bytes) -> list[int]:
+        """A begun closing fence goes on: one backtick or more of the rest (a vocabulary
+        that writes them one at a time), or the rest and its newline at once."""
         need = 3 - len(begun)
-        return self._ids([b"`" * need, b"`" * need + b"\n"])
+        return self._ids([b"`" * n for n in range(1, need + 1)] + [b"`" * need + b"\n"])
 
     def _ends(self, f: int, q: bytes) -> list[int]:
         """Where ``q`` ends in file ``f``, for each place it is a copy starting at a start."""

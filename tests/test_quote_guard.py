@@ -137,6 +137,16 @@ def test_a_passage_never_copies_a_fence_line_of_its_file():
     assert _allowed_text(g, "[README.md]\n```\nrequire('x').setup()\n") == {b"`", b"```", b"```\n"}
 
 
+def test_a_begun_closing_fence_finishes_one_backtick_at_a_time_or_at_once():
+    """A vocabulary that writes backticks one by one can close a passage too (the scripted
+    model does; a begun fence once offered only its whole rest)."""
+    g = QuoteGuard(V, FILES)
+    head = "[notes/garden.md]\n```\nWater the tomatoes every second evening.\n"
+    assert _allowed_text(g, head + "`") == {b"`"}  # no "``" piece in this vocabulary
+    assert _allowed_text(g, head + "``") == {b"`"}
+    assert _allowed_text(g, head + "```") is not None  # closed: its line ends or the answer
+
+
 NOTES = (
     "# Release notes\n\n"
     "## 2.1.0\n\n"
