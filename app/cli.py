@@ -27,6 +27,7 @@ from ..engine.sampling import SamplingParams
 from ..models.catalog import CATALOG, DEFAULT_MODEL
 from .flags import build_parser, load_config
 from .options import RewriteOptions
+from .quotes import NO_QUOTES
 
 log = logging.getLogger("specedit")
 err = Console(stderr=True, highlight=False)
@@ -201,15 +202,11 @@ def _citations(citations) -> None:
     """The answer's quotes checked against the files, one line each, after the answer:
     ``✓ README.md:L129`` or ``✗ README.md:L12: not in README.md``."""
     if not citations:
-        out.print("[yellow]✗ no quotes[/]: nothing in this answer is checked against the files")
+        out.print(f"[yellow]{escape(NO_QUOTES)}[/]")
         return
     out.print("")
     for c in citations:
-        where = escape(c.label() + ("" if c.file else " (uncited)"))
-        if c.found:
-            out.print(f"[green]✓[/] {where}")
-        else:
-            out.print(f"[red]✗ {where}: {escape(c.problem)}[/]")
+        out.print(f"[{'green' if c.found else 'red'}]{escape(c.verdict())}[/]")
 
 
 def cmd_models(a) -> int:

@@ -76,6 +76,12 @@ class Citation:
             return name
         return f"{name}:L{ln[0]}" if ln[0] == ln[1] else f"{name}:L{ln[0]}-L{ln[1]}"
 
+    def verdict(self) -> str:
+        """The check in one line, as every interface words it: ``✓ README.md:L12-L14``,
+        or ``✗ README.md:L12: not in README.md``."""
+        where = self.label() + ("" if self.file else " (uncited)")
+        return f"✓ {where}" if self.found else f"✗ {where}: {self.problem}"
+
     def to_json(self) -> dict:
         return {
             "file": self.file,
@@ -89,9 +95,12 @@ class Citation:
 
 
 @dataclass(frozen=True)
-class _Passage:
+class Passage:
+    """A quoted passage of an answer: its text and its lines (the fences' or the ``>``
+    lines', 0-based indexes into the answer's lines)."""
+
     text: str
-    first: int  # answer line indexes [first, last]
+    first: int
     last: int
 
 
@@ -103,9 +112,10 @@ class _Cite:
     inline: str | None  # a quoted string just before it on its line
 
 
-def _passages(lines: list[str]) -> list[_Passage]:
-    """Fenced blocks and runs of ``>`` lines; an unclosed block runs to the end."""
-    out: list[_Passage] = []
+def fenced_passages(lines: list[str]) -> list[Passage]:
+    """An answer's quoted passages: fenced blocks and runs of ``>`` lines; an unclosed
+    block runs to the end."""
+    out: list[Passage] = []
     i = 0
     while i < len(lines):
         m = _FENCE_RE.match(lines[i])
@@ -117,7 +127,7 @@ def _passages(lines: list[str]) -> list[_Passage]:
                 and not lines[j].strip().strip(fence[0])
             ):
                 j += 1
-            out.append(_Passage("\n".join(lines[i + 1 : j]), i, min(j, len(lines) - 1)))
+            out.append(Passage("\n".join(lines[i + 1 : j]), i, min(j, len(lines) - 1)))
             i = j + 1
             continue
         if lines[i].lstrip().startswith(">"):
@@ -126,7 +136,7 @@ def _passages(lines: list[str]) -> list[_Passage]:
             while j < len(lines) and lines[j].lstrip().startswith(">"):
                 body.append(re.sub(r"^\s*> ?", "", lines[j]))
                 j += 1
-            out.append(_Passage("\n".join(body), i, j - 1))
+            out.append(Passage("\n".join(body), i, j - 1))
             i = j
             continue
         i += 1
@@ -248,7 +258,7 @@ def check_citations(answer: str, files: Sequence[tuple[str, str]]) -> list[Citat
     """Every quoted passage of ``answer``, checked against ``files`` (see the module
     docstring)."""
     lines = answer.splitlines()
-    passages = _passages(lines)
+    passages = fenced_passages(lines)
     inside = {n for p in passages for n in range(p.first, p.last + 1)}
     labels = [lab for lab, _ in files]
     # ``[x]`` is a checkbox, not a citation: a tag names a context file, a path or lines
@@ -284,12 +294,16 @@ def check_citations(answer: str, files: Sequence[tuple[str, str]]) -> list[Citat
     return [c for _, c in found]
 
 
+NO_QUOTES = "✗ no quotes: nothing in this answer is checked against the files"
+"""The verdict of an answer that quotes nothing."""
+
+
 def prose(answer: str) -> str:
     """``answer`` without its quoted passages and citation tags: what it says in its own
     words (a quote holds the source's words, right or not, so an answer is judged on
     this)."""
     lines = answer.splitlines()
-    inside = {n for p in _passages(lines) for n in range(p.first, p.last + 1)}
+    inside = {n for p in fenced_passages(lines) for n in range(p.first, p.last + 1)}
     kept = [CITE_RE.sub("", line) for n, line in enumerate(lines) if n not in inside]
     return "\n".join(line for line in kept if line.strip())
 

@@ -445,11 +445,13 @@ def answer(
     on_text: Callable[[str], None] | None = None,
     cancel: threading.Event | None = None,
     style: str = "quote",
+    metrics: Metrics | None = None,
 ) -> AnswerResult:
     """Answer ``question`` from ``context`` files, which are the lookup's draft sources, and
     check the answer's quotes against them (``style``: ``app.prompt.answer_messages``). In
     the ``quote`` style with ``opts.verbatim`` a quoted passage can only copy its file
-    (``app.quote_guard``)."""
+    (``app.quote_guard``). ``metrics``, when given, is filled as the answer runs (a live
+    status line)."""
     prompt = answer_prompt(loaded.target, question, context_files, style)
     room = prompt.room(loaded.target.n_ctx)
     if room < 16:
@@ -464,6 +466,13 @@ def answer(
 
         guard = QuoteGuard(loaded.target, context_files)
     gen = run_prompt(
-        loaded, prompt, opts, max_tokens, on_text=on_text, cancel=cancel, constraint=guard
+        loaded,
+        prompt,
+        opts,
+        max_tokens,
+        on_text=on_text,
+        cancel=cancel,
+        metrics=metrics,
+        constraint=guard,
     )
     return AnswerResult(gen.text, gen.metrics, check_citations(gen.text, context_files))

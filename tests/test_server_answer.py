@@ -125,6 +125,9 @@ def test_a_quote_of_a_context_file_is_found(client):
     running = [p for p in progress if p["state"] == "running"]
     assert running and running[-1]["text"] == GOOD
     assert [p["seq"] for p in running] == sorted(p["seq"] for p in running)
+    # with the live figures rewrite/progress has: the last one counts every token
+    assert running[-1]["phase"] == "generating"
+    assert running[-1]["generatedTokens"] == len(GOOD.encode())
     assert not client.notifications("rewrite/done")
 
 

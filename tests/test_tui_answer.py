@@ -29,7 +29,7 @@ from tui_helpers import (  # noqa: E402
 
 from specedit.app.files import list_backups  # noqa: E402
 from specedit.app.quotes import check_citations  # noqa: E402
-from specedit.app.tui.answer import answer_rows, summary, verdict  # noqa: E402
+from specedit.app.tui.answer import answer_rows, summary  # noqa: E402
 from specedit.app.tui.config import TuiSettings  # noqa: E402
 from specedit.app.tui.widgets.status import StatusBar  # noqa: E402
 
@@ -137,7 +137,7 @@ def test_rows_of_odd_answers_and_the_summary_wording():
         "✓ stats.py:L1 (uncited)",
     ]
     assert rows[1].kind == "verdict"  # right under the tag's line
-    assert verdict(cites[1]) == "✓ stats.py:L1 (uncited)"
+    assert cites[1].verdict() == "✓ stats.py:L1 (uncited)"
     assert summary([]).startswith("✗ no quotes")
     assert summary(check_citations(FOUND, files)) == "1 quote, found"
     assert summary(check_citations(FOUND + "\n\n" + FOUND, files)) == "2 quotes, all found"
@@ -288,7 +288,7 @@ def test_the_real_model_answers_with_its_quotes_checked(workdir, qwen05, monkeyp
             shown = screen.answer_view.plain
             assert summary(res.citations) in shown
             for c in res.citations:
-                assert verdict(c) in shown
+                assert c.verdict() in shown
             await pilot.press("escape")
             assert screen.mode == "edit"
             _untouched(workdir, screen)

@@ -13,8 +13,9 @@ Contract (the wire form is in ``docs/protocol.md``):
   leaving, the server stopping). It runs ``app.rewrite.answer`` in the model's worker thread.
 * Its owner gets ``answer/progress`` ``{sessionId, state, queuePosition, elapsedMs}``: when
   it is queued and its place changes, and while it runs, with ``seq`` and ``text`` (the whole
-  answer so far, so a dropped notification loses nothing), at most every ``jobs.TICK_S``
-  and only when the text grew.
+  answer so far, so a dropped notification loses nothing) and the live figures
+  ``rewrite/progress`` has (``Metrics.progress``), at most every ``jobs.TICK_S`` and only
+  when the text grew.
 * It ends with exactly one ``answer/done`` ``{sessionId, status, message, output, citations,
   quotesFound, stats}``: ``status`` ``done`` (``citations`` are ``Citation.to_json()``, checked
   against the context files by ``app.quotes``; ``quotesFound`` is ``app.quotes.all_found``),
@@ -60,7 +61,7 @@ class AnswerJob(Job):
     def progress_fields(self) -> dict[str, Any]:
         if self.state != "running":
             return {}
-        return {"seq": self.seq, "text": "".join(list(self.pieces))}
+        return {**super().progress_fields(), "seq": self.seq, "text": "".join(list(self.pieces))}
 
     def done_fields(self, extra: dict[str, Any]) -> dict[str, Any]:
         res = extra.get("answer")
@@ -80,6 +81,7 @@ class AnswerJob(Job):
             on_text=self.pieces.append,
             cancel=self.cancel,
             style=self.style,
+            metrics=self.metrics,
         )
 
     async def _tick(self, scheduler: Scheduler) -> None:

@@ -7,8 +7,8 @@ order, as a :class:`Row` of kind ``prose``, ``cite`` (a line that is only a cita
 ``app.quotes.check_citations`` on the same text). A citation whose quote is a string on a prose
 line gets its verdict after that line, the string marked (``Row.mark``); one that quotes nothing,
 after its tag; one placed nowhere, at the end. A quote row's ``ok`` is its citation's verdict.
-``verdict(c)`` is the wording of ``specedit generate``: ``✓ README.md:L12-L14`` or
-``✗ README.md:L12: not in README.md``. ``summary(citations)`` is one line: ``3 quotes, all
+A verdict is ``Citation.verdict()``, worded as every interface words it.
+``summary(citations)`` is one line: ``3 quotes, all
 found``, ``1 of 3 not found``, or that nothing is checked.
 """
 
@@ -17,9 +17,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from ..quotes import CITE_RE, Citation, _passages
-
-NO_QUOTES = "✗ no quotes: nothing in this answer is checked against the files"
+from ..quotes import CITE_RE, NO_QUOTES, Citation, fenced_passages
 
 
 @dataclass(frozen=True)
@@ -33,12 +31,6 @@ class Row:
     """The verdict of a ``quote`` or ``verdict`` row (None elsewhere)."""
     mark: tuple[int, int] | None = None
     """A quoted string inside a prose line: [start, end) columns."""
-
-
-def verdict(c: Citation) -> str:
-    """One citation's check, as ``specedit generate`` words it."""
-    where = c.label() + ("" if c.file else " (uncited)")
-    return f"✓ {where}" if c.found else f"✗ {where}: {c.problem}"
 
 
 def summary(citations: Sequence[Citation]) -> str:
@@ -55,7 +47,7 @@ def summary(citations: Sequence[Citation]) -> str:
 def answer_rows(text: str, citations: Sequence[Citation]) -> list[Row]:
     """The answer's lines with each citation's verdict placed (see the module docstring)."""
     lines = text.splitlines()
-    passages = _passages(lines)
+    passages = fenced_passages(lines)
     inside = {n for p in passages for n in range(p.first, p.last + 1)}
     after: dict[int, list[Citation]] = {}  # answer line -> the verdicts shown after it
     ok_of: dict[int, bool] = {}  # a passage's first line -> its verdict
@@ -83,8 +75,8 @@ def answer_rows(text: str, citations: Sequence[Citation]) -> list[Row]:
             rows.append(Row("cite", line))
         else:
             rows.append(Row("prose", line, mark=marks.get(n)))
-        rows += [Row("verdict", verdict(c), c.found) for c in after.get(n, ())]
-    rows += [Row("verdict", verdict(c), c.found) for c in unplaced]
+        rows += [Row("verdict", c.verdict(), c.found) for c in after.get(n, ())]
+    rows += [Row("verdict", c.verdict(), c.found) for c in unplaced]
     return rows
 
 

@@ -6,16 +6,14 @@ worker, as ``specedit generate --context F -p QUESTION`` does: the context is th
 (its shown name and the editor's current text) and the F4 context files, in the ``quote``
 style (its guard keeps quotes verbatim), under the app's settings. The answer streams into a
 :class:`~..live.LiveRun` that the screen's timer renders in the answer view (mode
-``answering``); the status bar follows its ``Metrics`` as for a rewrite (live where
-``answer`` takes them, :data:`LIVE_ANSWER_METRICS`, else when it ends); Esc cancels. The finished answer (mode
-``answer``) shows its quotes highlighted, each with ✓ or ✗ and the reason, and a summary
-line (``app.tui.answer``); Esc or any key that is no active binding returns to the
-instruction line, still asking. Nothing here changes the editor's text or the file.
+``answering``); the status bar follows its ``Metrics`` live, as for a rewrite; Esc
+cancels. The finished answer (mode ``answer``) shows its quotes highlighted, each with ✓ or
+✗ and the reason, and a summary line (``app.tui.answer``); Esc or any key that is no active
+binding returns to the instruction line, still asking. Nothing here changes the editor's text or the file.
 """
 
 from __future__ import annotations
 
-import inspect
 import logging
 import time
 
@@ -34,10 +32,6 @@ from ..widgets.status import StatusBar
 from .editor_state import EditorState, spec_app
 
 log = logging.getLogger(__name__)
-
-LIVE_ANSWER_METRICS = "metrics" in inspect.signature(answer).parameters
-"""``app.rewrite.answer`` fills a ``Metrics`` it is given when it takes one: the status bar
-then follows the answer as it streams; until it does, it shows the figures at the end."""
 
 
 class AskOps:
@@ -101,7 +95,6 @@ class AskOps:
     @work(thread=True, group="answer", exit_on_error=False)
     def _run_answer(self, loaded: LoadedModel, question: str, files, opts, live: LiveRun) -> None:
         """Thread worker: run the engine; talk to the UI only through messages."""
-        extra = {"metrics": live.metrics} if LIVE_ANSWER_METRICS else {}
         try:
             res = answer(
                 loaded,
@@ -111,7 +104,7 @@ class AskOps:
                 on_text=live.append,
                 cancel=live.cancel,
                 style="quote",
-                **extra,
+                metrics=live.metrics,
             )
         except (UserError, ValueError) as exc:
             self.post_message(AnswerFailed(str(exc)))

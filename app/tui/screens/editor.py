@@ -47,7 +47,7 @@ from ..widgets.answer_view import AnswerView
 from ..widgets.diff_view import DiffView
 from ..widgets.history_input import HistoryInput
 from ..widgets.status import StatusBar
-from .ask_ops import LIVE_ANSWER_METRICS, AskOps
+from .ask_ops import AskOps
 from .editor_state import EditorState, spec_app
 from .file_ops import FileOps, display_path
 from .instruction_ops import InstructionOps
@@ -237,8 +237,6 @@ class EditorScreen(InstructionOps, AskOps, ReviewOps, FileOps, Screen):
         state = {"edit": "idle", "answer": "answered"}.get(self.mode, self.mode)
         note = f"queued: {self.state.queued}" if self.state.queued else ""
         metrics = live.metrics if live is not None else None
-        if self.mode == "answering" and not LIVE_ANSWER_METRICS:
-            metrics, note = None, "figures when the answer ends"
         status.show(
             metrics,
             state=state,
