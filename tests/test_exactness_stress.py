@@ -13,7 +13,7 @@ few standard-library files, on the 0.5B model, under these cache states:
 
 Every output must equal the file's cold plain output: the equality rate must be 100%. The
 rate and the number of pairs are printed. ``SPECEDIT_STRESS_REPS`` repeats the whole set
-(default 1: about a minute on 2 cores for the default one file, its first 24 lines; make
+(default 1: under a minute on 2 cores for the default one file, its first 16 lines; make
 test-long runs three files of 60 lines, three times) and ``SPECEDIT_STRESS_TOKENS`` sets
 the output length (default 32 tokens, 160 in make test-long).
 """
@@ -42,7 +42,7 @@ OTHER = "Rename the variable x to value everywhere."
 STATES = ("cold", "prompt", "reuse", "warm", "loaded")
 REPS = int(os.environ.get("SPECEDIT_STRESS_REPS", "1"))
 TOKENS = int(os.environ.get("SPECEDIT_STRESS_TOKENS", "160" if LONG else "32"))
-LINES = 60 if LONG else 24  # of each file: every state but one prefills it again
+LINES = 60 if LONG else 16  # of each file: every state but one prefills it again
 
 
 def _text(name: str, lines: int = LINES) -> str:
