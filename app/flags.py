@@ -106,7 +106,8 @@ def _add_model(p: argparse.ArgumentParser, draft_model: bool = True) -> None:
         default=os.environ.get("SPECEDIT_ENGINE") or d.engine,
         metavar="openai:URL",
         help="run the model on an OpenAI-compatible server (openai:http://HOST:PORT/v1; "
-        "key from $SPECEDIT_ENGINE_KEY or $OPENAI_API_KEY); --model gives its tokenizer",
+        "openai-chat:URL for one that takes only chat messages; key from "
+        "$SPECEDIT_ENGINE_KEY or $OPENAI_API_KEY); --model gives its tokenizer",
     )
 
 

@@ -67,9 +67,9 @@ class LoadConfig:
     draft_model: str | None = None
     """A small model sharing the target's tokenizer, for ``--draft model``/``auto``."""
     engine: str = ""
-    """``openai:URL``: run the target on that OpenAI-compatible server (``--engine``,
-    ``app.remote_engine``; ``model`` then gives only the tokenizer and chat template).
-    Empty: run it here."""
+    """``openai:URL`` (or ``openai-chat:URL``, a chat-only API): run the target on that
+    OpenAI-compatible server (``--engine``, ``app.remote_engine``; ``model`` then gives
+    only the tokenizer and chat template). Empty: run it here."""
 
 
 @dataclass(frozen=True)

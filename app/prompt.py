@@ -26,7 +26,9 @@ Contract:
   * ``splice(target, messages, prefix, pieces)``: the general form: render the chat template, then
     splice the pieces at their marks, each tokenized on its own (the user's text is never parsed for
     special tokens) so their token spans are known.
-  * ``rewrite_messages``/``answer_messages`` are the messages themselves (no model).
+  * ``rewrite_messages``/``answer_messages`` are the messages themselves (no model); every
+    prompt built here keeps them filled in ``Prompt.chat`` (``chat_of``), for an engine that
+    takes only messages.
   * ``shown_paths(paths)``: the names files go by in every prompt: relative to the working
     directory when inside it, else the shortest tail of the path that no other file shares. A
     prompt never holds where a tmp or home folder happens to be, so the same file and question
@@ -104,6 +106,28 @@ FIT_MARGIN = 8
 
 
 @dataclass(frozen=True)
+class Chat:
+    """A prompt as chat messages, for an engine that takes nothing else (a chat-only API:
+    ``app.remote_engine``): the messages with their marks filled, and the ``opening`` the
+    token prompt pre-fills in the assistant turn (there the model writes it itself)."""
+
+    messages: tuple[tuple[str, str], ...]
+    """(role, content) in order."""
+    opening: str = ""
+
+
+def chat_of(messages: Sequence[dict[str, str]], opening: str, pieces: dict[str, str]) -> Chat:
+    """``messages`` with each mark replaced by its piece, and the assistant ``opening``."""
+    filled = []
+    for m in messages:
+        content = m["content"]
+        for mark, body in pieces.items():
+            content = content.replace(mark, body)
+        filled.append((m["role"], content))
+    return Chat(tuple(filled), opening)
+
+
+@dataclass(frozen=True)
 class Prompt:
     """A prompt ready for the engine (see the module docstring)."""
 
@@ -120,6 +144,8 @@ class Prompt:
     edit: str = "whole"
     """What the model writes in its block: ``whole`` (the new ``part``) or ``blocks``
     (search/replace blocks, ``app.edits``, opened by ``edits.PREFILL``)."""
+    chat: Chat | None = None
+    """The same prompt as messages (None where it has no chat form: a raw completion)."""
 
     def __len__(self) -> int:
         return len(self.ids)
@@ -234,7 +260,8 @@ def rewrite_prompt(
     part_end = max((end for _, end, lab in spans if lab != "previous"), default=0)
     prefix_end = whole[0] if whole else part_end  # the previous output comes after it
     fence = rewrite_fence(text)
-    return Prompt(tuple(ids), tuple(spans), fence, prefix_end, part, region, edit)
+    chat = chat_of(messages, prefix, pieces)
+    return Prompt(tuple(ids), tuple(spans), fence, prefix_end, part, region, edit, chat)
 
 
 def outline_prompt(
@@ -301,9 +328,9 @@ def outline_prompt(
     ids, spans = splice(target, messages, opening, pieces)
     prefix_end = next(e for _, e, lab in spans if lab == "outline")
     edit = "blocks" if ask == "blocks" else "whole"
-    return Prompt(
-        tuple(ids), tuple(spans), fence, prefix_end, part, region if ask == "whole" else None, edit
-    )
+    region = region if ask == "whole" else None
+    chat = chat_of(messages, opening, pieces)
+    return Prompt(tuple(ids), tuple(spans), fence, prefix_end, part, region, edit, chat)
 
 
 def feedback_note(feedback: tuple[str, str] | None) -> str | None:
@@ -321,9 +348,12 @@ def answer_prompt(
     ``prefix_end`` is the end of the last file, so a prompt cache keeps the system text and
     the files for the next question about them."""
     pieces = {CTX_MARK.format(i): c for i, (_, c) in enumerate(context_files)}
-    ids, spans = splice(target, answer_messages(question, list(context_files), style), "", pieces)
+    messages = answer_messages(question, list(context_files), style)
+    ids, spans = splice(target, messages, "", pieces)
     prefix_end = max((e for _, e, _ in spans), default=0)
-    return Prompt(tuple(ids), tuple(spans), prefix_end=prefix_end)
+    return Prompt(
+        tuple(ids), tuple(spans), prefix_end=prefix_end, chat=chat_of(messages, "", pieces)
+    )
 
 
 def rewrite_messages(

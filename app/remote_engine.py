@@ -2,13 +2,14 @@
 
 Contract:
 
-* :func:`parse_engine` reads ``openai:http://host:port/v1`` (``https`` too); the API key,
+* :func:`parse_engine` reads ``openai:http://host:port/v1`` (``https`` too; ``openai-chat:``
+  for a server that takes only chat messages); the API key,
   when the server wants one, comes from ``$SPECEDIT_ENGINE_KEY``, else
   ``$OPENAI_API_KEY``, and goes out as ``Authorization: Bearer``.
 * :func:`load_remote` (``app.loaded_model.load_model`` calls it when ``LoadConfig.engine``
   is set) asks the server for its models (``GET /models``: the one whose id is the local
   model's name or file name, else the only one) and returns a ``LoadedModel`` whose
-  ``target`` is a :class:`VocabTarget`: the local GGUF's tokenizer and chat template
+  ``target`` is a ``models.vocab_only.VocabTarget``: the local GGUF's tokenizer and chat template
   only (``--model``, loaded without weights), so every prompt is built and measured as a
   local run's, and whose ``remote`` is a :class:`RemoteEngine`.
 * ``RemoteEngine.run_prompt`` (``app.generation.run_prompt`` hands a remote model's
@@ -17,7 +18,12 @@ Contract:
   streamed text to the run's ``TextSink`` (closing fence, ``stop_when``, ``on_text``) and
   closes the stream as soon as the sink has what it needs, or ``cancel`` is set. The text
   being rewritten (``Prompt.part``) goes as ``prediction`` where the server takes it
-  (specedit's own ``serve --http``, whose model card says so). The stats are measured
+  (specedit's own ``serve --http``, whose model card says so; OpenAI's and Mistral's chat
+  APIs). A chat-only API (``openai-chat:URL``, or ``openai:URL`` whose server answers 404
+  to ``/completions``: OpenAI's, Mistral's) gets the same prompt as messages
+  (``Prompt.chat``) at ``/chat/completions``, with OpenAI's fields only; the model writes
+  the assistant turn's opening fence itself there, and it is dropped before the sink
+  (``_Opening``), so every edit mode reads the answer as a local run's. The stats are measured
   here, client-side: the wait for the first token (``prefill_s``), decode time and tok/s,
   tokens (the server's ``usage`` when it sends one, else the local tokenizer's count), with
   ``backend`` ``remote`` and ``device`` naming the engine; a specedit server's own figures
@@ -39,16 +45,13 @@ import os
 import threading
 import time
 import urllib.parse
-from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
-
-import numpy as np
 
 from ..engine.backend import ModelError
 from ..engine.metrics import Metrics
 from ..models.catalog import CATALOG, check_once, resolve_model
+from ..models.vocab_only import VocabTarget
 
 if TYPE_CHECKING:
     from .generation import RunResult, TextSink
@@ -64,72 +67,28 @@ READ_TIMEOUT_S = 600.0
 """The longest silence a stream may keep (a long prompt read on a slow server)."""
 
 
-def parse_engine(spec: str) -> str:
-    """The base URL of ``openai:URL`` (no trailing slash); ``ModelError`` otherwise."""
+APIS = {"openai": "auto", "openai-chat": "chat"}
+"""``--engine`` schemes and the API each speaks: ``auto`` (``/completions``, or the chat
+API when the server has none) or ``chat`` (``/chat/completions`` only)."""
+
+PREDICTION_HOSTS = ("api.openai.com", "api.mistral.ai")
+"""Chat APIs that take ``prediction`` (OpenAI's Predicted Outputs, Mistral's)."""
+
+
+def parse_engine(spec: str) -> tuple[str, str]:
+    """(the base URL, no trailing slash; the API: ``APIS``) of ``openai:URL`` or
+    ``openai-chat:URL``; ``ModelError`` otherwise."""
     scheme, sep, url = spec.partition(":")
     u = urllib.parse.urlsplit(url)
-    if scheme != "openai" or not sep or u.scheme not in ("http", "https") or not u.hostname:
-        raise ModelError(f"--engine takes openai:http://HOST:PORT/v1, not {spec!r}")
-    return url.rstrip("/")
+    if scheme not in APIS or not sep or u.scheme not in ("http", "https") or not u.hostname:
+        raise ModelError(
+            f"--engine takes openai:http://HOST:PORT/v1 (or openai-chat:URL), not {spec!r}"
+        )
+    return url.rstrip("/"), APIS[scheme]
 
 
 def api_key() -> str | None:
     return next((os.environ[k] for k in KEY_ENV if os.environ.get(k)), None)
-
-
-class VocabTarget:
-    """A GGUF's tokenizer and chat template, without its weights: the local half of a
-    remote target (``TargetModel`` whose ``eval`` refuses)."""
-
-    backend = "remote"
-
-    def __init__(self, path: Path, *, n_ctx: int, name: str, device: str) -> None:
-        import llama_cpp
-
-        from ..models.gguf_meta import read_metadata
-
-        self.info = read_metadata(path)
-        self.path, self.name, self.device_name = path, name, device
-        try:
-            self._llama = llama_cpp.Llama(model_path=str(path), vocab_only=True, verbose=False)
-        except Exception as e:
-            raise ModelError(f"llama.cpp could not read the tokenizer of {path}: {e}") from e
-        self.n_vocab = self._llama.n_vocab()
-        self.n_ctx = min(n_ctx, self.info.context_length or n_ctx)
-        self.eos_ids = frozenset(
-            int(t)
-            for t in (*self.info.eos_ids, self._llama.token_eos())
-            if t is not None and t >= 0
-        )
-        self.add_bos = self._llama.metadata.get("tokenizer.ggml.add_bos_token", "false") == "true"
-
-    def tokenize(self, text: str, special: bool = False) -> list[int]:
-        return self._llama.tokenize(text.encode("utf-8"), add_bos=False, special=special)
-
-    def detokenize(self, tokens: Sequence[int]) -> bytes:
-        return self._llama.detokenize(list(tokens))
-
-    def text_of(self, tokens: Sequence[int]) -> str:
-        """The prompt's text, special tokens spelled out (the server parses them back)."""
-        return self._llama.detokenize(list(tokens), special=True).decode("utf-8", "replace")
-
-    def chat_prompt(self, messages: list[dict[str, str]]) -> str:
-        from ..models.chat import render_chat
-
-        bos = self.text_of([self._llama.token_bos()]) if self.add_bos else ""
-        return render_chat(self.info.chat_template, messages, bos)
-
-    def eval(self, tokens: Sequence[int], pos: int, want: Sequence[int]) -> np.ndarray:
-        raise ModelError("the model runs on a remote engine: it reads prompts there")
-
-    def rollback(self, pos: int) -> None:
-        pass
-
-    def describe(self) -> dict:
-        return {"device": self.device_name, "engine": self.device_name}
-
-    def close(self) -> None:
-        self._llama.close()
 
 
 @dataclass
@@ -147,6 +106,9 @@ class RemoteEngine:
     """What the server said it is: ``specedit`` or the model card's ``owned_by``."""
     device: str = ""
     """Where the server said the model runs (specedit's own server says so)."""
+    api: str = "auto"
+    """``completions`` (a raw prompt), ``chat`` (messages: ``Prompt.chat``) or ``auto``
+    (``completions`` until the server answers that it has none)."""
 
     # ---- HTTP ------------------------------------------------------------------------
     def _connect(self) -> tuple[http.client.HTTPConnection, str]:
@@ -201,7 +163,7 @@ class RemoteEngine:
             msg = _error_message(resp.read(65536))
             done.set()
             conn.close()
-            raise ModelError(f"the engine at {self.url} answered {resp.status}: {msg}")
+            raise _Status(resp.status, f"the engine at {self.url} answered {resp.status}: {msg}")
         return conn, resp, done
 
     def models(self) -> list[dict[str, Any]]:
@@ -262,7 +224,16 @@ class RemoteEngine:
             body["prediction"] = {"type": "content", "content": prompt.part}
         t0 = time.perf_counter()
         with loaded.lock:
-            finish, usage, extra = self._stream(body, sink, cancel, m, t0)
+            if self.api != "chat":
+                try:
+                    finish, usage, extra = self._stream(body, sink, cancel, m, t0)
+                except _Status as e:
+                    if self.api != "auto" or e.status not in (404, 405):
+                        raise
+                    log.info("%s has no /completions: the chat API from now on", self.url)
+                    self.api = "chat"
+            if self.api == "chat":
+                finish, usage, extra = self._chat(body, prompt, sink, cancel, m, t0)
         text = sink.finish()
         tokens = target.tokenize(text, special=False)
         n = (usage or {}).get("completion_tokens")
@@ -279,10 +250,28 @@ class RemoteEngine:
             m.stop_reason = "eos"  # the block closed: as a local run would say
         return RunResult(text, tokens, m, sink.fenced)
 
-    def _stream(self, body, sink: TextSink, cancel, m: Metrics, t0: float):
-        """Read the server-sent events into ``sink``; (finish, usage, specedit extra)."""
+    def _chat(self, body: dict, prompt: Prompt, sink: TextSink, cancel, m: Metrics, t0: float):
+        """The request as messages (``Prompt.chat``), to ``/chat/completions``: the model
+        writes the assistant turn's opening itself there (``_Opening`` drops it). Only
+        OpenAI's own fields go (a hosted API refuses others)."""
+        if prompt.chat is None:
+            raise ModelError(f"the engine at {self.url} takes only chat messages; this has none")
+        body = {k: v for k, v in body.items() if k not in ("prompt", "repeat_penalty", "top_k")}
+        body["messages"] = [{"role": r, "content": c} for r, c in prompt.chat.messages]
+        host = urllib.parse.urlsplit(self.url).hostname or ""
+        if host in PREDICTION_HOSTS and prompt.part and m.speculation:
+            body["prediction"] = {"type": "content", "content": prompt.part}
+        opening = _Opening(sink, prompt.chat.opening)
         try:
-            conn, resp, done = self._request("POST", "/completions", body, cancel)
+            return self._stream(body, opening, cancel, m, t0, "/chat/completions")
+        finally:
+            opening.flush()
+
+    def _stream(self, body, sink, cancel, m: Metrics, t0: float, path: str = "/completions"):
+        """Read the server-sent events into ``sink`` (anything with ``feed``); (finish,
+        usage, specedit extra)."""
+        try:
+            conn, resp, done = self._request("POST", path, body, cancel)
         except _Cancelled:
             return "cancelled", None, None
         finish, usage, extra, ended = "", None, None, False
@@ -346,6 +335,62 @@ class _Cancelled(Exception):
     """A request cancelled before its answer began."""
 
 
+class _Status(ModelError):
+    """The server answered with an HTTP error ``status``."""
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+class _Opening:
+    """Feeds ``sink`` a chat model's answer from where a token prompt's pre-filled
+    ``opening`` would have ended it: up to and through the answer's first fence line
+    (``` or ~~~, any language), then the opening's further lines (``edits.PREFILL``) when
+    the answer has them there. An answer with no fence line in its first ``SCAN`` characters
+    goes to ``sink`` whole, as does one with no opening to drop."""
+
+    SCAN = 4000
+
+    def __init__(self, sink: TextSink, opening: str) -> None:
+        self.sink, self.buf = sink, ""
+        self.rest = opening.split("\n", 1)[1] if "\n" in opening else ""
+        self.state = "fence" if opening else "through"
+
+    def feed(self, piece: str) -> bool:
+        if self.state == "through":
+            return self.sink.feed(piece)
+        self.buf += piece
+        if self.state == "fence":
+            at = 0
+            while (nl := self.buf.find("\n", at)) >= 0:
+                if self.buf[at:nl].lstrip().startswith(("```", "~~~")):
+                    self.buf, self.state = self.buf[nl + 1 :], "rest"
+                    break
+                at = nl + 1
+            else:
+                if len(self.buf) < self.SCAN:
+                    return True
+                self.state = "through"  # no fence: the answer is the text itself
+                return self._out()
+        if self.state == "rest":
+            if self.rest.startswith(self.buf) and self.buf != self.rest:
+                return True  # maybe the opening's next line, not yet whole
+            if self.buf.startswith(self.rest):
+                self.buf = self.buf[len(self.rest) :]
+            self.state = "through"
+        return self._out()
+
+    def _out(self) -> bool:
+        buf, self.buf = self.buf, ""
+        return self.sink.feed(buf) if buf else True
+
+    def flush(self) -> None:
+        """The stream ended: what is held goes to ``sink`` (an answer with no fence)."""
+        self.state = "through"
+        self._out()
+
+
 def _shut(conn: http.client.HTTPConnection) -> None:
     import socket
 
@@ -402,11 +447,11 @@ def load_remote(cfg: LoadConfig, on_stage=None) -> LoadedModel:
     """A loaded model whose target runs on ``cfg.engine`` (module docstring)."""
     from .loaded_model import LoadedModel, model_hash_record
 
-    url = parse_engine(cfg.engine)
+    url, api = parse_engine(cfg.engine)
     t = time.perf_counter()
     if on_stage is not None:
         on_stage("weights", f"remote {url}")
-    engine = RemoteEngine(url, model="", key=api_key())
+    engine = RemoteEngine(url, model="", key=api_key(), api=api)
     cards = engine.models()
     path = resolve_model(cfg.model)
     check_once(path, model_hash_record())

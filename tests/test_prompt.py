@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 from toy import ToyModel
 
+from specedit.app import edits
 from specedit.app.prompt import (
     FILE_MARK,
     QUOTE_EXAMPLE,
@@ -172,3 +173,20 @@ def test_room_and_fit_are_measured_in_one_place():
     assert p.room(1000) == 899 and p.part_tokens == 30
     assert p.fits(100 + 30 + FIT_MARGIN) and not p.fits(100 + 30 + FIT_MARGIN - 1)
     assert p.fits(100 + 5 + FIT_MARGIN, out=5) and not p.fits(120, out=30)
+
+
+def test_every_prompt_keeps_its_chat_form_for_a_chat_only_engine():
+    """``Prompt.chat``: the messages with the user's text in place of its marks, and the
+    opening the token prompt pre-fills (``app.remote_engine`` sends these to a chat API)."""
+    t = ToyModel()
+    text = "x = 1\n"
+    p = rewrite_prompt(t, text, "Set x to 2.", path="m.py", edit="blocks")
+    (sys_role, _), (user_role, user) = p.chat.messages
+    assert (sys_role, user_role) == ("system", "user")
+    assert text in user and "Set x to 2." in user and "\x00" not in user
+    assert p.chat.opening == p.fence + "python\n" + edits.PREFILL
+    # the token prompt is the same messages rendered, opened the same way
+    rendered = t.chat_prompt([{"role": r, "content": c} for r, c in p.chat.messages])
+    assert list(p.ids) == t.tokenize(rendered + p.chat.opening)
+    q = answer_prompt(t, "Why?", [("notes.md", "Because.\n")])
+    assert q.chat.opening == "" and "Because.\n" in q.chat.messages[-1][1]

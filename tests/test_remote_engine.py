@@ -97,7 +97,11 @@ def check_auto(s: dict) -> None:
 
 
 def test_engine_specs():
-    assert parse_engine("openai:http://127.0.0.1:8000/v1/") == "http://127.0.0.1:8000/v1"
+    assert parse_engine("openai:http://127.0.0.1:8000/v1/") == ("http://127.0.0.1:8000/v1", "auto")
+    assert parse_engine("openai-chat:https://api.openai.com/v1") == (
+        "https://api.openai.com/v1",
+        "chat",
+    )
     for bad in ("http://x/v1", "openai:ftp://x", "vllm:http://x", "openai:"):
         with pytest.raises(ModelError, match="openai:http"):
             parse_engine(bad)
