@@ -1,14 +1,19 @@
 """``specedit bench predict``: one edit through ``serve --http``, with and without
 ``prediction``, and decoded plainly, side by side in one run.
 
-Contract: ``specedit bench predict [--model M] [-r R] [--ctx N] [--threads T] [--out DIR]``
+Contract: ``specedit bench predict [--model M] [-r R] [--ctx N] [--threads T] [--out DIR]
+[--file F] [--instruction I] [--predict-rename OLD=NEW]``
 loads the model, serves it on a loopback port (``app.server.http_serve.HttpThread``, the
 real HTTP server) and sends the same chat request, an edit whose answer is the whole
 file (``--file``, default ``app/samples/inventory.py``, with ``--instruction``), at
-temperature 0 in three modes, interleaved R times:
+temperature 0 in four modes, interleaved R times:
 
 * ``prediction``: ``prediction`` is the file (OpenAI's Predicted Outputs): prompt lookup
   drafts from the prompt, the prediction and the output;
+* ``edited prediction``: ``prediction`` is the file with the client's guess of the edit
+  already made (``--predict-rename OLD=NEW``: every OLD replaced by NEW, as an editor's
+  rename refactoring would make it): where the answer changes the file in many places,
+  the prompt's copy stops matching at each one, the guess does not;
 * ``no prediction``: the same request without it: specedit still drafts from the prompt,
   which holds the file;
 * ``plain``: specedit's extension ``"specedit": {"draft": "none"}``: no drafts, one token
@@ -45,14 +50,18 @@ from .record import save_record
 
 log = logging.getLogger(__name__)
 
-MODES = ("prediction", "no prediction", "plain")
+MODES = ("prediction", "edited prediction", "no prediction", "plain")
 SAMPLE = Path(__file__).resolve().parent.parent / "app" / "samples" / "inventory.py"
 INSTRUCTION = "Rename the method low_stock to items_below, and update its callers."
+RENAME = "low_stock=items_below"
 SYSTEM = "You edit code. Reply with the complete new file in one code block and nothing else."
 
 
-def request_body(model: str, text: str, instruction: str, mode: str, max_tokens: int) -> dict:
-    """The chat request of ``mode`` (module docstring)."""
+def request_body(
+    model: str, text: str, instruction: str, mode: str, max_tokens: int, rename: str = RENAME
+) -> dict:
+    """The chat request of ``mode`` (module docstring); ``rename`` is ``OLD=NEW``, the
+    client's guess of the edit in ``edited prediction``."""
     body: dict[str, Any] = {
         "model": model,
         "messages": [
@@ -64,6 +73,10 @@ def request_body(model: str, text: str, instruction: str, mode: str, max_tokens:
     }
     if mode == "prediction":
         body["prediction"] = {"type": "content", "content": f"```python\n{text}```"}
+    if mode == "edited prediction":
+        old, _, new = rename.partition("=")
+        guess = text.replace(old, new) if old else text
+        body["prediction"] = {"type": "content", "content": f"```python\n{guess}```"}
     if mode == "plain":
         body["specedit"] = {"draft": "none"}
     return body
@@ -168,6 +181,12 @@ def main(argv: list[str]) -> int:
     p.add_argument("--threads", type=int, default=None)
     p.add_argument("--file", default=str(SAMPLE))
     p.add_argument("--instruction", default=INSTRUCTION)
+    p.add_argument(
+        "--predict-rename",
+        default=RENAME,
+        metavar="OLD=NEW",
+        help="the client's guess in the edited prediction: the file with OLD replaced by NEW",
+    )
     p.add_argument("--out", default="bench/results")
     p.add_argument("--log-level", default="WARNING")
     a = p.parse_args(argv)
@@ -182,7 +201,8 @@ def main(argv: list[str]) -> int:
         post(url, request_body(model, "x = 1\n", "Say ok.", "plain", 4))  # warm the engine
         for i in range(a.repeats):
             for mode in MODES:
-                r = one_run(url, request_body(model, text, a.instruction, mode, max_tokens), mode)
+                body = request_body(model, text, a.instruction, mode, max_tokens, a.predict_rename)
+                r = one_run(url, body, mode)
                 r["repeat"] = i
                 runs.append(r)
                 log.info("%s", r)
@@ -194,6 +214,7 @@ def main(argv: list[str]) -> int:
         "machine": {"cpu": platform.processor() or platform.machine(), "cores": os.cpu_count()},
         "file": a.file,
         "instruction": a.instruction,
+        "predict_rename": a.predict_rename,
         "max_tokens": max_tokens,
         "summary": summary,
         "runs": runs,
