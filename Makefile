@@ -44,7 +44,7 @@ demo: setup
 
 test: setup-test
 	$(BIN)/ruff check . && $(BIN)/ruff format --check .
-	$(BIN)/python -m pytest -q --durations=25
+	$(BIN)/python -m pytest -q -n 2 --dist loadgroup --durations=25
 	if [ -f plugins/vscode/package.json ]; then cd plugins/vscode && npm test; fi
 
 # the nightly run: the default suite's long stress runs at full length (tests/conftest.py)

@@ -5,7 +5,8 @@ rewrites an ``N``-line real source file (the standard library's
 ``textwrap.py``) with a one-line change through the real command,
 ``specedit rewrite FILE -i ... --edit whole --json`` (``--edit`` picks another mode),
 in a fresh process each time, and
-reports medians over ``R`` repeats of each part the user waits for:
+reports medians over ``R`` repeats (of the ``--cases`` asked for, default all) of each part
+the user waits for:
 ``wall`` (the whole command), ``import`` (starting Python and importing the
 CLI, measured on its own), ``model_load`` (llama.cpp load, cached exactness
 check, cost-curve level), ``prefill``, ``decode``, ``rest`` (prompt building,
@@ -50,6 +51,9 @@ from .tasks import stdlib_dir, truncate_lines
 log = logging.getLogger(__name__)
 
 INSTRUCTION = "Change the default width of TextWrapper.__init__ from 70 to 80. Change nothing else."
+
+
+CASES = ("cold", "warm", "editor", "region")
 
 
 def _file(lines: int, folder: Path) -> Path:
@@ -152,13 +156,21 @@ def main(argv: list[str] | None = None) -> int:
     )
     ap.add_argument("--exact", action="store_true", help="every case in exact mode")
     ap.add_argument("--k", type=int, default=None, help="a fixed draft length in every case")
+    ap.add_argument(
+        "--cases",
+        nargs="+",
+        default=list(CASES),
+        choices=CASES,
+        help="the cases to run (default: all; region runs only where the file reaches "
+        "TextWrapper.__init__)",
+    )
     ap.add_argument("--out", default="bench/results")
     a = ap.parse_args(argv)
     exact = (["--exact"] if a.exact else []) + ([] if a.k is None else ["--k", str(a.k)])
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
     from ..app.loaded_model import load_model
 
-    cases: dict[str, list[dict]] = {"cold": [], "warm": [], "editor": [], "region": []}
+    cases: dict[str, list[dict]] = {c: [] for c in CASES if c in a.cases}
     imports = []
     with tempfile.TemporaryDirectory() as tmp:
         path = _file(a.lines, Path(tmp))
@@ -168,27 +180,32 @@ def main(argv: list[str] | None = None) -> int:
         if checks.exists():
             shutil.copy(checks, scratch / "model_checks.json")
         env = {**os.environ, "SPECEDIT_STATE_DIR": str(scratch)}
-        _cli(path, a.model, a.edit, exact, env)  # fills the prompt cache (and the checks, if new)
+        if "warm" in cases:  # fills the prompt cache (and the checks, if new)
+            _cli(path, a.model, a.edit, exact, env)
         for i in range(a.repeats):
             log.warning("repeat %d/%d", i + 1, a.repeats)
             imports.append(_import_s())
-            cold = ["--no-prompt-cache", *exact]
-            cases["cold"].append(_cli(path, a.model, a.edit, cold, env))
-            cases["warm"].append(_cli(path, a.model, a.edit, exact, env))
-        loaded = load_model(a.model)
-        try:
-            text = path.read_text(encoding="utf-8")
-            region = _target_region(text)
-            if region is None:
-                log.warning("the excerpt ends before TextWrapper.__init__: no region case")
-                del cases["region"]
-            for _ in range(a.repeats):
-                ed = (loaded, path, text, a.typing, a.edit)
-                cases["editor"].append(_editor(*ed, exact=a.exact, k=a.k))
-                if region is not None:
-                    cases["region"].append(_editor(*ed, region, exact=a.exact, k=a.k))
-        finally:
-            loaded.target.close()
+            if "cold" in cases:
+                cold = ["--no-prompt-cache", *exact]
+                cases["cold"].append(_cli(path, a.model, a.edit, cold, env))
+            if "warm" in cases:
+                cases["warm"].append(_cli(path, a.model, a.edit, exact, env))
+        text = path.read_text(encoding="utf-8")
+        region = _target_region(text) if "region" in cases else None
+        if "region" in cases and region is None:
+            log.warning("the excerpt ends before TextWrapper.__init__: no region case")
+            del cases["region"]
+        if "editor" in cases or "region" in cases:
+            loaded = load_model(a.model)
+            try:
+                for _ in range(a.repeats):
+                    ed = (loaded, path, text, a.typing, a.edit)
+                    if "editor" in cases:
+                        cases["editor"].append(_editor(*ed, exact=a.exact, k=a.k))
+                    if region is not None:
+                        cases["region"].append(_editor(*ed, region, exact=a.exact, k=a.k))
+            finally:
+                loaded.target.close()
     record = {
         "model": a.model,
         "edit": a.edit,
@@ -214,10 +231,11 @@ def main(argv: list[str] | None = None) -> int:
         row = "".join(f"{record['medians'][c][k]:10.3f}" for c in cases)
         sys.stdout.write(f"{k:>12}{row}\n")
     sys.stdout.write(f"{'import':>12}{record['import_s']:10.3f}   (inside process)\n")
-    sys.stdout.write(
-        f"editor: warmed up for {a.typing:.0f} s while typing, "
-        f"{record['medians']['editor']['warm_tokens']:.0f} tokens read before Enter\n"
-    )
+    if "editor" in cases:
+        sys.stdout.write(
+            f"editor: warmed up for {a.typing:.0f} s while typing, "
+            f"{record['medians']['editor']['warm_tokens']:.0f} tokens read before Enter\n"
+        )
     for c in cases:
         m = record["medians"][c]
         sys.stdout.write(

@@ -32,6 +32,12 @@ itself (the note it prints, where it saves) unset it (``own_model_checks``).
 
 ``long`` tests (the stress runs at full length) run only with ``SPECEDIT_LONG=1``
 (``make test-long``); the default suite covers each of their paths once, shorter.
+
+``make test`` runs on two pytest workers (``-n 2 --dist loadgroup``): every ``model`` test
+(marked, or using a model fixture) goes to one worker, which runs them one at a time, so
+two models never compete for the cores; the other worker runs the rest (the toy, the
+scripted model, the Triton interpreter, the terminal app, Neovim). Nothing here depends on
+timing (the rule above), so a test gives the same verdict on a worker as alone.
 """
 
 from __future__ import annotations
@@ -54,8 +60,18 @@ from specedit.models.wheels import ensure_model  # noqa: E402
 LONG = os.environ.get("SPECEDIT_LONG") == "1"
 
 
+MODEL_FIXTURES = frozenset({"qwen05", "qwen05_path", "smollm_path"})
+
+
 def pytest_collection_modifyitems(config, items):
-    """``long`` tests skip unless ``SPECEDIT_LONG=1`` (module docstring)."""
+    """A test that uses a real model is marked ``model`` whether or not it says so (``make
+    test`` runs the others on both cores first, then these one at a time); ``long`` tests
+    skip unless ``SPECEDIT_LONG=1`` (module docstring)."""
+    for item in items:
+        if MODEL_FIXTURES.intersection(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.model)
+        if "model" in item.keywords:  # one worker runs them in turn (``-n 2 --dist loadgroup``)
+            item.add_marker(pytest.mark.xdist_group("model"))
     if LONG:
         return
     skip = pytest.mark.skip(reason="a long run: SPECEDIT_LONG=1 (make test-long)")
