@@ -44,7 +44,10 @@ demo: setup
 
 test: setup-test
 	$(BIN)/ruff check . && $(BIN)/ruff format --check .
-	$(BIN)/python -m pytest -q -n 2 --dist loadgroup --durations=25
+	# the tests without a model on both cores, then the real-model tests alone: llama.cpp's
+	# threads wait for each other by spinning, so anything beside them slows them down
+	$(BIN)/python -m pytest -q -m "not model" -n 2 --durations=10
+	$(BIN)/python -m pytest -q -m model --durations=25
 	if [ -f plugins/vscode/package.json ]; then cd plugins/vscode && npm test; fi
 
 # the nightly run: the default suite's long stress runs at full length (tests/conftest.py)

@@ -33,11 +33,13 @@ itself (the note it prints, where it saves) unset it (``own_model_checks``).
 ``long`` tests (the stress runs at full length) run only with ``SPECEDIT_LONG=1``
 (``make test-long``); the default suite covers each of their paths once, shorter.
 
-``make test`` runs on two pytest workers (``-n 2 --dist loadgroup``): every ``model`` test
-(marked, or using a model fixture) goes to one worker, which runs them one at a time, so
-two models never compete for the cores; the other worker runs the rest (the toy, the
-scripted model, the Triton interpreter, the terminal app, Neovim). Nothing here depends on
-timing (the rule above), so a test gives the same verdict on a worker as alone.
+``make test`` runs the tests without a model on two pytest workers (``-m "not model" -n
+2``: the toy, the scripted model, the Triton interpreter, the terminal app, Neovim), then
+the ``model`` tests (marked, or using a model fixture: marked here) one at a time, alone:
+llama.cpp's threads wait for each other by spinning, and with another busy process beside
+them the model tests ran far slower (a run with both halves side by side on two workers
+was at 60% after 26 minutes; the suite in turn takes 23). Nothing here depends on timing
+(the rule above), so a test gives the same verdict on a worker as alone.
 """
 
 from __future__ import annotations
@@ -70,8 +72,6 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if MODEL_FIXTURES.intersection(getattr(item, "fixturenames", ())):
             item.add_marker(pytest.mark.model)
-        if "model" in item.keywords:  # one worker runs them in turn (``-n 2 --dist loadgroup``)
-            item.add_marker(pytest.mark.xdist_group("model"))
     if LONG:
         return
     skip = pytest.mark.skip(reason="a long run: SPECEDIT_LONG=1 (make test-long)")
