@@ -127,14 +127,21 @@ def _options(raw: Any) -> tuple[dict[str, Any], str | None, str | None]:
     return kw, expand, lang
 
 
+def _said(p: dict, key: str) -> str:
+    """``p[key]``: what the user typed, a non-empty string of at most MAX_INSTRUCTION
+    characters (an instruction, a question)."""
+    v = p.get(key)
+    if not isinstance(v, str) or not v.strip():
+        raise _bad(f"{key} must be a non-empty string")
+    if len(v) > MAX_INSTRUCTION:
+        raise _bad(f"{key} is over {MAX_INSTRUCTION} characters")
+    return v
+
+
 def parse_start(params: Any) -> StartParams:
     p = _obj(params, "rewrite/start")
     text = _text(p, "")
-    instruction = p.get("instruction")
-    if not isinstance(instruction, str) or not instruction.strip():
-        raise _bad("instruction must be a non-empty string")
-    if len(instruction) > MAX_INSTRUCTION:
-        raise _bad(f"instruction is over {MAX_INSTRUCTION} characters")
+    instruction = _said(p, "instruction")
     path = _opt_str(p, "path")
     if path is not None and ("\x00" in path or not path):
         raise _bad("path must be a non-empty string without NUL")
@@ -232,11 +239,7 @@ def parse_answer(params: Any) -> AnswerParams:
     """``answer/start``'s params (``docs/protocol.md``): each text at most
     :data:`~specedit.app.files.MAX_SOURCE_BYTES`, as ``rewrite/start``'s is."""
     p = _obj(params, "answer/start")
-    question = p.get("question")
-    if not isinstance(question, str) or not question.strip():
-        raise _bad("question must be a non-empty string")
-    if len(question) > MAX_INSTRUCTION:
-        raise _bad(f"question is over {MAX_INSTRUCTION} characters")
+    question = _said(p, "question")
     raw = p.get("contextFiles")
     if not isinstance(raw, list) or not raw:
         raise _bad("contextFiles must be a non-empty array of {path, text?}")
