@@ -24,15 +24,18 @@ $(VENV)/.core: pyproject.toml | $(BIN)/python
 
 # every setup checks the installed build against the wanted one (a second of imports) and
 # rebuilds only when they differ
-llama: $(VENV)/.core
+llama: | $(BIN)/python
 	@bash scripts/install-llama.sh $(BIN) $(LLAMA)
 
-# torch goes in first and pinned: a bare `torch` requirement would pull a CUDA build
-$(VENV)/.test: $(VENV)/.core
+# the test setup installs the package once, with every extra (not .core's install, then
+# this one again); torch goes in first and pinned: a bare `torch` requirement would pull a
+# CUDA build
+$(VENV)/.test: pyproject.toml | $(BIN)/python
+	bash scripts/install-llama.sh $(BIN) $(LLAMA)
 	$(BIN)/pip install -q torch==2.13.0
 	$(BIN)/pip install -q -e '.[tui,server,bench,torch,test]'
 	if [ -f plugins/vscode/package.json ]; then cd plugins/vscode && npm ci --no-audit --no-fund && npm run compile; fi
-	touch $@
+	touch $(VENV)/.core $@
 
 setup: $(VENV)/.core llama
 setup-test: $(VENV)/.test llama
