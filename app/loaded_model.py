@@ -131,7 +131,10 @@ def _cache_key(path: Path, target: TargetModel, threads: int) -> str:
     # the device name says what is offloaded; a torch model's quantization changes its costs
     quant = target.describe().get("quant", "") if isinstance(target, Describes) else ""
     where = f"{target.backend}|{target.device_name}|{quant}"
-    return f"{path.resolve()}|{st.st_size}|{int(st.st_mtime)}|{where}|{build}|{threads}"
+    # the file itself (device and inode), not its name: an Ollama blob hard-linked to a
+    # catalog file, or a file reached by another path, shares its checks and prompt cache
+    file = f"{st.st_dev}:{st.st_ino}|{st.st_size}|{int(st.st_mtime)}"
+    return f"{file}|{where}|{build}|{threads}"
 
 
 def model_hash_record() -> Path:

@@ -8,8 +8,9 @@ Which tests need which model (marker ``model``):
     ``qwen05_path`` for a test that starts its own process): the real llama.cpp backend
     end to end: the CLI, the server, the terminal app, Neovim, prompt cache, warm-ups,
     exactness, faults, the benches' plumbing;
-  * ``smollm2-135m`` (``smollm_path``): a second vocabulary (draft-model checks) and the
-    catalog's smallest file (model stores);
+  * ``smollm2-135m`` (``smollm_path``): a second vocabulary (draft-model checks), the
+    catalog's smallest file (model stores, corrupt files), and the cheapest first load
+    (the note the model checks print: the 0.5B's checks cost three times as long);
   * no model: the numpy toy (``toy.py``), the scripted model (``scripted.py``: it writes
     given answers, for the edit modes, checks and repairs) and tiny torch models
     (``torch_tiny.py``) wherever the model does not matter.

@@ -72,7 +72,7 @@ def test_models_pull_of_an_unknown_name_starts_with_the_error(capsys):
 
 
 @pytest.mark.model
-def test_batched_logits_note_once_at_first_load_and_whole_lines(tmp_path, qwen05_path):
+def test_batched_logits_note_once_at_first_load_and_whole_lines(tmp_path, smollm_path):
     """Two runs on a fresh state dir: the note (a warning) comes with the first load's
     check only; the stats and "wrote … (backup …)" lines are one line each in a log."""
     folder = tmp_path / ("project-with-a-long-folder-name-" * 3)
@@ -84,7 +84,7 @@ def test_batched_logits_note_once_at_first_load_and_whole_lines(tmp_path, qwen05
     cmd = [sys.executable, "-m", "specedit.app.cli", "rewrite", str(f)]
     # --exact: the second run's lines depend on what the model wrote (a flagged result
     # adds one), so the text must not follow the timing's blocks
-    cmd += ["--model", str(qwen05_path), "--ctx", "4096", "--k", "8", "--exact"]
+    cmd += ["--model", str(smollm_path), "--ctx", "4096", "--k", "8", "--exact"]
 
     def run(*extra: str) -> subprocess.CompletedProcess:
         r = subprocess.run(
