@@ -17,28 +17,28 @@ $(BIN)/python:
 # llama-cpp-python builds from source for this machine's accelerator (CUDA when nvcc and an
 # NVIDIA GPU are there, Metal on Apple silicon, else the CPU; SPECEDIT_GPU=cuda|vulkan|metal|cpu
 # overrides): about 5 minutes on 2 cores for the CPU build; pip caches the wheel.
-$(VENV)/.core: pyproject.toml | $(BIN)/python
-	bash scripts/install-llama.sh $(BIN) $(LLAMA)
+$(VENV)/.core: pyproject.toml | llama
 	$(BIN)/pip install -q -e '.[tui,server,bench]'
 	touch $@
 
 # every setup checks the installed build against the wanted one (a second of imports) and
-# rebuilds only when they differ
+# rebuilds only when they differ: an order-only prerequisite of both setups, so it runs on
+# each, before their pip installs (which would otherwise pull llama-cpp-python unbuilt for
+# this machine), without making them install again
 llama: | $(BIN)/python
 	@bash scripts/install-llama.sh $(BIN) $(LLAMA)
 
 # the test setup installs the package once, with every extra (not .core's install, then
 # this one again); torch goes in first and pinned: a bare `torch` requirement would pull a
 # CUDA build
-$(VENV)/.test: pyproject.toml | $(BIN)/python
-	bash scripts/install-llama.sh $(BIN) $(LLAMA)
+$(VENV)/.test: pyproject.toml | llama
 	$(BIN)/pip install -q torch==2.13.0
 	$(BIN)/pip install -q -e '.[tui,server,bench,torch,test]'
 	if [ -f plugins/vscode/package.json ]; then cd plugins/vscode && npm ci --no-audit --no-fund && npm run compile; fi
 	touch $(VENV)/.core $@
 
-setup: $(VENV)/.core llama
-setup-test: $(VENV)/.test llama
+setup: $(VENV)/.core
+setup-test: $(VENV)/.test
 
 demo: setup
 	$(BIN)/specedit models pull qwen2.5-coder-1.5b
