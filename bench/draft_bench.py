@@ -25,8 +25,8 @@ from dataclasses import asdict, dataclass
 
 from ..app.loaded_model import load_model
 from ..app.options import RewriteOptions
-from .record import add_common, config_from_args, save_and_log
-from .spec_runs import Run, engine_run, machine, rewrite_budget, summarise, task_record
+from .record import add_common, config_from_args, machine, save_and_log
+from .spec_runs import Run, engine_run, rewrite_budget, summarise, task_record
 from .tasks import load_tasks
 
 log = logging.getLogger(__name__)

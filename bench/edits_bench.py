@@ -41,7 +41,7 @@ from pathlib import Path
 
 from .edit_failures import CLASSES, classify, failure_table
 from .edit_tasks import FEW_LINES, KINDS, TASK_SETS, EditTask
-from .record import pyplot, save_record
+from .record import machine, pyplot, save_record
 
 log = logging.getLogger(__name__)
 
@@ -286,7 +286,13 @@ def main(argv: list[str] | None = None) -> int:
     tasks = [t for t in pool if t.kind in a.kinds and (not a.tasks or t.name in a.tasks)]
     if not tasks:
         ap.error(f"no task of --set {a.set} matches --tasks/--kinds")
-    record: dict = {"set": a.set, "tasks": [t.name for t in tasks], "modes": a.modes, "models": []}
+    record: dict = {
+        "set": a.set,
+        "tasks": [t.name for t in tasks],
+        "modes": a.modes,
+        "machine": machine(),
+        "models": [],
+    }
     path = None
     for model in a.model or MODELS:
 

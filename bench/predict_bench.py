@@ -35,8 +35,6 @@ import argparse
 import hashlib
 import json
 import logging
-import os
-import platform
 import statistics
 import time
 import urllib.request
@@ -46,7 +44,7 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from .record import save_record
+from .record import machine, save_record
 
 log = logging.getLogger(__name__)
 
@@ -211,7 +209,7 @@ def main(argv: list[str]) -> int:
     record = {
         "bench": "predict",
         "model": loaded.describe(),
-        "machine": {"cpu": platform.processor() or platform.machine(), "cores": os.cpu_count()},
+        "machine": machine(),
         "file": a.file,
         "instruction": a.instruction,
         "predict_rename": a.predict_rename,

@@ -39,7 +39,7 @@ from itertools import groupby
 from pathlib import Path
 
 from .rag_tasks import RagQuestion, load_questions, spec_bench_questions
-from .record import save_record
+from .record import machine, save_record
 
 log = logging.getLogger(__name__)
 
@@ -256,6 +256,7 @@ def main(argv: list[str] | None = None) -> int:
         questions = [q for q in questions if q.id in a.questions]
     questions += spec_bench_questions(a.spec_bench)
     loaded = load_model(a.model, n_ctx=a.n_ctx, threads=a.threads)
+    machine_info = machine()
     path = None
 
     def record_of(runs: list[dict]) -> dict:
@@ -263,6 +264,7 @@ def main(argv: list[str] | None = None) -> int:
         return {
             "model": a.model,
             "describe": loaded.describe(),
+            "machine": machine_info,
             "styles": a.styles,
             "drafts": a.drafts,
             "max_tokens": a.max_tokens,

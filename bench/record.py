@@ -12,6 +12,9 @@ saves it and logs its summary and path (a bench command's last step).
 arguments of the same names (``--ctx`` is ``n_ctx``; lists become tuples where
 the field's default is a tuple; fields without an argument keep their defaults).
 ``pyplot()`` is matplotlib's pyplot on the Agg backend, or None when it is not installed.
+``machine(extra)`` says where a record was measured: the CPU's model name (``lscpu``'s, from
+``/proc/cpuinfo``; batched calls cost differently on AVX2 and AMX, so ratios from two CPUs do
+not compare), cores, load average, platform, Python, numpy and the time, plus ``extra``.
 """
 
 from __future__ import annotations
@@ -20,6 +23,8 @@ import argparse
 import dataclasses
 import json
 import logging
+import os
+import platform
 import time
 from pathlib import Path
 from typing import Any, TypeVar
@@ -101,3 +106,31 @@ def pyplot():
         log.warning("matplotlib not installed; no plot")
         return None
     return plt
+
+
+def cpu_name() -> str:
+    """The CPU's model name as ``lscpu`` gives it, else ``platform.processor()``."""
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def machine(extra: dict | None = None) -> dict:
+    """Where and when a record was measured (the contract above)."""
+    import numpy as np
+
+    info = {
+        "cpu": cpu_name(),
+        "cpu_count": os.cpu_count(),
+        "load_avg_1m": round(os.getloadavg()[0], 2),
+        "platform": platform.platform(),
+        "python": platform.python_version(),
+        "numpy": np.__version__,
+        "time": time.strftime("%Y-%m-%dT%H:%M:%S"),
+    }
+    return {**info, **(extra or {})}

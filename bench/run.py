@@ -27,13 +27,12 @@ import statistics
 import time
 from dataclasses import asdict, dataclass, field
 
-import numpy as np
-
 from ..app.generation import run_prompt
 from ..app.loaded_model import LoadedModel, load_model
 from ..app.options import RewriteOptions
 from ..app.prompt import Prompt
 from ..app.stream import closing_fence_at, tokens_through_fence
+from .record import machine
 from .spec_runs import rewrite_budget
 from .tasks import Task, load_tasks
 
@@ -177,7 +176,7 @@ def run_bench(cfg: BenchConfig, progress=None) -> dict:
     return {
         "config": asdict(cfg),
         "model": loaded.describe(),
-        "machine": _machine(),
+        "machine": machine({"llama_cpp_python": _llama_cpp_version()}),
         "tasks": results,
         "summary": summarise(results, cfg.modes),
     }
@@ -264,17 +263,7 @@ def summarise(results: list[dict], modes) -> dict:
     return out
 
 
-def _machine() -> dict:
-    import os
-    import platform
-
+def _llama_cpp_version() -> str:
     import llama_cpp
 
-    return {
-        "cpu_count": os.cpu_count(),
-        "platform": platform.platform(),
-        "python": platform.python_version(),
-        "llama_cpp_python": llama_cpp.__version__,
-        "numpy": np.__version__,
-        "time": time.strftime("%Y-%m-%dT%H:%M:%S"),
-    }
+    return llama_cpp.__version__

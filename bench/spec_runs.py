@@ -14,9 +14,7 @@ also charges a draft model's own prefill (it runs at the first draft step).
 
 from __future__ import annotations
 
-import platform
 import statistics
-import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -117,19 +115,3 @@ def summarise(results: list[dict], modes: Sequence[str], pairs=()) -> dict:
                 row[f"{a}_vs_{b}"] = round(statistics.median(vals), 3)
         out[kind] = row
     return out
-
-
-def machine(extra: dict | None = None) -> dict:
-    import os
-
-    import numpy as np
-
-    info = {
-        "cpu_count": os.cpu_count(),
-        "load_avg_1m": round(os.getloadavg()[0], 2),
-        "platform": platform.platform(),
-        "python": platform.python_version(),
-        "numpy": np.__version__,
-        "time": time.strftime("%Y-%m-%dT%H:%M:%S"),
-    }
-    return {**info, **(extra or {})}

@@ -31,8 +31,8 @@ from ..app.loaded_model import load_model
 from ..app.options import RewriteOptions
 from ..app.stream import FencedText, StreamDecoder
 from ..engine.verifier import choose_verifier
-from .record import add_common, config_from_args, save_and_log
-from .spec_runs import Run, engine_run, machine, rewrite_budget, summarise, task_record
+from .record import add_common, config_from_args, machine, save_and_log
+from .spec_runs import Run, engine_run, rewrite_budget, summarise, task_record
 from .tasks import load_tasks
 
 log = logging.getLogger(__name__)

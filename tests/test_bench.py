@@ -133,3 +133,20 @@ def test_bench_configs_come_from_arguments_of_the_same_names():
     )
     assert cfg.kinds == ("rag",) and cfg.n_ctx == 4096 and cfg.k == 5
     assert cfg.modes == BenchConfig().modes and cfg.repeats == BenchConfig().repeats
+
+
+def test_a_record_names_the_cpu_it_was_measured_on():
+    """Ratios from two CPUs do not compare (batched calls cost differently on AVX2 and AMX),
+    so every record's ``machine`` carries the model name ``lscpu`` shows."""
+    import shutil
+    import subprocess
+
+    from specedit.bench.record import machine
+
+    m = machine({"threads": 2})
+    assert m["threads"] == 2 and m["cpu_count"] >= 1 and m["cpu"]
+    if shutil.which("lscpu") and os.path.exists("/proc/cpuinfo"):
+        out = subprocess.run(["lscpu"], capture_output=True, text=True).stdout
+        names = [ln.split(":", 1)[1].strip() for ln in out.splitlines() if "Model name" in ln]
+        if names:
+            assert m["cpu"] == names[0]
