@@ -21,7 +21,9 @@ copied from the file, ``=======``, the new lines, ``>>>>>>> REPLACE``. Contract:
     indentation; at the fuzzy level only where the two share a run of 3 or more characters). A
     search line joining several file lines (a signature in a big file's outline) stands for them
     all; a block with equal sides placed only at the fuzzy level gives the file its text; a one-line
-    block whose search side is a piece of one file line only (``quiet=False``) changes that piece.
+    block whose search side is a piece of one file line only (``quiet=False``) changes that piece,
+    and one whose search side is a piece of text the file wraps over lines (a sentence of a
+    paragraph, written on one line) changes it where it is, keeping the file's line breaks.
     Raises ``EditError`` (one line: the block and why) when a block cannot be placed or two overlap.
   * ``apply_blocks(text, blocks) -> str``: the new text, all blocks or none; nothing is ever
     half-applied. ``broken(stream)``: a problem no more text can mend in a blocks answer being
@@ -357,6 +359,46 @@ def _inline(
     return k, k + 1, file[k].replace(piece, new, 1)
 
 
+def _reflowed(
+    file: list[str], search: list[str], replace: list[str], within
+) -> tuple[int, int, str] | None:
+    """A block whose two sides are one line each, the search side a piece of text the file
+    wraps over several lines (a sentence of a Markdown paragraph; the 1.5B writes it on one
+    line): those lines with the block's character edits, made where the piece is, when the
+    piece (white space aside) is in exactly one smallest run of 2-8 lines (inside
+    ``within``); else None."""
+    if len(search) != 1 or len(replace) != 1:
+        return None
+    key = _collapse(search[0])
+    if len(key) < 12 or key == _collapse(replace[0]):
+        return None
+    flat = [_collapse(f) for f in file]
+    hits = []
+    for k in range(len(file)):
+        if not flat[k] or (within is not None and not any(a <= k < b for a, b in within)):
+            continue
+        joined = flat[k]
+        for n in range(2, 9):
+            if k + n > len(file):
+                break
+            joined += flat[k + n - 1]
+            if key in joined:
+                # the smallest run: it needs its first line and its last
+                if (
+                    key not in joined[len(flat[k]) :]
+                    and key not in joined[: -len(flat[k + n - 1]) or None]
+                ):
+                    hits.append((k, n))
+                break
+    if len(hits) != 1:
+        return None
+    k, n = hits[0]
+    patched = _patch("".join(file[k : k + n]), search[0], replace[0])
+    if patched is None:
+        return None
+    return k, k + n, patched
+
+
 def _made_already(file: list[str], lines: list[str], where: list[int]):
     """A block whose two sides are the same lines, only like the file's where they match:
     the model wrote the lines with the change made on both sides (small models do: the
@@ -381,9 +423,9 @@ def _block_hunks(
     try:
         where, fuzzy = _find(file, search, after, within, prefer)
     except EditError:
-        inline = _inline(file, search, replace, within)
+        inline = _inline(file, search, replace, within) or _reflowed(file, search, replace, within)
         if inline is not None:
-            return [inline], inline[0] + 1
+            return [inline], inline[1]
         unjoined = _unjoin(file, search, replace)
         if unjoined is None:
             raise

@@ -265,3 +265,51 @@ def test_a_search_side_found_twice_goes_to_the_preferred_definition():
         place_blocks(text, fuzzy.blocks)
     (h,) = place_blocks(text, fuzzy.blocks, prefer=[(5, 8)])
     assert h.start_line == 6 and h.new_text == "    m = load()\n"
+
+
+PARAGRAPHS = (
+    "## Review process\n"
+    "\n"
+    "Every pull request needs one approving review from a maintainer. We aim to give a first\n"
+    "review within two working days. Reviewers may ask for changes; please answer each\n"
+    "comment, either with a change or with a reason.\n"
+    "\n"
+    "## Releases\n"
+    "\n"
+    "We tag a release every month. Notes are written by the\n"
+    "release manager, who is named in the tracker.\n"
+)
+
+
+def test_a_sentence_written_on_one_line_changes_where_the_file_wraps_it():
+    # the 1.5B's answer to the suite's md-first-review (session 16), which did not place
+    got = parse_blocks(
+        PREFILL + "We aim to give a first review within two working days.\n=======\n\n"
+        "We aim to give a first review within one working day.\n>>>>>>> REPLACE\n```"
+    )
+    new = apply_blocks(PARAGRAPHS, got.blocks)
+    assert new == PARAGRAPHS.replace("two working days", "one working day")
+    # the file's line breaks stay: a sentence across the wrap, changed on both lines
+    block = Block(
+        "Notes are written by the release manager, who is named\n",
+        "Notes are written by the release lead, who is named\n",
+    )
+    assert apply_blocks(PARAGRAPHS, [block]) == PARAGRAPHS.replace("manager", "lead")
+
+
+def test_a_wrapped_piece_found_twice_or_not_copied_is_refused():
+    twice = (
+        PARAGRAPHS + "\nNotes are written by the\nrelease manager, who is named in the tracker.\n"
+    )
+    block = Block(
+        "Notes are written by the release manager, who is named\n",
+        "Notes are written by the release lead, who is named\n",
+    )
+    with pytest.raises(EditError, match="not in the file"):
+        apply_blocks(twice, [block])
+    reworded = Block(
+        "We aim to give a first review within 2 working days.\n",
+        "We aim to give a first review within 1 working day.\n",
+    )
+    with pytest.raises(EditError, match="not in the file"):
+        apply_blocks(PARAGRAPHS, [reworded])
