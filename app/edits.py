@@ -375,11 +375,13 @@ def _reflowed(
     flat = [_collapse(f) for f in file]
     hits = []
     for k in range(len(file)):
-        if not flat[k] or (within is not None and not any(a <= k < b for a, b in within)):
+        if not flat[k]:
             continue
         joined = flat[k]
         for n in range(2, 9):
-            if k + n > len(file):
+            if k + n > len(file) or (
+                within is not None and not any(a <= k and k + n <= b for a, b in within)
+            ):
                 break
             joined += flat[k + n - 1]
             if key in joined:

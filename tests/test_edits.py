@@ -313,3 +313,14 @@ def test_a_wrapped_piece_found_twice_or_not_copied_is_refused():
     )
     with pytest.raises(EditError, match="not in the file"):
         apply_blocks(PARAGRAPHS, [reworded])
+
+
+def test_a_wrapped_piece_outside_the_windows_is_not_placed():
+    block = Block(
+        "We aim to give a first review within two working days.\n",
+        "We aim to give a first review within one working day.\n",
+    )
+    hunks = place_blocks(PARAGRAPHS, [block], within=[(0, 5)])
+    assert [(h.start_line, h.end_line) for h in hunks] == [(2, 4)]
+    with pytest.raises(EditError, match="not in the file"):
+        place_blocks(PARAGRAPHS, [block], within=[(0, 3)])
