@@ -152,6 +152,10 @@ line (``difflib`` ratio of the stripped lines) ..."""
 FUZZY_MEAN = 0.8
 """... and on average this similar."""
 
+JOIN_LINES = 8
+"""The most file lines one line of a search side may stand for: a signature an outline shows
+on one line (``_unjoin``), a sentence the file wraps (``_reflowed``)."""
+
 
 def _similar(a: str, b: str) -> float:
     a, b = a.strip(), b.strip()
@@ -315,7 +319,7 @@ def _unjoin(file: list[str], search: list[str], replace: list[str]):
                 joined = _collapse(file[k])
                 if not joined:  # a group starts at a line with text
                     continue
-                for n in range(2, 9):
+                for n in range(2, JOIN_LINES + 1):
                     if k + n > len(file) or len(joined) >= len(key):
                         break
                     joined += _collapse(file[k + n - 1])
@@ -378,7 +382,7 @@ def _reflowed(
         if not flat[k]:
             continue
         joined = flat[k]
-        for n in range(2, 9):
+        for n in range(2, JOIN_LINES + 1):
             if k + n > len(file) or (
                 within is not None and not any(a <= k and k + n <= b for a, b in within)
             ):
