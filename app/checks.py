@@ -21,7 +21,8 @@ its reason and one line for any front end) or None:
     the original did not read (``app.bindings.unbound``): a parameter used but never added, a rename
     made at a use only (``unbound``);
   * ``param_unused``: (Python) a parameter the result adds to a function is read nowhere in it,
-    though the instruction names it again as a use ("pass compresslevel=compresslevel")
+    though the instruction says how it is used: names it again ("pass
+    compresslevel=compresslevel") or takes it as a verb's object ("and pass it to …")
     (``param_unused``);
   * ``syntax_worse``: the result has more syntax errors than the original (``syntax``).
 ``vouch(old, new, intent, path)`` runs them all, returning the verdicts in that order;
@@ -31,6 +32,7 @@ or apply a flagged result only when forced; a cut one (``truncated``, no closing
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from .bindings import parameters, unbound
@@ -293,6 +295,19 @@ def names_unbound(old: str, new: str, intent: Intent, path: str | None) -> Suspe
     return Suspect("unbound", 0, f"{fresh[0]}{at} is used, but nothing in the file defines it")
 
 
+_OBJECT_IT = re.compile(r"\b(?!(?:and|but|or|so|then|that|when|where|if|because)\b)[a-z]+ it\b")
+
+
+def _use_said(name: str, instruction: str) -> bool:
+    """True when ``instruction`` says how parameter ``name`` is used: it names it again
+    ("… and open the file with encoding=encoding"), or a verb after it takes it as its
+    object ("… and pass it to InteractiveConsole"; not "it defaults to None")."""
+    hits = list(whole_word(name).finditer(instruction))
+    if len(hits) >= 2:
+        return True
+    return bool(hits) and _OBJECT_IT.search(instruction.lower(), hits[0].end()) is not None
+
+
 def param_unused(old: str, new: str, intent: Intent, path: str | None) -> Suspect | None:
     """The verdict when a parameter the result adds is not read in its function, though the
     instruction names it more than once."""
@@ -306,7 +321,7 @@ def param_unused(old: str, new: str, intent: Intent, path: str | None) -> Suspec
         for name in p.names:
             if name in was.names or name in p.reads:
                 continue
-            if len(whole_word(name).findall(intent.instruction)) < 2:
+            if not _use_said(name, intent.instruction):
                 continue  # "add a parameter x": nothing says how it is used
             return Suspect(
                 "param_unused",

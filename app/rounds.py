@@ -9,10 +9,10 @@ smaller piece: each definition it goes to is rewritten whole as a region of the 
 instruction and the definition are read), with the lookup drafter copying its lines.
 
 Contract: ``round_targets(run, first, intent) -> list[Definition]``: the definitions to rewrite
-(the missed ones of the named sites; else the named ones; else, for a half-made change (a
-name used that nothing defines, a new parameter not used), the definitions it touched;
-else, for an answer that could not be placed, the definitions its search sides are most
-like), innermost, each at most ``WIDEN_TOKENS`` long; [] when there are none or one is too long.
+(the missed ones of the named sites; for a half-made change (a name used that nothing
+defines, a new parameter not used), the definitions it touched, else the named ones; else the
+named ones; for an answer that could not be placed, the named ones, else the definitions its
+search sides are most like), innermost, each at most ``WIDEN_TOKENS`` long; [] when there are none or one is too long.
 ``redo_definitions(run, first, defs) -> RewriteResult | None``: the file with each definition
 rewritten and the first answer's hunks outside them kept, checked and repaired as any
 result (``app.stages.finished``), or None when no definition came back complete. One
@@ -49,6 +49,8 @@ WIDEN_TOKENS = 1024
 """A definition longer than this is not rewritten whole by a repair round."""
 FLAGS = ("rename_left", "site_missed", "value_missed", "outside_named", "unbound", "param_unused")
 """Verdicts a repair round may mend."""
+_SCOPED = {"rename_left", "value_missed", "outside_named"}
+"""Verdicts whose round goes to the named definitions, whatever else is flagged."""
 LIKE = 0.75
 """A failed search line stands for the file line it is at least this like."""
 
@@ -96,11 +98,14 @@ def round_targets(
                 for g in intent.each
                 if len(g) == 1 and not any(touches(h, g[0], before=True) for h in first.hunks)
             ]
+        elif reasons & {"unbound", "param_unused"} and not reasons & _SCOPED:
+            # where the change was made (the function given the parameter), not every
+            # definition the instruction names (the class the parameter is passed to)
+            defs = definitions(run.text, language_for_path(run.path))
+            touched = [d for d in defs if any(touches(h, d, before=True) for h in first.hunks)]
+            chosen = touched or list(intent.named)
         else:
             chosen = list(intent.named)
-        if not chosen and reasons & {"unbound", "param_unused"}:  # where the change was made
-            defs = definitions(run.text, language_for_path(run.path))
-            chosen = [d for d in defs if any(touches(h, d, before=True) for h in first.hunks)]
     else:
         chosen = list(intent.named) or _like(run, first.raw)
     chosen = _innermost(chosen)

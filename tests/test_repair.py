@@ -285,6 +285,27 @@ def test_half_of_an_added_parameter_is_flagged():
     )
 
 
+def test_a_parameter_the_instruction_says_to_pass_on_is_flagged_when_unused():
+    """code-interact-filename: "Add a parameter filename=… to interact, and pass it to
+    InteractiveConsole": the 1.5B's blocks answer (suite run, session 17) added the
+    parameter only. "it" as a verb's object says how the parameter is used; "it" as a
+    subject ("it defaults to …") does not."""
+    from specedit.bench.edit_tasks import EDIT_TASKS
+
+    task = next(t for t in EDIT_TASKS if t.name == "code-interact-filename")
+    src = task.source()
+    sig = "def interact(banner=None, readfunc=None, local=None, exitmsg=None"
+    half = src.replace(sig + "):", sig + ', filename="<console>"):')
+    intent = read_intent(task.instruction, src, task.file)
+    (v,) = vouch(src, half, intent, "code.py")
+    assert v.reason == "param_unused" and "filename of interact" in v.message
+    both = half.replace("InteractiveConsole(local)", "InteractiveConsole(local, filename)")
+    assert vouch(src, both, intent, "code.py") == []
+    for said in ("it defaults to '<console>'", "so that it can be named"):
+        quiet = read_intent(f"Add a parameter filename to interact; {said}.", src, "code.py")
+        assert vouch(src, half, quiet, "code.py") == []
+
+
 def test_unbound_and_parameters_read_the_code():
     from specedit.app.bindings import parameters, unbound
 
