@@ -8,7 +8,8 @@ copied from the file, ``=======``, the new lines, ``>>>>>>> REPLACE``. Contract:
   * ``parse_blocks(body) -> Parsed``: the complete ``Block``\\ s of a stream body (prefill
     included), whether only white space follows them (``complete``), what went wrong (``problem``).
     Markers may have white space around them; text after ``=======`` on its line starts the replace
-    side; a blank line right after ``=======`` is dropped unless the search side starts with one.
+    side; a blank line right after ``=======`` is dropped unless the search side starts with one;
+    a second ``=======`` line ends the block as ``>>>>>>> REPLACE`` would (a small model's slip).
   * ``place_blocks(text, blocks, within=, prefer=) -> list[Hunk]``: each block found in ``text`` (in
     the line ranges ``within``, a big file's prompt windows, if given), tolerantly: exact lines,
     then trailing white space ignored, then indentation shifted consistently and blank lines
@@ -101,6 +102,15 @@ def parse_blocks(body: str) -> Parsed:
     blocks: list[Block] = []
     state, search, replace = "between", [], []
     for line in split_lines(body):
+        if state == "closed":  # after a block a second ======= ended
+            if _is(line, REPLACE):
+                state = "between"
+                continue
+            if line.strip() and not (_is(line, SEARCH) or line.lstrip().startswith("`")):
+                # more new lines, or a third =======: the 0.5B's loop, not a block's end
+                return Parsed(tuple(blocks), False, BROKEN[1])
+            if line.strip():
+                state = "between"
         if state == "between":
             if _is(line, SEARCH):
                 state, search, replace = "search", [], []
@@ -119,16 +129,18 @@ def parse_blocks(body: str) -> Parsed:
                 return Parsed(tuple(blocks), False, "a block without its ======= line")
             else:
                 search.append(line)
-        elif _is(line, REPLACE):
+        elif _is(line, REPLACE) or (_is(line, DIVIDER) and state == "replace"):
             if replace and not replace[0].strip() and search and search[0].strip():
                 replace = replace[1:]  # a blank line after ======= (both models write one)
             blocks.append(Block("".join(search), "".join(replace)))
-            state = "between"
+            # a second ======= for the >>>>>>> REPLACE line (the 1.5B writes it): the block
+            # ends there; a >>>>>>> REPLACE line may still follow, a third ======= may not
+            state = "between" if _is(line, REPLACE) else "closed"
         elif _is(line, SEARCH) or _is(line, DIVIDER):
             return Parsed(tuple(blocks), False, "a block without its >>>>>>> REPLACE line")
         else:
             replace.append(line)
-    if state != "between":
+    if state not in ("between", "closed"):
         return Parsed(tuple(blocks), False, "the last block is incomplete")
     if not blocks:
         return Parsed((), False, "no block")
