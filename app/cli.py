@@ -102,6 +102,7 @@ def cmd_rewrite(a) -> int:
         region=a.lines,
         edit=a.edit,
         prompt_cache=not a.no_prompt_cache,
+        verbatim=not a.no_verbatim,
     )
     res = rewrite(loaded, src.text, opts, path=a.path, on_text=_stream(a))
     t_diff = time.perf_counter()

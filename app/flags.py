@@ -178,6 +178,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="how the model writes the change: only the lines that change (blocks), the "
         "whole file or region (whole), or auto: blocks, else whole (README: edit modes)",
     )
+    r.add_argument(
+        "--no-verbatim",
+        action="store_true",
+        help="let the SEARCH side of a block be any text (by default it can only copy lines "
+        "of the file, so that every block can be placed)",
+    )
     r.add_argument("--write", action="store_true", help="apply the result (atomic, backed up)")
     r.add_argument(
         "--force",

@@ -105,8 +105,9 @@ class RewriteOptions:
     """Keep the KV state of the prompt's file prefix on disk for the next process
     (``app.prompt_cache``); for one-shot front ends such as ``specedit rewrite``."""
     verbatim: bool = True
-    """An answer in the ``quote`` style may only copy its files inside a quoted passage
-    (``app.quote_guard``); False lets the model write what it likes there."""
+    """Where an answer must copy, it can only copy: inside a quoted passage of a ``quote``
+    answer, its files (``app.quote_guard``); in a block's SEARCH side, the file's lines
+    (``app.search_guard``). False lets the model write what it likes there."""
 
 
 ENV_SWITCHES = {

@@ -19,7 +19,9 @@ result (``app.stages.finished``), or None when no definition came back complete.
 round, never more; ``run.repairs`` gets ``widen``.
 ``retry_blocks(run, first) -> RewriteResult | None``: for a blocks answer that could not be
 applied and has no definition to widen to (none named and none like it, or too long),
-the blocks asked once more, with the first answer and why it failed as feedback
+the blocks asked once more, their SEARCH sides guarded (``app.search_guard``: only lines
+of the file, unless ``opts.verbatim`` is off), with the first answer and why it failed as
+feedback
 (``retry_note``: the place it could not find, the two places it matched, "the REPLACE
 side is the same as the SEARCH side", how to add lines when a block wrote them on both
 sides; not for an answer cut at its limit or not in the format, which a second ask
@@ -224,7 +226,7 @@ def retry_blocks(run: RewriteRun, first: Fallback) -> RewriteResult | None:
         feedback=(edits.PREFILL + body, note),
         edit="blocks",
     )
-    res = run_blocks(run, prompt)
+    res = run_blocks(run, prompt, guard=True)
     if isinstance(res, Fallback):
         log.info("retry: %s", res.why)
         return None

@@ -45,6 +45,7 @@ from .options import RewriteOptions
 from .outline import Outline, read_located
 from .prompt import Prompt, feedback_note
 from .repair import keep_copies, repair
+from .search_guard import SearchGuard
 
 log = logging.getLogger(__name__)
 
@@ -276,9 +277,14 @@ def run_whole(run: RewriteRun, prompt: Prompt) -> RewriteResult:
 
 
 def run_blocks(
-    run: RewriteRun, prompt: Prompt, within: Sequence[tuple[int, int]] | None = None
+    run: RewriteRun,
+    prompt: Prompt,
+    within: Sequence[tuple[int, int]] | None = None,
+    guard: bool = False,
 ) -> RewriteResult | Fallback:
-    """The model writes search/replace blocks, placed in the file (module docstring)."""
+    """The model writes search/replace blocks, placed in the file (module docstring); with
+    ``guard`` (and ``opts.verbatim``, a local model) each SEARCH side can only copy lines of
+    the file (``app.search_guard``)."""
     loaded, opts, m, text = run.loaded, run.opts, run.metrics, run.text
     forced = opts.edit == "blocks"
     room = prompt.room(loaded.target.n_ctx)
@@ -297,6 +303,9 @@ def run_blocks(
         cancel=run.cancel,
         metrics=m,
         stop_when=lambda so_far: bool(edits.broken(so_far)),
+        constraint=SearchGuard(loaded.target, text, within)
+        if guard and opts.verbatim and loaded.remote is None
+        else None,
     )
     raw, fenced = gen.text, gen.fenced
     assert fenced is not None

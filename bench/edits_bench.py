@@ -56,7 +56,9 @@ GROUPS = {
 }
 
 
-def run_task(loaded, task: EditTask, modes: list[str], first: int) -> list[dict]:
+def run_task(
+    loaded, task: EditTask, modes: list[str], first: int, verbatim: bool = True
+) -> list[dict]:
     """One task, warm, in each mode (starting with ``modes[first]``): one row per mode."""
     from ..app.options import RewriteOptions
     from ..app.rewrite import rewrite, warm
@@ -67,7 +69,7 @@ def run_task(loaded, task: EditTask, modes: list[str], first: int) -> list[dict]
     w = warm(loaded, text, path=task.file)
     rows = []
     for mode in modes[first:] + modes[:first]:
-        opts = RewriteOptions(instruction=task.instruction, edit=mode)
+        opts = RewriteOptions(instruction=task.instruction, edit=mode, verbatim=verbatim)
         load = os.getloadavg()[0]
         t = time.perf_counter()
         try:
@@ -185,7 +187,7 @@ def run_model(model: str, a, tasks: list[EditTask], on_task=None) -> dict:
         for rep in range(a.repeats):
             for i, task in enumerate(tasks):
                 first = (i + rep) % len(a.modes)
-                runs += run_task(loaded, task, list(a.modes), first)
+                runs += run_task(loaded, task, list(a.modes), first, not a.no_verbatim)
                 out["summary"] = summarise(runs, list(a.modes))
                 loads = [r["load"] for r in runs]
                 out["load_range"] = [min(loads), max(loads)]
@@ -277,6 +279,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("-r", "--repeats", type=int, default=1)
     ap.add_argument("--ctx", dest="n_ctx", type=int, default=DEFAULT_CTX)
     ap.add_argument("--threads", type=int, default=None)
+    ap.add_argument(
+        "--no-verbatim",
+        action="store_true",
+        help="let SEARCH sides be any text (by default they can only copy the file's lines)",
+    )
     ap.add_argument("--out", default="bench/results")
     a = ap.parse_args(argv)
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
@@ -288,6 +295,7 @@ def main(argv: list[str] | None = None) -> int:
         ap.error(f"no task of --set {a.set} matches --tasks/--kinds")
     record: dict = {
         "set": a.set,
+        "verbatim": not a.no_verbatim,
         "tasks": [t.name for t in tasks],
         "modes": a.modes,
         "machine": machine(),

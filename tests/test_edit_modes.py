@@ -44,8 +44,12 @@ UNNAMED = "Make the eighth function multiply."
 
 
 def run(rules, text=TEXT, n_ctx=1 << 16, on_text=None, **opts):
+    """Rewrite ``text`` with a model scripted by ``rules``. The answers are taken as written:
+    without the search guard (``app.search_guard``, on by default), as a remote engine or
+    ``--no-verbatim`` takes them; ``tests/test_search_guard.py`` runs the guard."""
     loaded = scripted_loaded(rules, n_ctx)
     opts.setdefault("instruction", "Make f7 multiply.")
+    opts.setdefault("verbatim", False)
     res = rewrite(loaded, text, RewriteOptions(**opts), path="m.py", on_text=on_text)
     return res, loaded.target.prompts
 
@@ -273,10 +277,14 @@ def test_a_blocks_answer_that_cannot_be_mended_stops_at_once_then_falls_back():
     loop = "    return x + 7\n=======\n\n    return x * 7\n" * 200
     opening = "```python\n<<<<<<< SEARCH\n"
     res, prompts = run([(BLOCKS, opening + loop), (WHOLE, whole_answer(WANT))], instruction=UNNAMED)
-    assert res.status == "ok" and res.new_text == WANT and len(prompts) == 2
+    # the second ======= ends the first block (a slip the 1.5B makes); the new lines after
+    # it stop the answer at once. Its block points at f7: a round there (which brings
+    # nothing back here) comes before the whole rewrite.
+    assert res.status == "ok" and res.new_text == WANT and len(prompts) == 3
+    assert "def f7(x):\n    return x + 7\n```" in prompts[1]
     s = res.stats.snapshot()
     assert "without its >>>>>>> REPLACE line" in s["edit_fallback"]
-    assert s["generated_tokens"] - len(whole_answer(WANT)) < 120  # stopped at the second =======
+    assert s["generated_tokens"] - 2 * len(whole_answer(WANT)) < 120  # stopped at once
     res, _ = run([(BLOCKS, opening + loop)], edit="blocks")
     assert res.status == "no_output" and "without its >>>>>>> REPLACE line" in res.message
 

@@ -20,8 +20,10 @@ def region_rule(name: str, new_body: str) -> tuple[str, str]:
 
 
 def run(rules, instruction, text=TEXT, **opts):
+    """The scripted answers as written, without the search guard (``tests/test_edit_modes``'
+    ``run``)."""
     loaded = scripted_loaded(rules)
-    opts = RewriteOptions(instruction=instruction, **opts)
+    opts = RewriteOptions(instruction=instruction, **{"verbatim": False, **opts})
     res = rewrite(loaded, text, opts, path="m.py")
     return res, loaded.target.prompts
 

@@ -729,3 +729,16 @@ def test_options_edit_picks_the_edit_mode():
     p["options"] = {"edit": "diff"}
     with pytest.raises(RpcError, match="options.edit must be"):
         parse_start(p)
+
+
+def test_options_verbatim_turns_the_search_guard_off():
+    from specedit.app.server.params import parse_start
+    from specedit.app.server.rpc import RpcError
+
+    p = {"text": TEXT, "path": "m.py", "instruction": "x"}
+    assert parse_start(p).opts.verbatim is True  # the default: SEARCH sides copy the file
+    p["options"] = {"verbatim": False}
+    assert parse_start(p).opts.verbatim is False
+    p["options"] = {"verbatim": "no"}
+    with pytest.raises(RpcError, match="options.verbatim must be a boolean"):
+        parse_start(p)

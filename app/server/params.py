@@ -114,6 +114,10 @@ def _options(raw: Any) -> tuple[dict[str, Any], str | None, str | None]:
     if edit not in EDIT_MODES:
         raise _bad("options.edit must be " + ", ".join(f'"{m}"' for m in EDIT_MODES))
     kw["edit"] = edit
+    verbatim = raw.get("verbatim", True)
+    if not isinstance(verbatim, bool):
+        raise _bad("options.verbatim must be a boolean")
+    kw["verbatim"] = verbatim
     d = SamplingParams()  # the one set of sampling defaults
     temperature = _num(raw.get("temperature", d.temperature), "options.temperature", 0.0, 10.0)
     top_p = _num(raw.get("topP", d.top_p), "options.topP", 1e-6, 1.0)
