@@ -24,8 +24,8 @@ copied from the file, ``=======``, the new lines, ``>>>>>>> REPLACE``. Contract:
     all; a block with equal sides placed only at the fuzzy level gives the file its text; a one-line
     block whose search side is a piece of one file line only (``quiet=False``) changes that piece,
     and one whose search side is a piece of text the file wraps over lines (a sentence of a
-    paragraph, written on one line) changes it where it is, keeping the file's line breaks.
-    Raises ``EditError`` (one line: the block and why) when a block cannot be placed or two overlap.
+    paragraph, written on one line) changes it where it is, keeping the file's line breaks (these
+    readings: ``app.edit_readings``). Raises ``EditError`` (one line: the block and why) when a block cannot be placed or two overlap.
   * ``apply_blocks(text, blocks) -> str``: the new text, all blocks or none; nothing is ever
     half-applied. ``broken(stream)``: a problem no more text can mend in a blocks answer being
     written (``app.stages`` stops the model then). ``has_markers(text)``: True when a file has
@@ -40,6 +40,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from .diff import Hunk, apply_hunks, split_lines
+from .edit_readings import indent as _indent
+from .edit_readings import inline, made_already, patch, reflowed, unjoin
 
 SEARCH, DIVIDER, REPLACE = "<<<<<<< SEARCH", "=======", ">>>>>>> REPLACE"
 PREFILL = SEARCH + "\n"
@@ -150,10 +152,6 @@ def parse_blocks(body: str) -> Parsed:
 # ---- placement -------------------------------------------------------------------------
 
 
-def _indent(line: str) -> int:
-    return len(line) - len(line.lstrip(" \t"))
-
-
 def _body(line: str) -> str:
     return line.rstrip("\r\n")
 
@@ -163,10 +161,6 @@ FUZZY_LINE = 0.6
 line (``difflib`` ratio of the stripped lines) ..."""
 FUZZY_MEAN = 0.8
 """... and on average this similar."""
-
-JOIN_LINES = 8
-"""The most file lines one line of a search side may stand for: a signature an outline shows
-on one line (``_unjoin``), a sentence the file wraps (``_reflowed``)."""
 
 
 def _similar(a: str, b: str) -> float:
@@ -272,164 +266,15 @@ def _reindent(line: str, shift: int) -> str:
     return line
 
 
-def _patch(f: str, s: str, r: str) -> str | None:
-    """File line ``f`` with the character edits that turn search line ``s`` into ``r``,
-    made where ``s``'s text sits in ``f``; None when an edit falls where ``s`` and ``f``
-    differ (it cannot be placed)."""
-    nl = "\n" if f.endswith("\n") else ""
-    f0, s0, r0 = f.rstrip("\r\n"), s.rstrip("\r\n"), r.rstrip("\r\n")
-    # runs of at least 3 characters the search line and the file line share
-    runs = [
-        (a, b, n)
-        for a, b, n in difflib.SequenceMatcher(None, s0, f0, autojunk=False).get_matching_blocks()
-        if n >= 3
-    ]
-    edits = []
-    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, s0, r0, autojunk=False).get_opcodes():
-        if tag == "equal":
-            continue
-        # the text an edit replaces (or the point it inserts at) lies in one shared run
-        run = next(((a, b) for a, b, n in runs if a <= i1 and i2 <= a + n), None)
-        if run is None:
-            return None
-        a, b = run
-        edits.append((b + i1 - a, b + i2 - a, r0[j1:j2]))
-    for p1, p2, new in reversed(edits):
-        f0 = f0[:p1] + new + f0[p2:]
-    return f0 + nl
-
-
 def _line_pair(f: str, s: str, r: str) -> str | None:
     """What file line ``f`` becomes when search line ``s`` (matched to it) becomes ``r``."""
     if f.strip() == s.strip():  # the same line, maybe shifted: shift the new one alike
         new = _reindent(r, _indent(f) - _indent(s))
     else:
-        new = _patch(f, s, r)
+        new = patch(f, s, r)
     if new is not None and not f.endswith("\n"):  # the file's last line, without newline
         new = new.rstrip("\n")
     return new
-
-
-def _collapse(text: str) -> str:
-    return re.sub(r"\s+", "", text)
-
-
-def _unjoin(file: list[str], search: list[str], replace: list[str]):
-    """``search`` and ``replace`` with each search line that is several file lines joined
-    on one (an outline shows a long signature so, and models copy it) replaced by those
-    lines, and its replace line by them with its character edits; None when there is no
-    such line, or one cannot be placed."""
-    if len(search) != len(replace):
-        return None
-    have = {_collapse(f) for f in file}
-    new_s, new_r, changed = [], [], False
-    for s, r in zip(search, replace, strict=True):
-        key = _collapse(s)
-        hits = []
-        if key and key not in have:
-            for k in range(len(file)):
-                joined = _collapse(file[k])
-                if not joined:  # a group starts at a line with text
-                    continue
-                for n in range(2, JOIN_LINES + 1):
-                    if k + n > len(file) or len(joined) >= len(key):
-                        break
-                    joined += _collapse(file[k + n - 1])
-                    if joined == key:
-                        hits.append((k, n))
-                        break
-        if len(hits) != 1:
-            new_s.append(s)
-            new_r.append(r)
-            continue
-        k, n = hits[0]
-        patched = _patch("".join(file[k : k + n]), s, r)
-        if patched is None:
-            return None
-        new_s += file[k : k + n]
-        new_r += split_lines(patched)
-        changed = True
-    return (new_s, new_r) if changed else None
-
-
-def _inline(
-    file: list[str], search: list[str], replace: list[str], within
-) -> tuple[int, int, str] | None:
-    """A block whose two sides are one line each, the search side a piece of one file line
-    (``quiet=False`` for the line ``def f(x, quiet=False):``; models write that): the
-    replacement of that line, made where the piece is, when the piece is on exactly one
-    line of the file (inside ``within``), once; else None."""
-    if len(search) != 1 or len(replace) != 1:
-        return None
-    piece, new = search[0].strip(), replace[0].strip()
-    if len(piece) < 3 or piece == new:
-        return None
-    hits = [
-        k
-        for k, f in enumerate(file)
-        if piece in f and (within is None or any(a <= k < b for a, b in within))
-    ]
-    if len(hits) != 1 or file[hits[0]].count(piece) != 1:
-        return None
-    k = hits[0]
-    return k, k + 1, file[k].replace(piece, new, 1)
-
-
-def _reflowed(
-    file: list[str], search: list[str], replace: list[str], within
-) -> tuple[int, int, str] | None:
-    """A block whose two sides are one line each, the search side a piece of text the file
-    wraps over several lines (a sentence of a Markdown paragraph; the 1.5B writes it on one
-    line): those lines with the block's character edits, made where the piece is, when the
-    piece (white space aside) is in exactly one smallest run of 2-8 lines (inside
-    ``within``); else None."""
-    if len(search) != 1 or len(replace) != 1:
-        return None
-    key = _collapse(search[0])
-    if len(key) < 12 or key == _collapse(replace[0]):
-        return None
-    flat = [_collapse(f) for f in file]
-    hits = []
-    for k in range(len(file)):
-        if not flat[k]:
-            continue
-        joined = flat[k]
-        for n in range(2, JOIN_LINES + 1):
-            if k + n > len(file) or (
-                within is not None and not any(a <= k and k + n <= b for a, b in within)
-            ):
-                break
-            joined += flat[k + n - 1]
-            if key in joined:
-                # the smallest run: it needs its first line and its last
-                if (
-                    key not in joined[len(flat[k]) :]
-                    and key not in joined[: -len(flat[k + n - 1]) or None]
-                ):
-                    hits.append((k, n))
-                break
-    if len(hits) != 1:
-        return None
-    k, n = hits[0]
-    patched = _patch("".join(file[k : k + n]), search[0], replace[0])
-    if patched is None:
-        return None
-    return k, k + n, patched
-
-
-def _made_already(file: list[str], lines: list[str], where: list[int]):
-    """A block whose two sides are the same lines, only like the file's where they match:
-    the model wrote the lines with the change made on both sides (small models do: the
-    0.5B's "MAXLINESIZE = 72" for "= 76", twice). The file's lines take the block's text,
-    at their own indentation, where they differ."""
-    out = []
-    for i, k in enumerate(where):
-        if k < 0 or file[k].strip() == lines[i].strip():
-            continue
-        f = file[k]
-        nl = f[len(f.rstrip("\r\n")) :]
-        out.append((k, k + 1, f[: _indent(f)] + lines[i].strip() + nl))
-    return out
 
 
 def _block_hunks(
@@ -441,16 +286,16 @@ def _block_hunks(
     try:
         where, fuzzy = _find(file, search, after, within, prefer)
     except EditError:
-        inline = _inline(file, search, replace, within) or _reflowed(file, search, replace, within)
-        if inline is not None:
-            return [inline], inline[1]
-        unjoined = _unjoin(file, search, replace)
+        piece = inline(file, search, replace, within) or reflowed(file, search, replace, within)
+        if piece is not None:
+            return [piece], piece[1]
+        unjoined = unjoin(file, search, replace)
         if unjoined is None:
             raise
         search, replace = unjoined
         where, fuzzy = _find(file, search, after, within, prefer)
     if fuzzy and search == replace:
-        return _made_already(file, search, where), max(where) + 1
+        return made_already(file, search, where), max(where) + 1
     first = next(i for i in where if i >= 0)
     shift = _indent(file[first]) - _indent(search[where.index(first)])
     out = []
