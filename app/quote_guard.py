@@ -63,6 +63,17 @@ def pieces(target) -> tuple[list[bytes], dict[bytes, list[int]]]:
     return table, index
 
 
+def remembered(memo: dict, key: tuple[int, ...], make) -> np.ndarray | None:
+    """``make()``, the allowed ids after output ``key``, kept in ``memo`` (a guard is asked
+    again for the same output as drafts are verified; cleared past 256 entries)."""
+    if key in memo:
+        return memo[key]
+    if len(memo) > 256:
+        memo.clear()
+    memo[key] = got = make()
+    return got
+
+
 def _starts(data: bytes) -> list[int]:
     """Where a quote of ``data`` may begin: the start of a line (its indent included) or of
     a word (a non-space byte after a space), but not a fence line of the file's own (a
@@ -126,13 +137,7 @@ class QuoteGuard:
 
     def allowed(self, out: Sequence[int]) -> np.ndarray | None:
         key = tuple(out)
-        if key in self._memo:
-            return self._memo[key]
-        if len(self._memo) > 256:
-            self._memo.clear()
-        got = self._allowed(self._text_of(key))
-        self._memo[key] = got
-        return got
+        return remembered(self._memo, key, lambda: self._allowed(self._text_of(key)))
 
     def _text_of(self, out: tuple[int, ...]) -> bytes:
         """The bytes of ``out``, from the last call's where they share a prefix (the loop asks

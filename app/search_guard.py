@@ -33,7 +33,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from .edits import DIVIDER, REPLACE, SEARCH
-from .quote_guard import MAX_PIECE, pieces
+from .quote_guard import MAX_PIECE, pieces, remembered
 
 MAX_LINES = 40
 """The most lines a SEARCH side may copy; then only the divider (a side copied on and on
@@ -78,13 +78,9 @@ class SearchGuard:
 
     def allowed(self, out: Sequence[int]) -> np.ndarray | None:
         key = tuple(out)
-        if key in self._memo:
-            return self._memo[key]
-        if len(self._memo) > 256:
-            self._memo.clear()
-        got = self._allowed(b"".join(self.table[t] for t in key))
-        self._memo[key] = got
-        return got
+        return remembered(
+            self._memo, key, lambda: self._allowed(b"".join(self.table[t] for t in key))
+        )
 
     def _allowed(self, text: bytes) -> np.ndarray | None:
         side = _search_side(text)
