@@ -7,7 +7,10 @@ its reason and one line for any front end) or None:
     removed (``app.intent.asks_removal``) and the result deletes a trailing block (its last hunk
     runs to the end of ``old`` and removes more non-blank lines than it adds: at least
     ``TAIL_LINES``, or at least ``TAIL_SHARE`` of ``old``'s non-blank lines: ``drops_tail``), or
-    deletes on balance at least ``SHARE`` of them, ``MIN_SHARE_LINES`` at least (``drops_share``);
+    deletes on balance at least ``SHARE`` of them, ``MIN_SHARE_LINES`` at least (``drops_share``),
+    or the instruction only adds ("Add the item …", nothing it says replaces or rewords) and the
+    result has fewer non-blank lines on balance (``drops_on_add``: the 1.5B wrote a new list item
+    over the list);
   * ``rename_left``: a rename "A to B" leaves A as a name in the scope the rename covers
     (``rename_scope``: the definitions the instruction names, else the whole file when A is a
     definition of it, else the definitions the change was made in) (``rename_left``);
@@ -52,7 +55,7 @@ class Suspect:
     """Why a complete result looks like lost lines rather than the edit asked for."""
 
     reason: str
-    """``drops_tail``, ``drops_share``, ``rename_left``, ``site_missed``,
+    """``drops_tail``, ``drops_share``, ``drops_on_add``, ``rename_left``, ``site_missed``,
     ``value_missed``, ``outside_named``, ``unbound``, ``param_unused`` or ``syntax``."""
     deleted_lines: int
     """Non-blank lines removed on balance (0 for the verdicts on what changed)."""
@@ -91,7 +94,23 @@ def suspect_deletion(old: str, new: str, instruction: str) -> Suspect | None:
             f"the result deletes {lost} of {total} non-blank lines ({lost / total:.0%}), "
             "which the instruction did not ask to remove",
         )
+    if lost > 0 and _ONLY_ADDS.match(instruction) and not _REWORDS.search(instruction):
+        at = next(h for h in hunks if _nonblank(h.old_text) > _nonblank(h.new_text))
+        return Suspect(
+            "drops_on_add",
+            lost,
+            f"the result has {lost} fewer non-blank lines than the file (from line "
+            f"{at.start_line + 1}), though the instruction only adds",
+        )
     return None
+
+
+_ONLY_ADDS = re.compile(r"\s*(?:add|insert|append)\b", re.I)
+_REWORDS = re.compile(
+    r"\b(?:replac\w*|chang\w*|mov\w*|merg\w*|join\w*|combin\w*|rewrit\w*|instead|"
+    r"rather than|turn\w* into|convert\w*)\b",
+    re.I,
+)
 
 
 # ---- what changed against what was asked ---------------------------------------------------

@@ -31,6 +31,26 @@ def test_a_large_share_deleted_in_the_middle_is_flagged():
     assert s is not None and s.reason == "drops_share" and s.deleted_lines == 20
 
 
+def test_an_addition_that_leaves_fewer_lines_is_flagged():
+    """md-release-item (held-out): the 1.5B's retry wrote the new item over the four items
+    before it. An instruction that only adds leaves no fewer non-blank lines; one that also
+    rewords, and one that adds a parameter (a line changed, none lost), pass."""
+    from specedit.bench.edit_tasks import HOLDOUT_TASKS
+
+    task = next(t for t in HOLDOUT_TASKS if t.name == "md-release-item")
+    src = task.source()
+    items = src[src.index("- the release tag") : src.index("\n\nAnnounce")] + "\n"
+    new = src.replace(items, "- the on-call operator knows about the deployment\n")
+    s = suspect_deletion(src, new, task.instruction)
+    assert s is not None and s.reason == "drops_on_add" and s.deleted_lines == 3
+    assert "from line 22" in s.message  # the first of the four items
+    right = src.replace(items, items + "- the on-call operator knows about the deployment\n")
+    assert suspect_deletion(src, right, task.instruction) is None
+    assert suspect_deletion(src, new, "Add the item X, replacing the list.") is None
+    sig = "def f(a):\n    return a\n"
+    assert suspect_deletion(sig, sig.replace("(a)", "(a, b=1)"), "Add a parameter b=1.") is None
+
+
 @pytest.mark.parametrize(
     "instruction",
     ["Remove the function sub.", "delete sub", "Drop the unused helper", "Keep only add."],
