@@ -181,8 +181,8 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument(
         "--no-verbatim",
         action="store_true",
-        help="let the SEARCH side of a block be any text (by default it can only copy lines "
-        "of the file, so that every block can be placed)",
+        help="let the blocks asked again, after blocks that could not be placed, have any "
+        "text as their SEARCH sides (by default they can only copy lines of the file)",
     )
     r.add_argument("--write", action="store_true", help="apply the result (atomic, backed up)")
     r.add_argument(

@@ -106,8 +106,9 @@ class RewriteOptions:
     (``app.prompt_cache``); for one-shot front ends such as ``specedit rewrite``."""
     verbatim: bool = True
     """Where an answer must copy, it can only copy: inside a quoted passage of a ``quote``
-    answer, its files (``app.quote_guard``); in a block's SEARCH side, the file's lines
-    (``app.search_guard``). False lets the model write what it likes there."""
+    answer, its files (``app.quote_guard``); in the SEARCH sides of blocks asked again after
+    blocks that could not be placed, the file's lines (``app.search_guard``). False lets the
+    model write what it likes there."""
 
 
 ENV_SWITCHES = {

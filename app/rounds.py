@@ -8,11 +8,12 @@ smaller piece: each definition it goes to is rewritten whole as a region of the 
 (``app.stages.run_whole``; the prompt shares the file's warm prefix, so only the
 instruction and the definition are read), with the lookup drafter copying its lines.
 
-Contract: ``round_targets(run, first, intent) -> list[Definition]``: the definitions to rewrite
-(the missed ones of the named sites; for a half-made change (a name used that nothing
-defines, a new parameter not used), the definitions it touched, else the named ones; else the
-named ones; for an answer that could not be placed, the named ones, else the definitions its
-search sides are most like), innermost, each at most ``WIDEN_TOKENS`` long; [] when there are none or one is too long.
+Contract: ``round_targets(run, first, intent) -> list[Definition]``: the definitions to
+rewrite (the missed ones of the named sites; for a half-made change (a name used that
+nothing defines, a new parameter not used), the definitions it touched, else the named ones;
+else the named ones; for an answer that could not be placed, the named ones, else the
+definitions its search sides are most like), innermost, each at most ``WIDEN_TOKENS`` long;
+[] when there are none or one is too long.
 ``redo_definitions(run, first, defs) -> RewriteResult | None``: the file with each definition
 rewritten and the first answer's hunks outside them kept, checked and repaired as any
 result (``app.stages.finished``), or None when no definition came back complete. One
@@ -21,8 +22,7 @@ round, never more; ``run.repairs`` gets ``widen``.
 applied and has no definition to widen to (none named and none like it, or too long),
 the blocks asked once more, their SEARCH sides guarded (``app.search_guard``: only lines
 of the file, unless ``opts.verbatim`` is off), with the first answer and why it failed as
-feedback
-(``retry_note``: the place it could not find, the two places it matched, "the REPLACE
+feedback (``retry_note``: the place it could not find, the two places it matched, "the REPLACE
 side is the same as the SEARCH side", how to add lines when a block wrote them on both
 sides; not for an answer cut at its limit or not in the format, which a second ask
 repeats): the prompt shares the file's warm prefix, so the

@@ -282,7 +282,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument(
         "--no-verbatim",
         action="store_true",
-        help="let SEARCH sides be any text (by default they can only copy the file's lines)",
+        help="let a retry's SEARCH sides be any text (by default they can only copy the "
+        "file's lines)",
     )
     ap.add_argument("--out", default="bench/results")
     a = ap.parse_args(argv)
