@@ -5,8 +5,9 @@ copied from the file, ``=======``, the new lines, ``>>>>>>> REPLACE``. Contract:
   * ``FORMAT`` is the one text that asks for the format; ``app.prompt`` puts it after the
     instruction (``rewrite_prompt(edit="blocks")``, ``outline_prompt(ask="blocks")``). ``PREFILL``
     opens the assistant turn (after the fence): the output starts in the first search side.
-  * ``parse_blocks(body) -> Parsed``: the complete ``Block``\\ s of a stream body (prefill
-    included), whether only white space follows them (``complete``), what went wrong (``problem``).
+  * ``parse_blocks(body, file=None) -> Parsed``: the complete ``Block``\\ s of a stream body
+    (prefill included), whether only white space follows them (``complete``; given the
+    ``file``, lines that go on copying it may follow too), what went wrong (``problem``).
     Markers may have white space around them; text after ``=======`` on its line starts the replace
     side; a blank line right after ``=======`` is dropped unless the search side starts with one;
     a second ``=======`` line ends the block as ``>>>>>>> REPLACE`` would (a small model's slip).
@@ -99,11 +100,23 @@ def _is(line: str, marker: str) -> bool:
     return line.strip() == marker
 
 
-def parse_blocks(body: str) -> Parsed:
-    """The blocks of ``body`` (module docstring); ``body`` starts with ``PREFILL``'s marker."""
+def _copies(rest: list[str], file: str) -> bool:
+    """True when the non-blank lines of ``rest`` are consecutive non-blank lines of ``file``,
+    white space aside: a model that went on copying the file after its last block."""
+    want = [x.strip() for x in rest if x.strip()]
+    have = [x.strip() for x in split_lines(file) if x.strip()]
+    n = len(want)
+    return n > 0 and any(have[i : i + n] == want for i in range(len(have) - n + 1))
+
+
+def parse_blocks(body: str, file: str | None = None) -> Parsed:
+    """The blocks of ``body`` (module docstring); ``body`` starts with ``PREFILL``'s marker.
+    Given the ``file``, lines after the last complete block that go on copying it (the 1.5B
+    writes a method's next lines after its ``>>>>>>> REPLACE``) end the answer there."""
     blocks: list[Block] = []
     state, search, replace = "between", [], []
-    for line in split_lines(body):
+    lines = split_lines(body)
+    for at, line in enumerate(lines):
         if state == "closed":  # after a block a second ======= ended
             if _is(line, REPLACE):
                 state = "between"
@@ -117,6 +130,8 @@ def parse_blocks(body: str) -> Parsed:
             if _is(line, SEARCH):
                 state, search, replace = "search", [], []
             elif line.strip():
+                if blocks and file is not None and _copies(lines[at:], file):
+                    return Parsed(tuple(blocks), True)
                 return Parsed(tuple(blocks), False, f"text outside a block: {line.strip()[:60]!r}")
         elif state == "search":
             if _is(line, DIVIDER):

@@ -311,7 +311,7 @@ def run_blocks(
     assert fenced is not None
     if m.stop_reason == "cancelled":
         return run.result("cancelled", "cancelled; nothing changed", raw)
-    parsed = edits.parse_blocks(edits.PREFILL + (fenced.body() or ""))
+    parsed = edits.parse_blocks(edits.PREFILL + (fenced.body() or ""), text)
     # stopped by stop_when: the answer's first problem is the one that stopped it
     stopped = m.stop_reason == "stop" and not fenced.closed
     broken = parsed.problem if stopped and parsed.problem in edits.BROKEN else ""

@@ -85,6 +85,39 @@ def test_a_second_divider_ends_the_block():
     assert broken("a\n=======\nb\n=======\n=======\n") == BROKEN[1]
 
 
+def test_lines_that_go_on_copying_the_file_after_the_last_block_end_the_answer():
+    """The 1.5B's code-resetbuffer and json-format-script answers (session 17): a complete
+    block, then the file's next lines (a 46 s repair round, a fallback). Given the file, the
+    block stands; prose, or lines the file does not have in that order, do not."""
+    from specedit.bench.edit_tasks import EDIT_TASKS, HOLDOUT_TASKS
+
+    code = next(t for t in EDIT_TASKS if t.name == "code-resetbuffer").source()
+    answer = (
+        "def resetbuffer(self):\n=======\n\ndef reset_buffer(self):\n>>>>>>> REPLACE\n"
+        '        """Reset the input buffer."""\n        self.buffer = []\n'
+    )
+    p = parse_blocks(PREFILL + answer, code)
+    assert p.complete and p.blocks == (
+        Block("def resetbuffer(self):\n", "def reset_buffer(self):\n"),
+    )
+    assert "text outside a block" in parse_blocks(PREFILL + answer).problem  # no file given
+    pkg = next(t for t in HOLDOUT_TASKS if t.name == "json-format-script").source()
+    answer = (
+        '"lint": "eslint src --ext ts",\n=======\n"lint": "eslint src --ext ts && prettier '
+        '--write src",\n>>>>>>> REPLACE\n"test": "node ./out/test/runTest.js",\n'
+        '"package": "vsce package --no-dependencies"\n'
+    )
+    assert parse_blocks(PREFILL + answer, pkg).complete
+    for tail in (
+        "I renamed it.\n",
+        '        self.buffer = []\n        """Reset the input buffer."""\n',
+    ):
+        p = parse_blocks(
+            PREFILL + answer.split(">>>>>>> REPLACE\n")[0] + ">>>>>>> REPLACE\n" + tail, code
+        )
+        assert not p.complete and "text outside a block" in p.problem, tail
+
+
 @pytest.mark.parametrize(
     "body, problem",
     [
