@@ -5,10 +5,11 @@ Contract:
     the statuses); ``edit_mode`` says which mode produced it.
   * ``run_whole(run, prompt)``: the model writes the whole text, or the prompt's region,
     out in full; the result is spliced into the file.
-  * ``run_blocks(run, prompt, within=...)``: the model writes search/replace blocks
-    (``app.edits``), placed in the file (inside the ``within`` line ranges when given; a
+  * ``run_blocks(run, prompt, within=..., guard=False)``: the model writes search/replace
+    blocks (``app.edits``), placed in the file (inside the ``within`` line ranges when given; a
     SEARCH side found in several places goes to the one inside a definition the
-    instruction names);
+    instruction names; with ``guard``, SEARCH sides can only copy lines of the file,
+    ``app.search_guard``);
     an answer stops as soon as it is ``edits.broken`` (no more text could mend it).
     Returns the result, or, when ``run.opts.edit`` is ``auto``, a ``Fallback`` (why,
     and the answer) instead of a failed result, so the caller can fall back or repair;
