@@ -9,8 +9,7 @@ copied from the file, ``=======``, the new lines, ``>>>>>>> REPLACE``. Contract:
     (prefill included), whether only white space follows them (``complete``; given the
     ``file``, lines that go on copying it may follow too), what went wrong (``problem``).
     Markers may have white space around them; text after ``=======`` on its line starts the replace
-    side; a blank line right after ``=======`` is dropped unless the search side starts with one;
-    a second ``=======`` line ends the block as ``>>>>>>> REPLACE`` would (a small model's slip).
+    side; a blank line right after ``=======`` is dropped unless the search side starts with one.
   * ``place_blocks(text, blocks, within=, prefer=) -> list[Hunk]``: each block found in ``text`` (in
     the line ranges ``within``, a big file's prompt windows, if given), tolerantly: exact lines,
     then trailing white space ignored, then indentation shifted consistently and blank lines
@@ -117,15 +116,6 @@ def parse_blocks(body: str, file: str | None = None) -> Parsed:
     state, search, replace = "between", [], []
     lines = split_lines(body)
     for at, line in enumerate(lines):
-        if state == "closed":  # after a block a second ======= ended
-            if _is(line, REPLACE):
-                state = "between"
-                continue
-            if line.strip() and not (_is(line, SEARCH) or line.lstrip().startswith("`")):
-                # more new lines, or a third =======: the 0.5B's loop, not a block's end
-                return Parsed(tuple(blocks), False, BROKEN[1])
-            if line.strip():
-                state = "between"
         if state == "between":
             if _is(line, SEARCH):
                 state, search, replace = "search", [], []
@@ -146,18 +136,16 @@ def parse_blocks(body: str, file: str | None = None) -> Parsed:
                 return Parsed(tuple(blocks), False, "a block without its ======= line")
             else:
                 search.append(line)
-        elif _is(line, REPLACE) or (_is(line, DIVIDER) and state == "replace"):
+        elif _is(line, REPLACE):
             if replace and not replace[0].strip() and search and search[0].strip():
                 replace = replace[1:]  # a blank line after ======= (both models write one)
             blocks.append(Block("".join(search), "".join(replace)))
-            # a second ======= for the >>>>>>> REPLACE line (the 1.5B writes it): the block
-            # ends there; a >>>>>>> REPLACE line may still follow, a third ======= may not
-            state = "between" if _is(line, REPLACE) else "closed"
+            state = "between"
         elif _is(line, SEARCH) or _is(line, DIVIDER):
             return Parsed(tuple(blocks), False, "a block without its >>>>>>> REPLACE line")
         else:
             replace.append(line)
-    if state not in ("between", "closed"):
+    if state != "between":
         return Parsed(tuple(blocks), False, "the last block is incomplete")
     if not blocks:
         return Parsed((), False, "no block")

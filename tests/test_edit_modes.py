@@ -277,14 +277,10 @@ def test_a_blocks_answer_that_cannot_be_mended_stops_at_once_then_falls_back():
     loop = "    return x + 7\n=======\n\n    return x * 7\n" * 200
     opening = "```python\n<<<<<<< SEARCH\n"
     res, prompts = run([(BLOCKS, opening + loop), (WHOLE, whole_answer(WANT))], instruction=UNNAMED)
-    # the second ======= ends the first block (a slip the 1.5B makes); the new lines after
-    # it stop the answer at once. Its block points at f7: a round there (which brings
-    # nothing back here) comes before the whole rewrite.
-    assert res.status == "ok" and res.new_text == WANT and len(prompts) == 3
-    assert "def f7(x):\n    return x + 7\n```" in prompts[1]
+    assert res.status == "ok" and res.new_text == WANT and len(prompts) == 2
     s = res.stats.snapshot()
     assert "without its >>>>>>> REPLACE line" in s["edit_fallback"]
-    assert s["generated_tokens"] - 2 * len(whole_answer(WANT)) < 120  # stopped at once
+    assert s["generated_tokens"] - len(whole_answer(WANT)) < 120  # stopped at the second =======
     res, _ = run([(BLOCKS, opening + loop)], edit="blocks")
     assert res.status == "no_output" and "without its >>>>>>> REPLACE line" in res.message
 

@@ -6,7 +6,6 @@ import pytest
 
 from specedit.app.diff import apply_hunks
 from specedit.app.edits import (
-    BROKEN,
     PREFILL,
     Block,
     EditError,
@@ -67,55 +66,6 @@ def test_a_blank_line_after_the_divider_is_not_part_of_the_new_lines():
     assert p.blocks == (Block("x = 30\n", "x = 40\n"),)
     p = parse_blocks(PREFILL + "\nx = 30\n=======\n\nx = 40\n>>>>>>> REPLACE\n")
     assert p.blocks == (Block("\nx = 30\n", "\nx = 40\n"),)  # both sides start blank
-
-
-def test_a_second_divider_ends_the_block():
-    """The 1.5B's md-release-item answer (held-out set, session 17) wrote ``=======`` where
-    ``>>>>>>> REPLACE`` goes; a ``>>>>>>> REPLACE`` line may still follow, and more blocks;
-    a third ``=======`` is a broken answer (the 0.5B writes them over and over)."""
-    want = (Block("a\n", "a\nb\n"),)
-    for tail in ("", ">>>>>>> REPLACE\n", "\n>>>>>>> REPLACE\n"):
-        p = parse_blocks(PREFILL + "a\n=======\n\na\nb\n=======\n" + tail)
-        assert p.complete and p.blocks == want, tail
-    p = parse_blocks(PREFILL + "a\n=======\nb\n=======\n<<<<<<< SEARCH\nc\n=======\nd\n=======\n")
-    assert p.complete and p.blocks == (Block("a\n", "b\n"), Block("c\n", "d\n"))
-    p = parse_blocks(PREFILL + "a\n=======\nb\n=======\n=======\n")
-    assert not p.complete and p.problem == BROKEN[1]
-    assert broken("a\n=======\nb\n=======\n") == ""
-    assert broken("a\n=======\nb\n=======\n=======\n") == BROKEN[1]
-
-
-def test_lines_that_go_on_copying_the_file_after_the_last_block_end_the_answer():
-    """The 1.5B's code-resetbuffer and json-format-script answers (session 17): a complete
-    block, then the file's next lines (a 46 s repair round, a fallback). Given the file, the
-    block stands; prose, or lines the file does not have in that order, do not."""
-    from specedit.bench.edit_tasks import EDIT_TASKS, HOLDOUT_TASKS
-
-    code = next(t for t in EDIT_TASKS if t.name == "code-resetbuffer").source()
-    answer = (
-        "def resetbuffer(self):\n=======\n\ndef reset_buffer(self):\n>>>>>>> REPLACE\n"
-        '        """Reset the input buffer."""\n        self.buffer = []\n'
-    )
-    p = parse_blocks(PREFILL + answer, code)
-    assert p.complete and p.blocks == (
-        Block("def resetbuffer(self):\n", "def reset_buffer(self):\n"),
-    )
-    assert "text outside a block" in parse_blocks(PREFILL + answer).problem  # no file given
-    pkg = next(t for t in HOLDOUT_TASKS if t.name == "json-format-script").source()
-    answer = (
-        '"lint": "eslint src --ext ts",\n=======\n"lint": "eslint src --ext ts && prettier '
-        '--write src",\n>>>>>>> REPLACE\n"test": "node ./out/test/runTest.js",\n'
-        '"package": "vsce package --no-dependencies"\n'
-    )
-    assert parse_blocks(PREFILL + answer, pkg).complete
-    for tail in (
-        "I renamed it.\n",
-        '        self.buffer = []\n        """Reset the input buffer."""\n',
-    ):
-        p = parse_blocks(
-            PREFILL + answer.split(">>>>>>> REPLACE\n")[0] + ">>>>>>> REPLACE\n" + tail, code
-        )
-        assert not p.complete and "text outside a block" in p.problem, tail
 
 
 @pytest.mark.parametrize(
@@ -290,8 +240,7 @@ def test_a_block_with_the_change_made_on_both_sides_takes_it_where_it_is_only_li
 def test_broken_names_only_problems_more_text_cannot_mend():
     assert broken("    x = 1\n=======\n    x = 2\n") == ""  # a block being written
     assert broken("    x = 1\n=======\n    x = 2\n>>>>>>> REPLACE\n```\n") == ""
-    assert broken("    x = 1\n=======\n    x = 2\n=======\n") == ""  # ends the block
-    assert broken("    x = 1\n=======\n    x = 2\n=======\n=======\n") != ""
+    assert broken("    x = 1\n=======\n    x = 2\n=======\n") != ""
     assert broken("    x = 1\n<<<<<<< SEARCH\n") != ""  # a search in a search
     assert broken("    x = 1\n=======\n    x = 2\n=====") == ""  # the line is not done
 
