@@ -25,7 +25,8 @@ copied from the file, ``=======``, the new lines, ``>>>>>>> REPLACE``. Contract:
     block whose search side is a piece of one file line only (``quiet=False``) changes that piece,
     and one whose search side is a piece of text the file wraps over lines (a sentence of a
     paragraph, written on one line) changes it where it is, keeping the file's line breaks (these
-    readings: ``app.edit_readings``). Raises ``EditError`` (one line: the block and why) when a block cannot be placed or two overlap.
+    readings: ``app.edit_readings``). Raises ``EditError`` (one line: the block and why) when a
+    block cannot be placed or two overlap.
   * ``apply_blocks(text, blocks) -> str``: the new text, all blocks or none; nothing is ever
     half-applied. ``broken(stream)``: a problem no more text can mend in a blocks answer being
     written (``app.stages`` stops the model then). ``has_markers(text)``: True when a file has
