@@ -83,7 +83,7 @@ class SearchGuard:
         )
 
     def _allowed(self, text: bytes) -> np.ndarray | None:
-        side = _search_side(text)
+        side = search_sides(text)[1]
         if side is None:
             return None
         if not side:
@@ -150,18 +150,20 @@ def _at_divider(line: bytes) -> bool:
     return _DIVIDER_LINE.startswith(line)
 
 
-def _search_side(text: bytes) -> bytes | None:
-    """The SEARCH side being written at the end of ``text`` (a blocks answer after its
-    prefill, which opened the first side), or None when ``text`` ends elsewhere."""
-    state, start, offset = "search", 0, 0
+def search_sides(text: bytes) -> tuple[list[bytes], bytes | None]:
+    """The SEARCH sides of a blocks answer read as the guard reads them (``text`` starts after
+    the prefill, which opened the first side): the sides closed by a divider line, and the side
+    being written at the end of ``text`` (None when it ends elsewhere)."""
+    state, start, offset, closed = "search", 0, 0, []
     search, divider, replace = (m.encode() for m in (SEARCH, DIVIDER, REPLACE))
     while (nl := text.find(b"\n", offset)) >= 0:
         line = text[offset:nl].strip()
-        offset = nl + 1
         if state == "search" and line == divider:
             state = "replace"
+            closed.append(text[start:offset])
         elif state == "replace" and line == replace:
             state = "between"
         elif state == "between" and line == search:
-            state, start = "search", offset
-    return text[start:] if state == "search" else None
+            state, start = "search", nl + 1
+        offset = nl + 1
+    return closed, (text[start:] if state == "search" else None)

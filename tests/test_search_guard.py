@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from specedit.app import search_guard
-from specedit.app.search_guard import SearchGuard
+from specedit.app.search_guard import SearchGuard, search_sides
 
 WORDS = [b"    return", b" x", b"=======", b"=======\n", b"\n=======\n", b"\n", b"def", b"quiet"]
 
@@ -156,10 +156,9 @@ def test_a_retry_guards_its_search_sides_and_a_first_answer_does_not(monkeypatch
     ],
 )
 def test_every_search_side_the_05b_writes_under_the_guard_is_lines_of_the_file(qwen05, name):
-    """Whatever the model changes: under the guard each SEARCH side of its blocks answer is
-    whole lines of the file, copied as they are or all moved left by the first line's
-    indent."""
-    from specedit.app.edits import PREFILL, parse_blocks
+    """Whatever the model changes, and whether or not its answer parses: under the guard each
+    SEARCH side it closes is whole lines of the file, copied as they are or all moved left by
+    the first line's indent."""
     from specedit.app.generation import run_prompt
     from specedit.app.options import RewriteOptions
     from specedit.app.prompt import rewrite_prompt
@@ -170,15 +169,26 @@ def test_every_search_side_the_05b_writes_under_the_guard_is_lines_of_the_file(q
     prompt = rewrite_prompt(qwen05.target, text, task.instruction, path=task.file, edit="blocks")
     opts = RewriteOptions(instruction=task.instruction, exact=True)
     gen = run_prompt(qwen05, prompt, opts, 256, constraint=SearchGuard(qwen05.target, text))
-    blocks = parse_blocks(PREFILL + (gen.fenced.body() or "")).blocks
-    assert blocks, gen.text[:300]
+    closed, _ = search_sides(gen.text.encode())
+    assert closed, gen.text[:300]  # at most MAX_LINES lines, then only the divider is allowed
     lines = text.splitlines(keepends=True)
-    for b in blocks:
-        side = b.search.splitlines(keepends=True)
+    for got in closed:
+        side = got.decode().splitlines(keepends=True)
         shift = [len(x) - len(x.lstrip(" \t")) for x in lines]
         found = False
         for k in range(len(lines)):
             for d in {0, shift[k]}:
                 moved = [x[d:] if x.strip() else x.lstrip(" \t") for x in lines[k : k + len(side)]]
                 found = found or moved == side
-        assert found, b.search
+        assert found, got
+
+
+def test_search_sides_reads_closed_and_open_sides_as_the_guard_does():
+    answer = (
+        "x = 1\n=======\nx = 2\n=======\ny\n>>>>>>> REPLACE\n\nprose\n"
+        "<<<<<<< SEARCH\n  z = 3\n=======\n\n>>>>>>> REPLACE\n<<<<<<< SEARCH\nw"
+    )
+    closed, open_side = search_sides(answer.encode())
+    assert closed == [b"x = 1\n", b"  z = 3\n"]  # a second divider is in the REPLACE side
+    assert open_side == b"w"
+    assert search_sides(answer[: answer.index("prose")].encode())[1] is None
