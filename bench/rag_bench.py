@@ -2,8 +2,8 @@
 
 Contract: ``specedit bench rag [--model M] [--styles quote loose free] [--drafts lookup none]
 [--questions ID ...] [--spec-bench N] [--max-tokens N] [--exact] [--threads N] [--ctx N]``
-loads one model and asks every question of ``bench/rag_tasks.py`` (24 questions with
-known answers over this repository's vendored docs, plus the first ``N`` Spec-Bench rag
+loads one model and asks every question of ``bench/rag_tasks.py`` (54 questions with
+known answers over vendored docs of five kinds, plus the first ``N`` Spec-Bench rag
 prompts) through the product's own ``app.rewrite.answer``, in each answer style
 (``quote``: the product's prompt and format, each quoted passage guarded to a copy of its
 file; ``loose``: the same prompt unguarded; ``free``: the earlier prompt, kept to measure
@@ -16,15 +16,19 @@ going first, so the machine's noise hits them alike.
 
 Each run records the answer, its citations as ``app.quotes`` checked them
 (``quotes_found``: it quotes, and every quote is where it says), whether it is right
-(``RagQuestion.judge``), decode tok/s, tokens, acceptance, and the load average;
+(``RagQuestion.judge``: its own words), whether its found quotes state the answer
+(``supported``: ``RagQuestion.supports``; None when it quotes nothing), decode tok/s, tokens, acceptance, and the load average;
 ``same_output``: the question's lookup and plain answers are the same text (greedy, they
 differ only where batched verification moves a near-tie: llama.cpp's CPU path without
 ``--exact``). The record (``bench/results/rag-<time>.json``, rewritten after each
 question, so a run cut short keeps what it measured) has every run and, per style,
 drafting and set (``questions``, ``spec_bench``): the quote rate (share of answers whose
-quotes are all found), right answers, medians of decode tok/s and tokens, and the
-speed-up (the median of each question's lookup/none decode tok/s ratio). ``--from RECORD`` re-checks a record's
-answers with today's checks (no model) and writes it again, with its table.
+quotes are all found), the quoted answers whose quotes state the answer (``support``), right
+answers (``right``), right answers none of whose quotes is off the point (``right+``: the
+issue's "a quote that is found but does not support the answer is wrong"), medians of decode
+tok/s and tokens, and the speed-up (the median of each question's lookup/none decode tok/s
+ratio). ``--from RECORD`` re-checks a record's answers with today's checks (no model) and
+writes it again, with its table.
 """
 
 from __future__ import annotations
@@ -74,6 +78,7 @@ def run_question(loaded, q: RagQuestion, style: str, drafts: list[str], first: i
                 "right": q.judge(res.text),
                 "quotes": len(res.citations),
                 "quotes_found": all_found(res.citations),
+                "supported": q.supports([c.quote for c in res.citations if c.found]),
                 "citations": [c.to_json() for c in res.citations],
                 "output": res.text,
                 "decode_tps": s["decode_tps"],
@@ -124,6 +129,12 @@ def summarise(runs: list[dict]) -> dict:
             "quote_rate": round(sum(r["quotes_found"] for r in rs) / len(rs), 3),
             "right": sum(judged) if judged else None,
             "judged": len(judged),
+            # right in its own words, and none of its quotes is off the point
+            "right_supported": sum(
+                bool(r["right"]) and r.get("supported") is not False for r in rs
+            ),
+            "quoted_judged": sum(r.get("supported") is not None for r in rs),
+            "supported": sum(r.get("supported") is True for r in rs),
             "same_output": sum(r["same_output"] for r in rs),
             "median_decode_tps": _median(r["decode_tps"] for r in rs),
             "median_generated_tokens": _median(r["generated_tokens"] for r in rs),
@@ -190,6 +201,7 @@ def recheck(record: dict) -> dict:
                 "right": q.judge(r["output"]),
                 "quotes": len(cs),
                 "quotes_found": all_found(cs),
+                "supported": q.supports([c.quote for c in cs if c.found]),
                 "citations": [c.to_json() for c in cs],
             }
         )
@@ -199,16 +211,22 @@ def recheck(record: dict) -> dict:
 def table(rec: dict) -> str:
     lines = [
         f"{rec['model']}  (load average {rec['load_range'][0]}-{rec['load_range'][1]})",
-        f"  {'set':<11} {'style':<6} {'draft':<7} {'quoted':>7} {'right':>7} "
-        f"{'tok/s':>7} {'tokens':>7} {'accept':>7} {'speed-up':>8}",
+        f"  {'set':<11} {'style':<6} {'draft':<7} {'quoted':>7} {'support':>7} {'right':>7} "
+        f"{'right+':>7} {'tok/s':>7} {'tokens':>7} {'accept':>7} {'speed-up':>8}",
     ]
     for st, styles in rec["summary"].items():
         for style, drafts in styles.items():
             for draft, g in drafts.items():
                 right = "-" if g["right"] is None else f"{g['right']}/{g['judged']}"
+                both = (
+                    "-" if g["right"] is None else f"{g.get('right_supported', '?')}/{g['judged']}"
+                )
+                qj = g.get("quoted_judged")
+                sup = "-" if not qj else f"{g['supported']}/{qj}"
                 sp = g.get("speedup_vs_none")
                 lines.append(
-                    f"  {st:<11} {style:<6} {draft:<7} {g['quote_rate']:>7.0%} {right:>7} "
+                    f"  {st:<11} {style:<6} {draft:<7} {g['quote_rate']:>7.0%} {sup:>7} {right:>7} "
+                    f"{both:>7} "
                     f"{_fmt(g['median_decode_tps'])} {_fmt(g['median_generated_tokens'])} "
                     f"{_fmt(g['median_acceptance'], 2)} "
                     f"{'' if sp is None else f'{sp:.2f}x':>8}"

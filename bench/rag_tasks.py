@@ -6,13 +6,18 @@ Contract: ``load_questions()`` returns the ``RagQuestion`` rows of
 repository's own docs (README.md, docs/protocol.md, bench/README.md, the plugins'
 READMEs), and in ``docs/ext/`` documents of other kinds from other projects: a
 third-party README (h11's), a changelog (pytest-timeout's), an API reference (the
-docstrings of CPython 3.11's ``json/__init__.py``) and code comments (part of CPython
-3.11's ``heapq.py``). ``docs/ext/LICENSES.md`` names each one's source and license (the
+docstrings of CPython 3.11's ``json/__init__.py``), code comments (part of CPython
+3.11's ``heapq.py``), a configuration file documented by its comments (Debian's
+``login.defs``), a Markdown user guide (python-dotenv's README) and a class documented in
+its docstrings (part of CPython 3.11's ``textwrap.py``; the last three came in later and
+were held out while the quote guard's passage ranking was built). ``docs/ext/LICENSES.md`` names each one's source and license (the
 license texts lie next to it, or in ``bench/data/LICENSE-PSF.txt``).
 ``RagQuestion.context_files()`` is the ``(label, text)`` pairs the prompt shows (labels are the
 paths under ``docs/``, as a user passes them to ``--context``); ``judge(output)`` is the
 question's check: one of its ``expect`` regular expressions matches the answer's own
-words (its quotes left out).
+words (its quotes left out); ``supports(quotes)``: one of its ``evidence`` expressions matches
+one of the answer's found quotes (a quote that is found but states something else does not
+make a quoted answer right).
 ``spec_bench_questions(n)`` turns the first ``n`` Spec-Bench rag rows (``bench.tasks``)
 into the same shape: their passages as one context file, their last line the question,
 no known answer (``expect`` empty: ``judge`` is None).
@@ -41,6 +46,9 @@ class RagQuestion:
     """Regular expressions; a right answer matches one. Empty: no known answer."""
     texts: tuple[str, ...] | None = None
     """The documents' text when they are not files (the Spec-Bench rows)."""
+    evidence: tuple[str, ...] = ()
+    """Regular expressions for the passages that state the answer: a quote supports the
+    answer when one of them matches it. Empty: not known."""
 
     def context_files(self) -> list[tuple[str, str]]:
         if self.texts is not None:
@@ -56,10 +64,27 @@ class RagQuestion:
         said = prose(output) or output
         return any(re.search(e, said) for e in self.expect)
 
+    def supports(self, quotes: list[str]) -> bool | None:
+        """True when one of the answer's quotes (found ones: ``app.quotes``) holds a passage
+        that states the answer, False when it quotes and none does; None: no quotes, or no
+        known evidence."""
+        if not self.evidence or not quotes:
+            return None
+        return any(re.search(e, q) for e in self.evidence for q in quotes)
+
 
 def load_questions(path: Path = QUESTIONS) -> list[RagQuestion]:
     rows = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
-    return [RagQuestion(r["id"], r["question"], tuple(r["docs"]), tuple(r["expect"])) for r in rows]
+    return [
+        RagQuestion(
+            r["id"],
+            r["question"],
+            tuple(r["docs"]),
+            tuple(r["expect"]),
+            evidence=tuple(r.get("evidence", ())),
+        )
+        for r in rows
+    ]
 
 
 def spec_bench_questions(n: int) -> list[RagQuestion]:

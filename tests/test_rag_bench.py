@@ -36,6 +36,30 @@ def test_the_question_set_is_vendored_and_every_answer_is_in_its_docs():
         assert q.judge(f"I do not know.\n\n[{q.docs[0]}]\n{f}\n{right}\n{f}") is False, q.id
 
 
+def test_every_question_names_the_passages_that_state_its_answer():
+    """``evidence`` finds a passage in the docs, and a quote of its lines supports the answer
+    while a quote of the docs' first lines (a title, badges) does not."""
+    import re
+
+    for q in load_questions():
+        assert q.evidence, q.id
+        hits = []
+        for _, text in q.context_files():
+            lines = text.split("\n")
+            for e in q.evidence:
+                for m in re.finditer(e, text):
+                    first = text.count("\n", 0, m.start())
+                    last = text.count("\n", 0, m.end())
+                    hits.append("\n".join(lines[first : last + 1]))
+        assert hits, q.id
+        assert all(len(h.split("\n")) <= 8 for h in hits), q.id  # one passage can hold it
+        assert q.supports(hits[:1]) is True, q.id
+        assert q.supports([]) is None, q.id
+        top = q.context_files()[0][1].split("\n")[:2]
+        if not any(re.search(e, "\n".join(top)) for e in q.evidence):
+            assert q.supports(["\n".join(top)]) is False, q.id
+
+
 def test_spec_bench_rag_prompts_become_passages_and_a_question():
     (q,) = spec_bench_questions(1)
     [(label, passages)] = q.context_files()
@@ -44,8 +68,9 @@ def test_spec_bench_rag_prompts_become_passages_and_a_question():
     assert q.judge("anything") is None and spec_bench_questions(0) == []
 
 
-def _row(qid, style, draft, tps, quoted=True, right=True):
+def _row(qid, style, draft, tps, quoted=True, right=True, supported=None):
     return {
+        "supported": supported,
         "id": qid,
         "set": "questions",
         "style": style,
@@ -65,11 +90,13 @@ def test_the_summary_counts_quotes_and_answers_and_takes_the_median_ratio():
         _row("a", "quote", "none", 10.0),
         _row("b", "quote", "lookup", 12.0, quoted=False, right=False),
         _row("b", "quote", "none", 12.0, quoted=False, right=False),
-        _row("c", "quote", "lookup", 20.0),
-        _row("c", "quote", "none", 10.0),
+        _row("c", "quote", "lookup", 20.0, supported=False),  # right words, a quote off the point
+        _row("c", "quote", "none", 10.0, supported=True),
     ]
     s = summarise(runs)["questions"]["quote"]
     assert s["lookup"]["quote_rate"] == round(2 / 3, 3) and s["lookup"]["right"] == 2
+    assert s["lookup"]["right_supported"] == 1 and s["none"]["right_supported"] == 2
+    assert (s["lookup"]["supported"], s["lookup"]["quoted_judged"]) == (0, 1)
     assert s["lookup"]["median_decode_tps"] == 20.0 and s["none"]["median_decode_tps"] == 10.0
     assert s["lookup"]["speedup_vs_none"] == 2.0  # ratios 3, 1, 2
     assert "speedup_vs_none" not in s["none"]
