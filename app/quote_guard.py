@@ -1,13 +1,16 @@
 """Quotes that cannot be misquoted: inside a quoted passage, the decoder may only copy.
 
-Contract: ``QuoteGuard(target, context_files)`` is an ``engine.constraint.Constraint`` for
+Contract: ``QuoteGuard(target, context_files, question='')`` is an ``engine.constraint.Constraint`` for
 answers in the ``quote`` format (``app.prompt.SYSTEM_QUOTE``): a citation line ``[FILE]``, then a
 fenced passage. Every fenced block of such an answer is a passage. From the line after its
 opening fence until the closing one, ``allowed(out)`` admits only tokens whose bytes continue
 the passage as a copy of the cited file (of any context file when no citation line precedes the
-block, or it names none of them), starting at the beginning of a word or a line; once the
-passage has a byte, a newline (a passage may stop mid-line) and, at the start of a line, the
-closing fence are allowed too (a line of the file that starts with a fence is never
+block, or it names none of them), starting at the beginning of a word or a line — on the lines
+``app.passage_rank`` finds for the question and the answer's words before the passage, when
+``QuoteGuard(..., question)`` is given and they share words with the file (the small models
+otherwise copy from the file's top, or wherever their first word happens to match); once the
+passage has a whole line or three words, a newline (a passage may stop mid-line) and, at the
+start of a line, the closing fence are allowed too (a line of the file that starts with a fence is never
 copied); after a newline the file does not have there, and after
 ``MAX_LINES`` lines, only the closing fence. Once a passage has closed, the answer is
 evidence: another citation, blank lines, or the end (the 1.5B otherwise went on to invent
@@ -30,8 +33,9 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from .passage_rank import relevant_lines
 from .prompt import shown_paths
-from .quotes import CITE_RE, _resolve
+from .quotes import CITE_RE, _resolve, prose
 
 MAX_LINES = 8
 """The most lines a passage may quote: evidence, not the file (a passage the model ran on
@@ -40,6 +44,10 @@ took the answer to its token limit)."""
 MAX_PIECE = 48
 """The longest token (bytes) a quote may be copied with (longer ones are rare runs)."""
 
+_WORDY = re.compile(rb"\w")
+_OPENERS = frozenset(bytes([c]) for c in b"`'\"([{*_<")
+_MID_LINE_WORDS = 3
+"""A passage may stop mid-line once it holds this many words (a word alone is no evidence)."""
 _FENCE_OPEN = re.compile(rb"^(`{3,})[\w+-]*[ \t]*$")
 _CITE_LINE = re.compile(r"^\s*" + CITE_RE.pattern + r"\s*:?\s*$")
 _PIECES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
@@ -75,9 +83,10 @@ def remembered(memo: dict, key: tuple[int, ...], make) -> np.ndarray | None:
 
 
 def _starts(data: bytes) -> list[int]:
-    """Where a quote of ``data`` may begin: the start of a line (its indent included) or of
-    a word (a non-space byte after a space), but not a fence line of the file's own (a
-    passage is a fenced block: a fence inside it would end it)."""
+    """Where a quote of ``data`` may begin: the start of a line (its indent included), of a
+    run of non-space bytes after a space, or of a word right after opening marks (``default``
+    in ````default(obj)````: the model writes the name, not the markup), but not a fence line
+    of the file's own (a passage is a fenced block: a fence inside it would end it)."""
     return [
         i
         for i in range(len(data))
@@ -85,16 +94,29 @@ def _starts(data: bytes) -> list[int]:
             i == 0
             or data[i - 1 : i] == b"\n"
             or (data[i - 1 : i].isspace() and not data[i : i + 1].isspace())
+            or (data[i - 1 : i] in _OPENERS and _WORDY.match(data, i) and _after_space(data, i))
         )
         and not ((i == 0 or data[i - 1] == 10) and data.startswith(b"```", i))
     ]
 
 
+def _after_space(data: bytes, i: int) -> bool:
+    """The opening marks before ``i`` follow a space or a line's start."""
+    j = i
+    while j > 0 and data[j - 1 : j] in _OPENERS:
+        j -= 1
+    return j == 0 or data[j - 1 : j].isspace()
+
+
 class QuoteGuard:
     """The ``Constraint`` of quoted passages (module docstring)."""
 
-    def __init__(self, target, context_files: Sequence[tuple[str, str]]) -> None:
+    def __init__(
+        self, target, context_files: Sequence[tuple[str, str]], question: str = ""
+    ) -> None:
         self.table, self.index = pieces(target)
+        self.question = question
+        self._focus_memo: dict[tuple[int, bytes], set[int] | None] = {}
         self.n_vocab = target.n_vocab
         self.labels = [label for label, _ in context_files]
         names = [n for n in shown_paths(self.labels) if n]
@@ -168,7 +190,7 @@ class QuoteGuard:
             if self._closed and not line:  # after the evidence: more of it, or the end
                 return self._after
             return self._free_start if not line else self._free_mid
-        files, q = quote
+        files, q, before = quote
         last = q.rsplit(b"\n", 1)[-1]
         if last and not last.strip(b"`") and len(q) > len(last):  # a closing fence under way
             if len(last) >= 3:
@@ -180,7 +202,7 @@ class QuoteGuard:
         found = False
         for f in files:
             data = self.data[f]
-            for end in self._ends(f, q):
+            for end in self._ends(f, q, self._focus(f, before)):
                 found = True
                 if data.startswith(b"```", end) and (end == 0 or data[end - 1] == 10):
                     continue  # the file's own fence: the passage ends before it
@@ -193,8 +215,8 @@ class QuoteGuard:
         if q:
             if q.endswith(b"\n"):  # a line ends: the passage may close
                 ids.update(self._close)
-            elif found:
-                ids.update(self._newline)  # the passage may stop mid-line
+            elif found and (b"\n" in q or len(q.split()) >= _MID_LINE_WORDS):
+                ids.update(self._newline)  # the passage may stop mid-line, after a few words
         return np.array(sorted(ids), np.int64) if ids else None
 
     def _cite_ok(self, tail: bytes) -> bool:
@@ -221,16 +243,43 @@ class QuoteGuard:
         need = 3 - len(begun)
         return self._ids([b"`" * n for n in range(1, need + 1)] + [b"`" * need + b"\n"])
 
-    def _ends(self, f: int, q: bytes) -> list[int]:
-        """Where ``q`` ends in file ``f``, for each place it is a copy starting at a start."""
-        data = self.data[f]
+    def _focus(self, f: int, before: bytes) -> set[int] | None:
+        """Where in file ``f`` a passage may start after the answer ``before`` it: the starts
+        on the lines ``app.passage_rank`` finds for the question and the answer's own words so
+        far (None: anywhere, when they share no word with the file or no question is
+        known)."""
+        key = (f, before)
+        if key not in self._focus_memo:
+            got = None
+            if self.question:
+                query = self.question + "\n" + prose(before.decode("utf-8", "replace"))
+                lines = set(relevant_lines(self.data[f].decode("utf-8", "replace"), query))
+                if lines:
+                    begin, line_of = 0, {}
+                    for n, row in enumerate(self.data[f].split(b"\n")):
+                        if n in lines:
+                            line_of.update(dict.fromkeys(range(begin, begin + len(row) + 1), n))
+                        begin += len(row) + 1
+                    got = {i for i in self._all_starts(f) if i in line_of}
+            if len(self._focus_memo) > 64:
+                self._focus_memo.clear()
+            self._focus_memo[key] = got
+        return self._focus_memo[key]
+
+    def _all_starts(self, f: int) -> list[int]:
         if f not in self._starts:
-            self._starts[f] = _starts(data)
+            self._starts[f] = _starts(self.data[f])
             self._start_set[f] = set(self._starts[f])
-        starts = self._starts[f]
+        return self._starts[f]
+
+    def _ends(self, f: int, q: bytes, focus: set[int] | None = None) -> list[int]:
+        """Where ``q`` ends in file ``f``, for each place it is a copy starting at a start
+        (one in ``focus``, when given)."""
+        data = self.data[f]
+        starts = self._all_starts(f)
         if not q:
-            return starts
-        ok = self._start_set[f]
+            return starts if focus is None else [i for i in starts if i in focus]
+        ok = self._start_set[f] if focus is None else focus
         out, i = [], data.find(q)
         while i >= 0:
             if i in ok:
@@ -238,8 +287,8 @@ class QuoteGuard:
             i = data.find(q, i + 1)
         return out
 
-    def _open_quote(self, text: bytes) -> tuple[list[int], bytes] | None:
-        """(the files a quote may copy, the quote so far) when ``text`` ends inside a
+    def _open_quote(self, text: bytes) -> tuple[list[int], bytes, bytes] | None:
+        """(the files a quote may copy, the quote so far, the answer before it) when ``text`` ends inside a
         passage: a fenced block opened on the line after a citation line. The state after
         each complete line is kept, so a call parses only the lines after the last one both
         texts share."""
@@ -270,4 +319,4 @@ class QuoteGuard:
             return None
         f = _resolve(cite, self.labels)
         files = [self.labels.index(f)] if f is not None else list(range(len(self.labels)))
-        return files, text[body_start:]
+        return files, text[body_start:], text[:body_start]

@@ -464,7 +464,7 @@ def answer(
     if style == "quote" and opts.verbatim and loaded.remote is None:
         from .quote_guard import QuoteGuard
 
-        guard = QuoteGuard(loaded.target, context_files)
+        guard = QuoteGuard(loaded.target, context_files, question)
     gen = run_prompt(
         loaded,
         prompt,

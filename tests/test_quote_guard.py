@@ -60,8 +60,10 @@ def test_inside_a_passage_only_the_copy_a_newline_or_the_fence():
     g = QuoteGuard(V, FILES)
     ok = _allowed_text(g, "[garden.md]\n```\nWater the")
     assert {b" ", b" tomatoes", b" t"} & ok == {b" ", b" tomatoes"}
-    assert b"\n" in ok and b"\n```" in ok  # the passage may stop mid-line
+    assert b"\n" not in ok  # two words are no evidence yet
     assert b" every" not in ok and b"```" not in ok
+    three = _allowed_text(g, "[garden.md]\n```\nWater the tomatoes")
+    assert b"\n" in three and b"\n```" in three  # the passage may stop mid-line
     at_line_end = _allowed_text(g, "[garden.md]\n```\nWater the tomatoes every second evening.\n")
     assert {b"T", b"```", b"```\n", b"`"} <= at_line_end
     # a newline the file does not have here: only the closing fence may follow
@@ -77,8 +79,8 @@ def test_after_a_passage_more_evidence_or_the_end_and_every_block_is_a_passage()
     # a blank line, another citation of a context file, or the end: no more prose
     assert _allowed_text(g, closing + "\n") == {b"\n", b"[", b"[other"}
     # a block no citation names is a passage too, a copy of any of the files
-    uncited = _allowed_text(g, "So:\n```\nNothing")
-    assert uncited == {b" "} | ({b"\n", b"\n```"})
+    uncited = _allowed_text(g, "So:\n```\nNothing about plants.")
+    assert uncited == {b"\n"} | ({b"\n", b"\n```"})
     # a second passage, with lines in its citation, is guarded again
     again = _allowed_text(g, closing + "\n\n[garden.md:L4]\n```\nThe shed")
     assert again is not None and b" " in again and b"x" not in again
@@ -196,3 +198,29 @@ def test_every_passage_the_05b_writes_is_a_copy_of_the_file_it_cites(qwen05, qid
     outside = re.sub(r"^```[^\n]*\n.*?^```$", "", res.text, flags=re.M | re.S)  # the prose
     for line in re.findall(r"^\[([^\]\n]+)\]$", outside, re.M):
         assert _resolve(line, list(files)) is not None, line
+
+
+def test_a_passage_may_start_at_a_name_inside_its_markup():
+    doc = "Call ``default(obj)`` to convert; see (shed) too.\nx``y\n"
+    g = QuoteGuard(V, [("api.md", doc)])
+    ok = _allowed_text(g, "[api.md]\n```\n")
+    assert {b"d", b"s", b"`", b"(", b"C"} <= ok  # after `` or ( as well as at the marks
+    assert b"y" not in ok  # x``y: the marks follow no space, so y starts no word
+    assert _allowed_text(g, "[api.md]\n```\ndefault(obj)`` to convert;") >= {b"\n"}
+
+
+def test_with_a_question_a_passage_starts_on_the_lines_that_answer_it():
+    doc = (
+        "# Notes\n\nThe kettle is blue.\nPens are in the drawer.\nMilk goes in the fridge.\n"
+        "Socks dry on the line.\nThe cat eats at six.\nBread is in the tin.\n"
+    )
+    files = [("notes.md", doc)]
+    free = _allowed_text(QuoteGuard(V, files), "[notes.md]\n```\n")
+    asked = QuoteGuard(V, files, "When does the cat eat?")
+    ok = _allowed_text(asked, "[notes.md]\n```\n")
+    assert {b"#", b"T", b"P", b"M"} <= free
+    assert b"T" in ok and b"c" in ok  # "The cat eats at six." and its words
+    assert not {b"#", b"P", b"M"} & ok  # the title, lines far from the cat's
+    assert _allowed_text(asked, "[notes.md]\n```\nThe ") == {b"c"}  # not "The kettle"
+    nothing = QuoteGuard(V, files, "Zebra?")  # no word shared with the file: anywhere
+    assert _allowed_text(nothing, "[notes.md]\n```\n") == free

@@ -1,0 +1,82 @@
+"""Find the passage first: the lines of a file most likely to state an answer.
+
+Contract: ``relevant_lines(text, query, top=TOP, span=SPAN) -> list[int]`` ranks every window
+of ``span`` lines of ``text`` (one starting at each line) by the words it shares with ``query``
+(a question, and the answer's own words so far), each word weighted by how rare it is among the
+file's lines (inverse document frequency, BM25's idea without the length term: a window is a
+fixed number of lines), and returns the 0-based line numbers covered by the best ``top``
+windows that do not overlap (each with the line before it, where its sentence may start; of
+equal windows the one that starts latest, at the words), in file order. Words are compared by a
+light stem (lower case, common English endings cut, the first six letters), with English
+function words and the words of every question ("what", "does") left out. A query that shares
+no word with the file returns []: the caller decides what that means (``app.quote_guard`` then
+lets a passage start anywhere). Pure and deterministic; text only, no model.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter
+
+TOP = 4
+"""Windows kept: the passage that states an answer is nearly always among the first few."""
+
+SPAN = 3
+"""Lines per window: a sentence that states a fact wraps over one to three lines."""
+
+_WORD = re.compile(r"[A-Za-z][A-Za-z0-9_]*|\d+(?:\.\d+)*")
+_SUFFIXES = ("ations", "ation", "ings", "ing", "able", "edly", "ed", "es", "ly", "s", "e")
+_STOP = frozenset(
+    """a an the and or but if then else of to in on at by for from with without into onto
+    as is are was were be been being it its this that these those there here which who whom
+    whose what when where why how do does did done can could should would will shall may
+    might must not no yes any all some each every other than so such only also just about
+    over under up down out i you he she we they me my your our their them his her us one
+    per via use used using get gets many much more most very same own""".split()
+)
+
+
+def stem(word: str) -> str:
+    """``word``, lower case, a common ending cut (never below three letters), six letters."""
+    w = word.lower()
+    for suf in _SUFFIXES:
+        if w.endswith(suf) and len(w) - len(suf) >= 3:
+            w = w[: -len(suf)]
+            break
+    return w[:6]
+
+
+def terms(text: str) -> list[str]:
+    """The stems of ``text``'s words that are not function words."""
+    return [stem(w) for w in _WORD.findall(text) if w.lower() not in _STOP]
+
+
+def relevant_lines(text: str, query: str, top: int = TOP, span: int = SPAN) -> list[int]:
+    """The lines of the best ``top`` windows for ``query`` (module docstring)."""
+    lines = text.split("\n")
+    if not lines:
+        return []
+    per_line = [set(terms(line)) for line in lines]
+    df = Counter(t for ts in per_line for t in ts)
+    n = len(lines)
+    want = set(terms(query)) & set(df)
+    if not want:
+        return []
+    idf = {t: math.log(1 + n / df[t]) for t in want}
+    scored = []
+    for i in range(n):
+        seen = set().union(*per_line[i : i + span]) & want
+        if seen:
+            scored.append((-sum(idf[t] for t in seen), -i))
+    scored.sort()  # the best first; of equals, the window that starts latest (at the words)
+    keep: set[int] = set()
+    chosen: list[int] = []
+    for _, neg in scored:  # the best windows that do not overlap one already kept
+        i = -neg
+        if len(chosen) == top:
+            break
+        if all(abs(i - j) >= span for j in chosen):
+            chosen.append(i)
+            keep.update(range(max(0, i - 1), min(n, i + span)))  # and where its sentence starts
+    return sorted(keep)
