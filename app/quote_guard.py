@@ -1,21 +1,21 @@
 """Quotes that cannot be misquoted: inside a quoted passage, the decoder may only copy.
 
-Contract: ``QuoteGuard(target, context_files, question='')`` is an ``engine.constraint.Constraint`` for
-answers in the ``quote`` format (``app.prompt.SYSTEM_QUOTE``): a citation line ``[FILE]``, then a
-fenced passage. Every fenced block of such an answer is a passage. From the line after its
-opening fence until the closing one, ``allowed(out)`` admits only tokens whose bytes continue
-the passage as a copy of the cited file (of any context file when no citation line precedes the
-block, or it names none of them), starting at the beginning of a word or a line — on the lines
-``app.passage_rank`` finds for the question and the answer's words before the passage, when
-``QuoteGuard(..., question)`` is given and they share words with the file (the small models
-otherwise copy from the file's top, or wherever their first word happens to match); once the
-passage has a whole line or three words, a newline (a passage may stop mid-line) and, at the
-start of a line, the closing fence are allowed too (a line of the file that starts with a fence is never
-copied); after a newline the file does not have there, and after
-``MAX_LINES`` lines, only the closing fence. Once a passage has closed, the answer is
-evidence: another citation, blank lines, or the end (the 1.5B otherwise went on to invent
-turns of the chat). A line that starts with ``[`` outside a passage is
-a citation: only a context file's name as the prompt shows it (``app.prompt.shown_paths``),
+Contract: ``QuoteGuard(target, context_files, question='')`` is an
+``engine.constraint.Constraint`` for answers in the ``quote`` format
+(``app.prompt.SYSTEM_QUOTE``): a citation line ``[FILE]``, then a fenced passage. Every fenced
+block of such an answer is a passage. From the line after its opening fence until the closing
+one, ``allowed(out)`` admits only tokens whose bytes continue the passage as a copy of the
+cited file (of any context file when no citation line precedes the block, or it names none of
+them), starting at the beginning of a word or a line — on the lines ``app.passage_rank`` finds
+for the question and the answer's words before the passage, when ``QuoteGuard(..., question)``
+is given and they share words with the file (the small models otherwise copy from the file's
+top, or wherever their first word happens to match); once the passage has a whole line or three
+words, a newline (a passage may stop mid-line) and, at the start of a line, the closing fence
+are allowed too (a line of the file that starts with a fence is never copied); after a newline
+the file does not have there, and after ``MAX_LINES`` lines, only the closing fence. Once a
+passage has closed, the answer is evidence: another citation, blank lines, or the end (the 1.5B
+otherwise went on to invent turns of the chat). A line that starts with ``[`` outside a passage
+is a citation: only a context file's name as the prompt shows it (``app.prompt.shown_paths``),
 then ``]``, the line's end and the opening fence (no line numbers: ``app.quotes`` says where a
 quote is). Anything else is free. So every passage is verbatim text of the file its citation
 names; the prose, which passage, and where it ends stay the model's.
@@ -255,12 +255,12 @@ class QuoteGuard:
                 query = self.question + "\n" + prose(before.decode("utf-8", "replace"))
                 lines = set(relevant_lines(self.data[f].decode("utf-8", "replace"), query))
                 if lines:
-                    begin, line_of = 0, {}
+                    begin, on_lines = 0, set()
                     for n, row in enumerate(self.data[f].split(b"\n")):
                         if n in lines:
-                            line_of.update(dict.fromkeys(range(begin, begin + len(row) + 1), n))
+                            on_lines.update(range(begin, begin + len(row) + 1))
                         begin += len(row) + 1
-                    got = {i for i in self._all_starts(f) if i in line_of}
+                    got = {i for i in self._all_starts(f) if i in on_lines}
             if len(self._focus_memo) > 64:
                 self._focus_memo.clear()
             self._focus_memo[key] = got
