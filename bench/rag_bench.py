@@ -14,14 +14,14 @@ first, so the files are read once per style (the target keeps their prefix; deco
 does not depend on it); the two draftings run back to back on each question, taking turns
 going first, so the machine's noise hits them alike.
 
-Each run records the answer, its citations as ``app.quotes`` checked them
-(``quotes_found``: it quotes, and every quote is where it says), whether it is right
-(``RagQuestion.judge``: its own words), whether its found quotes state the answer
-(``supported``: ``RagQuestion.supports``; None when it quotes nothing), decode tok/s, tokens, acceptance, and the load average;
-``same_output``: the question's lookup and plain answers are the same text (greedy, they
-differ only where batched verification moves a near-tie: llama.cpp's CPU path without
-``--exact``). The record (``bench/results/rag-<time>.json``, rewritten after each
-question, so a run cut short keeps what it measured) has every run and, per style,
+Each run records the answer, its citations as ``app.quotes`` checked them (``quotes_found``:
+it quotes, and every quote is where it says), whether it is right (``RagQuestion.judge``:
+its own words), whether its found quotes state the answer (``supported``:
+``RagQuestion.supports``; None when it quotes nothing), decode tok/s, tokens, acceptance,
+and the load average; ``same_output``: the question's lookup and plain answers are the same
+text (greedy, they differ only where batched verification moves a near-tie: llama.cpp's CPU
+path without ``--exact``). The record (``bench/results/rag-<time>.json``, rewritten after
+each question, so a run cut short keeps what it measured) has every run and, per style,
 drafting and set (``questions``, ``spec_bench``): the quote rate (share of answers whose
 quotes are all found), the quoted answers whose quotes state the answer (``support``), right
 answers (``right``), right answers none of whose quotes is off the point (``right+``: the
