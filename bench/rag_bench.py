@@ -54,10 +54,23 @@ DRAFTS = ("lookup", "none")
 MAX_TOKENS = 256
 
 
+def judged(q: RagQuestion, output: str, citations) -> dict:
+    """A run's judgement of ``output`` and its checked ``citations`` (``app.quotes``): right
+    in its own words, its quotes, all found, whether a found one states the answer."""
+    from ..app.quotes import all_found
+
+    return {
+        "right": q.judge(output),
+        "quotes": len(citations),
+        "quotes_found": all_found(citations),
+        "supported": q.supports([c.quote for c in citations if c.found]),
+        "citations": [c.to_json() for c in citations],
+    }
+
+
 def run_question(loaded, q: RagQuestion, style: str, drafts: list[str], first: int, a):
     """``q`` answered in ``style`` with each drafting (``drafts[first]`` first)."""
     from ..app.options import RewriteOptions
-    from ..app.quotes import all_found
     from ..app.rewrite import answer
 
     rows = []
@@ -75,11 +88,7 @@ def run_question(loaded, q: RagQuestion, style: str, drafts: list[str], first: i
                 "set": "spec_bench" if q.texts is not None else "questions",
                 "style": style,
                 "draft": draft,
-                "right": q.judge(res.text),
-                "quotes": len(res.citations),
-                "quotes_found": all_found(res.citations),
-                "supported": q.supports([c.quote for c in res.citations if c.found]),
-                "citations": [c.to_json() for c in res.citations],
+                **judged(q, res.text, res.citations),
                 "output": res.text,
                 "decode_tps": s["decode_tps"],
                 "generated_tokens": s["generated_tokens"],
@@ -187,7 +196,7 @@ def recheck(record: dict) -> dict:
     """``record`` with every answer judged and its citations checked again by today's
     checks (``RagQuestion.judge``, ``app.quotes``), and its summary redone: the answers
     are what was measured, the checks may have moved on."""
-    from ..app.quotes import all_found, check_citations
+    from ..app.quotes import check_citations
 
     n_spec = sum(r["set"] == "spec_bench" for r in record["runs"])
     by_id = {q.id: q for q in load_questions() + spec_bench_questions(n_spec)}
@@ -198,11 +207,7 @@ def recheck(record: dict) -> dict:
         runs.append(
             {
                 **r,
-                "right": q.judge(r["output"]),
-                "quotes": len(cs),
-                "quotes_found": all_found(cs),
-                "supported": q.supports([c.quote for c in cs if c.found]),
-                "citations": [c.to_json() for c in cs],
+                **judged(q, r["output"], cs),
             }
         )
     return {**record, "runs": runs, "summary": summarise(runs)}
