@@ -149,7 +149,9 @@ def cmd_rewrite(a) -> int:
 
 def _summary(s: dict, message: str, loaded) -> None:
     line = (
-        f"{s['generated_tokens']} tokens, decode {s['decode_tps']:.1f} tok/s, "
+        f"{s['generated_tokens']} tokens"
+        + (f" and {s['inserted_tokens']} copied from the files" if s.get("inserted_tokens") else "")
+        + f", decode {s['decode_tps']:.1f} tok/s, "
         f"prefill {s['prefill_tps']:.0f} tok/s, {s['tokens_per_call']:.2f} tokens/call, "
         f"acceptance {s['acceptance']:.0%}, exact={'yes' if s['exact'] else 'no'} "
         f"({s['backend']} on {s['device']})"

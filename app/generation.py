@@ -6,7 +6,8 @@ proposers ``opts.draft`` names (prompt lookup over the prompt's spans and the ou
 a draft model, both, or none), the sampling and exactness of ``opts``, and stops at
 the prompt's closing fence (``app.stream.FencedText``) when it has one. It streams
 decoded text to ``on_text``, stops when ``stop_when(text so far)`` says so (checked as
-each line ends: an answer that can no longer be used), honours ``cancel`` between
+each line ends: an answer that can no longer be used) or ``stop_now(text so far)`` does
+(checked after every piece: a cheap check, such as a quoted passage pinned down), honours ``cancel`` between
 target calls, and returns a ``RunResult`` with the text, the tokens, the ``Metrics``
 and whether the block was closed. The loaded model's lock serialises runs. The KV cache of the longest prefix the
 target holds already is reused where it was evaluated in the batches a cold run uses
@@ -130,19 +131,22 @@ def gen_config(loaded: LoadedModel, opts: RewriteOptions, max_tokens: int) -> Ge
 
 class TextSink:
     """The text of one run as it streams in: sent to ``on_text``, read for the closing
-    fence (``fence``: the prompt's, or None) and checked with ``stop_when`` as lines end.
-    Every engine feeds it (the local decode loop, ``app.remote_engine``)."""
+    fence (``fence``: the prompt's, or None), checked with ``stop_when`` as lines end and
+    with ``stop_now`` after every piece. Every engine feeds it (the local decode loop,
+    ``app.remote_engine``)."""
 
     def __init__(
         self,
         fence: str | None,
         on_text: Callable[[str], None] | None = None,
         stop_when: Callable[[str], bool] | None = None,
+        stop_now: Callable[[str], bool] | None = None,
     ) -> None:
         self.parts: list[str] = []
         self.fenced = FencedText(fence) if fence else None
         self.on_text = on_text
         self.stop_when = stop_when
+        self.stop_now = stop_now
 
     def feed(self, piece: str) -> bool:
         """Take ``piece``; False when the output must stop (fence closed, or stop_when)."""
@@ -153,6 +157,8 @@ class TextSink:
             self.on_text(piece)
         if self.fenced is not None and self.fenced.feed(piece):
             return False  # the block is closed
+        if self.stop_now is not None and self.stop_now("".join(self.parts)):
+            return False
         stop = self.stop_when
         return stop is None or "\n" not in piece or not stop("".join(self.parts))
 
@@ -178,12 +184,13 @@ def run_prompt(
     stop_when: Callable[[str], bool] | None = None,
     prediction: Sequence[int] = (),
     constraint: Constraint | None = None,
+    stop_now: Callable[[str], bool] | None = None,
 ) -> RunResult:
     """Generate from ``prompt`` (see the module docstring); ``prediction`` is one more
     lookup source (``proposers``); ``constraint`` restricts the tokens in the loop
     (``engine.constraint``; an answer's quotes: ``app.quote_guard``). A model on a remote
     engine runs it there (``app.remote_engine``), unconstrained."""
-    sink = TextSink(prompt.fence, on_text, stop_when)
+    sink = TextSink(prompt.fence, on_text, stop_when, stop_now)
     if loaded.remote is not None:
         return loaded.remote.run_prompt(
             loaded, prompt, opts, max_tokens, sink, cancel=cancel, metrics=metrics

@@ -117,6 +117,7 @@ class QuoteGuard:
         self.table, self.index = pieces(target)
         self.question = question
         self._focus_memo: dict[tuple[int, bytes], set[int] | None] = {}
+        self._pend: dict[tuple[int, int], int] = {}
         self.n_vocab = target.n_vocab
         self.labels = [label for label, _ in context_files]
         names = [n for n in shown_paths(self.labels) if n]
@@ -196,28 +197,70 @@ class QuoteGuard:
             if len(last) >= 3:
                 return self._done  # the fence is closed: its line ends, or the answer does
             return np.array(self._fence_rest(last), np.int64)
-        if q.count(b"\n") >= MAX_LINES:  # long enough: the passage closes here
-            return np.array(self._close if q.endswith(b"\n") else self._newline, np.int64)
         ids: set[int] = set()
-        found = False
+        found = at_end = False
         for f in files:
             data = self.data[f]
             for end in self._ends(f, q, self._focus(f, before)):
                 found = True
-                if data.startswith(b"```", end) and (end == 0 or data[end - 1] == 10):
-                    continue  # the file's own fence: the passage ends before it
-                limit = min(MAX_PIECE, len(data) - end)
-                fence = data.find(b"\n```", end, end + limit + 3)
-                if fence >= 0:  # up to the newline before the file's fence, not past it
-                    limit = min(limit, fence - end + 1)
+                limit = min(MAX_PIECE, self._passage_end(f, end - len(q)) - end)
+                at_end |= limit <= 0
                 for n in range(1, limit + 1):
                     ids.update(self.index.get(data[end : end + n], ()))
+        if at_end and not ids:  # the passage has reached its paragraph's end: it closes
+            return np.array(self._close if q.endswith(b"\n") else self._newline, np.int64)
         if q:
             if q.endswith(b"\n"):  # a line ends: the passage may close
                 ids.update(self._close)
             elif found and (b"\n" in q or len(q.split()) >= _MID_LINE_WORDS):
                 ids.update(self._newline)  # the passage may stop mid-line, after a few words
         return np.array(sorted(ids), np.int64) if ids else None
+
+    def rest_of_passage(self, text: bytes) -> bytes | None:
+        """What completes the answer ``text`` once its first passage is pinned down: the rest
+        of that passage, copied from its file, and the closing fence, when the passage so far
+        is a copy of exactly one place (the program writes the rest: text that is not
+        generated cannot be misquoted and costs no target call); b"" when a passage has
+        closed already (one passage is the evidence: the answer ends there); None while the
+        answer is not there yet. A pure function of ``text``, so the answer does not depend
+        on where a block of accepted tokens happened to end."""
+        quote = self._open_quote(text)
+        if quote is None:
+            return b"" if self._closed else None
+        files, q, before = quote
+        last = q.rsplit(b"\n", 1)[-1]
+        if last and not last.strip(b"`") and len(q) > len(last):  # a closing fence under way
+            return b"`" * (3 - len(last))
+        places = (
+            [(f, end) for f in files for end in self._ends(f, q, self._focus(f, before))]
+            if q
+            else []
+        )
+        if len(places) != 1:
+            return None
+        f, end = places[0]
+        rest = self.data[f][end : self._passage_end(f, end - len(q))]
+        return rest + (b"" if (q + rest).endswith(b"\n") else b"\n") + b"```"
+
+    def _passage_end(self, f: int, start: int) -> int:
+        """Where a passage of file ``f`` that starts at ``start`` ends at the latest: after the
+        last line of its paragraph (before a blank line, or a line of the file that starts
+        with a fence), at most ``MAX_LINES`` lines, newline included."""
+        key = (f, start)
+        if key not in self._pend:
+            data, i = self.data[f], start
+            for _ in range(MAX_LINES):
+                nl = data.find(b"\n", i)
+                if nl < 0:
+                    i = len(data)
+                    break
+                i = nl + 1
+                after = data.find(b"\n", i)
+                line = data[i : after if after >= 0 else len(data)]
+                if not line.strip() or line.startswith(b"```"):
+                    break
+            self._pend[key] = i
+        return self._pend[key]
 
     def _cite_ok(self, tail: bytes) -> bool:
         """``tail`` (from a ``[`` at a line's start) may begin a citation of a context file."""

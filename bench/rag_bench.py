@@ -1,6 +1,6 @@
 """The RAG suite: answers that quote, checked, and how fast they come, side by side.
 
-Contract: ``specedit bench rag [--model M] [--styles quote loose free] [--drafts lookup none]
+Contract: ``specedit bench rag [--model M] [--styles quote loose free] [--drafts lookup none plain]
 [--questions ID ...] [--spec-bench N] [--max-tokens N] [--exact] [--threads N] [--ctx N]``
 loads one model and asks every question of ``bench/rag_tasks.py`` (70 questions with
 known answers over vendored docs of five kinds, plus the first ``N`` Spec-Bench rag
@@ -8,7 +8,8 @@ prompts) through the product's own ``app.rewrite.answer``, in each answer style
 (``quote``: the product's prompt and format, each quoted passage guarded to a copy of its
 file; ``loose``: the same prompt unguarded; ``free``: the earlier prompt, kept to measure
 against)
-and with each drafting (``lookup``: specedit; ``none``: plain decoding). Runs over the
+and with each drafting (``lookup``: specedit; ``none``: no drafter; ``plain``: plain
+decoding, no drafter and no passage copied in by the program: ``DRAFTS``). Runs over the
 same files come together (the smallest files first) and the styles take turns going
 first, so the files are read once per style (the target keeps their prefix; decode speed
 does not depend on it); the two draftings run back to back on each question, taking turns
@@ -18,16 +19,16 @@ Each run records the answer, its citations as ``app.quotes`` checked them (``quo
 it quotes, and every quote is where it says), whether it is right (``RagQuestion.judge``:
 its own words), whether its found quotes state the answer (``supported``:
 ``RagQuestion.supports``; None when it quotes nothing), decode tok/s, tokens, acceptance,
-and the load average; ``same_output``: the question's lookup and plain answers are the same
+and the load average; ``same_output``: the question's lookup and none answers are the same
 text (greedy, they differ only where batched verification moves a near-tie: llama.cpp's CPU
-path without ``--exact``). The record (``bench/results/rag-<time>.json``, rewritten after
+path without ``--exact``; ``plain`` is compared with nothing, its passages are the model's). The record (``bench/results/rag-<time>.json``, rewritten after
 each question, so a run cut short keeps what it measured) has every run and, per style,
 drafting and set (``questions``, ``spec_bench``): the quote rate (share of answers whose
 quotes are all found), the quoted answers whose quotes state the answer (``support``), right
 answers (``right``), right answers none of whose quotes is off the point (``right+``: the
 issue's "a quote that is found but does not support the answer is wrong"), medians of decode
-tok/s and tokens, and the speed-up (the median of each question's lookup/none decode tok/s
-ratio). ``--from RECORD`` re-checks a record's answers with today's checks (no model) and
+tok/s and output tokens (the generated and those copied in), and the speed-up (the
+median of each question's ratio of decode tok/s over plain's, or none's). ``--from RECORD`` re-checks a record's answers with today's checks (no model) and
 writes it again, with its table.
 """
 
@@ -50,7 +51,11 @@ log = logging.getLogger(__name__)
 STYLES = ("quote", "loose", "free")
 """``quote``: the product (quote prompt, passages guarded to copies: ``app.quote_guard``);
 ``loose``: the same prompt, the passages unguarded; ``free``: the earlier prompt."""
-DRAFTS = ("lookup", "none")
+DRAFTS = ("lookup", "none", "plain")
+"""``lookup``: specedit (prompt lookup); ``none``: no drafter; ``plain``: no drafter and no
+passage written by the program (``RewriteOptions.insert_quotes`` off): every output token
+comes from the target, as plain decoding's would. The speed-up is over ``plain`` when it
+runs, else over ``none``."""
 MAX_TOKENS = 256
 
 
@@ -76,7 +81,11 @@ def run_question(loaded, q: RagQuestion, style: str, drafts: list[str], first: i
     rows = []
     for draft in drafts[first:] + drafts[:first]:
         opts = RewriteOptions(
-            draft=draft, max_tokens=a.max_tokens, exact=a.exact, verbatim=style != "loose"
+            draft="none" if draft == "plain" else draft,
+            max_tokens=a.max_tokens,
+            exact=a.exact,
+            verbatim=style != "loose",
+            insert_quotes=draft != "plain",
         )
         load = os.getloadavg()[0]
         prompt_style = "quote" if style == "loose" else style
@@ -92,6 +101,7 @@ def run_question(loaded, q: RagQuestion, style: str, drafts: list[str], first: i
                 "output": res.text,
                 "decode_tps": s["decode_tps"],
                 "generated_tokens": s["generated_tokens"],
+                "inserted_tokens": s.get("inserted_tokens", 0),
                 "prompt_tokens": s["prompt_tokens"],
                 "cached_tokens": s["cached_tokens"],
                 "prefill_s": s["prefill_s"],
@@ -114,9 +124,9 @@ def run_question(loaded, q: RagQuestion, style: str, drafts: list[str], first: i
             r["generated_tokens"],
             r["decode_tps"],
         )
-    by = {r["draft"]: r["output"] for r in rows}
+    by = {r["draft"]: r["output"] for r in rows if r["draft"] != "plain"}
     for r in rows:
-        r["same_output"] = len(set(by.values())) == 1
+        r["same_output"] = len(set(by.values())) <= 1 or r["draft"] == "plain"
     return rows
 
 
@@ -147,12 +157,16 @@ def summarise(runs: list[dict]) -> dict:
             "same_output": sum(r["same_output"] for r in rs),
             "median_decode_tps": _median(r["decode_tps"] for r in rs),
             "median_generated_tokens": _median(r["generated_tokens"] for r in rs),
+            # the output's tokens: the generated and those the program copied in
+            "median_output_tokens": _median(
+                r["generated_tokens"] + r.get("inserted_tokens", 0) for r in rs
+            ),
             "median_acceptance": _median(r["acceptance"] for r in rs),
         }
     for st, styles in out.items():
         for style, drafts in styles.items():
             names = list(drafts)
-            base = "none" if "none" in names else None
+            base = "plain" if "plain" in names else "none" if "none" in names else None
             for draft in names:
                 if base is None or draft == base:
                     continue
@@ -165,7 +179,8 @@ def summarise(runs: list[dict]) -> dict:
                     }
                     if pair.get(base) and pair.get(draft):
                         ratios.append(pair[draft] / pair[base])
-                drafts[draft]["speedup_vs_none"] = _median(ratios)
+                drafts[draft]["speedup"] = _median(ratios)
+                drafts[draft]["speedup_over"] = base
     return out
 
 
@@ -228,11 +243,12 @@ def table(rec: dict) -> str:
                 )
                 qj = g.get("quoted_judged")
                 sup = "-" if not qj else f"{g['supported']}/{qj}"
-                sp = g.get("speedup_vs_none")
+                sp = g.get("speedup", g.get("speedup_vs_none"))
                 lines.append(
                     f"  {st:<11} {style:<6} {draft:<7} {g['quote_rate']:>7.0%} {sup:>7} {right:>7} "
                     f"{both:>7} "
-                    f"{_fmt(g['median_decode_tps'])} {_fmt(g['median_generated_tokens'])} "
+                    f"{_fmt(g['median_decode_tps'])} "
+                    f"{_fmt(g.get('median_output_tokens', g['median_generated_tokens']))} "
                     f"{_fmt(g['median_acceptance'], 2)} "
                     f"{'' if sp is None else f'{sp:.2f}x':>8}"
                 )

@@ -14,6 +14,9 @@ Definitions:
   * decode tok/s = tokens after the first / seconds after the first token: decode
     time only (the first token comes out of the prefill). Every display and the
     benchmarks use this one rate; ``recent_tps`` is the same rate over a window;
+    the tokens are the output's: the generated ones and ``inserted_tokens``, text the
+    caller wrote without a target call (a quoted passage copied from its file:
+    ``app.quote_guard``);
   * the *reading* phase is the prefill: ``read_tokens`` of ``read_total`` prompt tokens
     evaluated so far at ``read_tps``; then the *generating* phase.
 
@@ -44,6 +47,8 @@ class Metrics:
 
     prompt_tokens: int = 0
     generated_tokens: int = 0
+    inserted_tokens: int = 0
+    """Output tokens the caller wrote itself, with no target call (module docstring)."""
     target_calls: int = 0
     drafted_tokens: int = 0
     accepted_tokens: int = 0
@@ -124,6 +129,7 @@ class Metrics:
     _SUMMED = (
         "prompt_tokens",
         "generated_tokens",
+        "inserted_tokens",
         "target_calls",
         "drafted_tokens",
         "accepted_tokens",
@@ -173,14 +179,14 @@ class Metrics:
     @property
     def decode_tps(self) -> float:
         """Tokens after the first / seconds after the first token (module docstring)."""
-        n = self.generated_tokens - 1
+        n = self.generated_tokens + self.inserted_tokens - 1
         return n / self.decode_s if n > 0 and self.decode_s > 0 else 0.0
 
     @property
     def e2e_tps(self) -> float:
-        """Generated tokens over prefill plus decode time (what a user waits for)."""
+        """Output tokens over prefill plus decode time (what a user waits for)."""
         total = self.prefill_s + self.decode_s
-        return self.generated_tokens / total if total > 0 else 0.0
+        return (self.generated_tokens + self.inserted_tokens) / total if total > 0 else 0.0
 
     @property
     def prefill_tps(self) -> float:
@@ -229,6 +235,7 @@ class Metrics:
         return {
             "prompt_tokens": self.prompt_tokens,
             "generated_tokens": self.generated_tokens,
+            "inserted_tokens": self.inserted_tokens,
             "target_calls": self.target_calls,
             "drafted_tokens": self.drafted_tokens,
             "accepted_tokens": self.accepted_tokens,

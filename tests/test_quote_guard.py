@@ -224,3 +224,49 @@ def test_with_a_question_a_passage_starts_on_the_lines_that_answer_it():
     assert _allowed_text(asked, "[notes.md]\n```\nThe ") == {b"c"}  # not "The kettle"
     nothing = QuoteGuard(V, files, "Zebra?")  # no word shared with the file: anywhere
     assert _allowed_text(nothing, "[notes.md]\n```\n") == free
+
+
+def test_a_passage_ends_with_its_paragraph():
+    doc = "Intro line.\n\nFirst fact, part one\ncontinues here.\n\nAnother paragraph.\n"
+    g = QuoteGuard(V, [("f.md", doc)])
+    head = "[f.md]\n```\nFirst fact, part one\ncontinues here.\n"
+    assert _allowed_text(g, head) == {b"`", b"```", b"```\n"}  # the blank line ends it
+    assert b"c" in _allowed_text(g, "[f.md]\n```\nFirst fact, part one\n")
+
+
+INSERT_DOC = (
+    "# Garden\n\nWater the tomatoes every second evening;\nin a heat wave, every evening.\n\n"
+    "The shed key hangs by the door.\nThe hose is in the shed.\n"
+)
+
+
+def test_the_rest_of_a_passage_once_its_first_words_pin_it_down():
+    g = QuoteGuard(V, [("garden.md", INSERT_DOC)])
+    answer = "Every second evening.\n\n[garden.md]\n```\n"
+    assert g.rest_of_passage(answer.encode()) is None  # no word of the passage yet
+    assert g.rest_of_passage(b"Every second") is None  # no passage at all
+    assert g.rest_of_passage((answer + "The").encode()) is None  # two lines start "The"
+    rest = g.rest_of_passage((answer + "The s").encode())  # one place: the shed key's
+    assert rest == b"hed key hangs by the door.\nThe hose is in the shed.\n```"
+    rest = g.rest_of_passage((answer + "W").encode())  # the whole paragraph, two lines
+    assert rest == b"ater the tomatoes every second evening;\nin a heat wave, every evening.\n```"
+    whole = answer + "Water the tomatoes every second evening;\nin a heat wave, every evening.\n"
+    assert g.rest_of_passage(whole.encode()) == b"```"
+    assert g.rest_of_passage((whole + "``").encode()) == b"`"
+    assert g.rest_of_passage((whole + "```\n").encode()) == b""  # closed: the answer ends
+
+
+def test_what_a_passage_is_completed_with_does_not_depend_on_where_the_text_stops():
+    """Whichever prefix of the model's copy the check sees (a block of accepted tokens ends
+    anywhere), the completed answer is the same."""
+    g = QuoteGuard(V, [("garden.md", INSERT_DOC)], "Where is the shed key?")
+    answer = "By the door.\n\n[garden.md]\n```\nThe shed key hangs by the door.\nThe hose"
+    head = answer.index("```\n") + 4
+    done = set()
+    for cut in range(head, len(answer) + 1):
+        rest = g.rest_of_passage(answer[:cut].encode())
+        if rest is not None:
+            done.add(answer[:cut] + rest.decode())
+    assert done == {
+        answer[:head] + "The shed key hangs by the door.\nThe hose is in the shed.\n```"
+    }

@@ -98,8 +98,13 @@ def test_the_summary_counts_quotes_and_answers_and_takes_the_median_ratio():
     assert s["lookup"]["right_supported"] == 1 and s["none"]["right_supported"] == 2
     assert (s["lookup"]["supported"], s["lookup"]["quoted_judged"]) == (0, 1)
     assert s["lookup"]["median_decode_tps"] == 20.0 and s["none"]["median_decode_tps"] == 10.0
-    assert s["lookup"]["speedup_vs_none"] == 2.0  # ratios 3, 1, 2
-    assert "speedup_vs_none" not in s["none"]
+    assert s["lookup"]["speedup"] == 2.0  # ratios 3, 1, 2
+    assert s["lookup"]["speedup_over"] == "none" and "speedup" not in s["none"]
+    # with plain decoding measured too, the speed-up is over it, for both other draftings
+    runs += [_row(q, "quote", "plain", 5.0) for q in "abc"]
+    s = summarise(runs)["questions"]["quote"]
+    assert s["lookup"]["speedup"] == 4.0 and s["none"]["speedup"] == 2.0  # 6, 2.4, 4; 2, 2.4, 2
+    assert s["lookup"]["speedup_over"] == "plain" and "speedup" not in s["plain"]
 
 
 @pytest.mark.model
@@ -119,9 +124,10 @@ def test_the_runner_records_each_drafting_and_rechecks(smollm_path, tmp_path, ca
     rec = json.loads(next(tmp_path.glob("rag-*.json")).read_text())
     assert rec["questions"] == ["nvim-version"] and rec["load_range"][0] >= 0
     runs = rec["runs"]
-    # the styles in turn, each with both draftings back to back
-    want = [("quote", "lookup"), ("quote", "none"), ("free", "none"), ("free", "lookup")]
-    assert [(r["style"], r["draft"]) for r in runs] == want[: 2 * len(styles)]
+    # the styles in turn, each with the draftings back to back, taking turns to go first
+    want = [("quote", d) for d in ("lookup", "none", "plain")]
+    want += [("free", d) for d in ("none", "plain", "lookup")]
+    assert [(r["style"], r["draft"]) for r in runs] == want[: 3 * len(styles)]
     (q,) = [q for q in load_questions() if q.id == "nvim-version"]
     for r in runs:
         assert r["generated_tokens"] > 0 and r["decode_tps"] > 0
@@ -131,13 +137,16 @@ def test_the_runner_records_each_drafting_and_rechecks(smollm_path, tmp_path, ca
         cs = check_citations(r["output"], q.context_files())
         assert r["citations"] == [c.to_json() for c in cs]
         assert r["quotes_found"] == all_found(cs) and r["quotes"] == len(cs)
-    # the second run of a style found the files in the cache: only the question was read
-    for second in runs[1::2]:
-        assert second["cached_tokens"] > 1000 and second["prompt_tokens"] < 100
+    # the later runs of a style found the files in the cache: only the question was read
+    for later in runs[1:3] + runs[4:6]:
+        assert later["cached_tokens"] > 1000 and later["prompt_tokens"] < 100
     assert {r["same_output"] for r in runs[:2]} == {runs[0]["output"] == runs[1]["output"]}
+    assert runs[2]["same_output"] is True  # plain's passages are the model's: not compared
+    # plain decoding: every output token came from the target
+    assert runs[2]["inserted_tokens"] == 0 and runs[2]["draft"] == "plain"
     s = rec["summary"]["questions"]
     assert set(s) == set(styles) and s["quote"]["lookup"]["runs"] == 1
-    assert s["quote"]["lookup"]["speedup_vs_none"] > 0
+    assert s["quote"]["lookup"]["speedup"] > 0 and s["quote"]["lookup"]["speedup_over"] == "plain"
     # re-checked without the model: the same verdicts, the same summary
     path = next(tmp_path.glob("rag-*.json"))
     assert main(["--from", str(path), "--out", str(tmp_path / "again")]) == 0

@@ -39,6 +39,9 @@ FOUND = (
     "total starts from zero and adds each price.\n\n"
     "[stats.py]\n```\n    result = 0\n    for p in prices:\n```"
 )
+ANSWERED = FOUND.replace(  # the program copies the rest of the passage's paragraph
+    "prices:\n```", "prices:\n        result += p\n    return result\n```"
+)
 ASK_MISQUOTE = "What does average do?"
 MISQUOTE = (
     'average returns "total(prices) * len(prices)" [stats.py:L9], and the notes say why.\n\n'
@@ -164,14 +167,14 @@ def test_f6_asks_and_a_found_quote_shows_its_check(workdir):
             shown = screen.answer_view.plain
             assert f"Q: {ASK_FOUND}" in shown, notes(app)
             assert "1 quote, found" in shown
-            assert "✓ stats.py:L2-L3" in shown
+            assert "✓ stats.py:L2-L5" in shown
             assert "    result = 0" in shown
             assert screen.query_one("#views").current == "answer"
             assert screen.answer_view.has_focus
             # the prompt held the open file under its shown name, and the question
             (prompt,) = loaded.target.prompts
             assert "stats.py" in prompt and STATS in prompt and ASK_FOUND in prompt
-            assert screen.state.answer.text == FOUND
+            assert screen.state.answer.text == ANSWERED
             assert screen.query_one(StatusBar).text("st-state") == "answered"
             assert "tok/s" in screen.query_one(StatusBar).text("st-tps")
             # Esc returns to the question line, still asking; the file is untouched

@@ -1,0 +1,68 @@
+"""Inserted quotes (``app.rewrite.answer`` with ``RewriteOptions.insert_quotes``): once the
+model's first words of a passage pin it to one place, the program writes the rest of it.
+
+The scripted model (``scripted.py``) writes the answers; the real models' answers are in
+``test_quote_guard.py`` and ``bench rag``."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).parent))
+from scripted import scripted_loaded  # noqa: E402
+
+from specedit.app.options import RewriteOptions  # noqa: E402
+from specedit.app.rewrite import answer  # noqa: E402
+
+DOC = (
+    "# Garden\n\nWater the tomatoes every second evening;\nin a heat wave, every evening.\n\n"
+    "The shed key hangs by the door.\nThe hose is in the shed.\n"
+)
+FILES = [("garden.md", DOC)]
+Q = "How often are the tomatoes watered?"
+# the model would quote one line of the two its paragraph has, then a second passage
+SAID = (
+    "Every second evening, and every evening in a heat wave.\n\n[garden.md]\n```\n"
+    "Water the tomatoes every second evening;\n```\n\n[garden.md]\n```\nin a heat wave\n```"
+)
+PARAGRAPH = "Water the tomatoes every second evening;\nin a heat wave, every evening.\n"
+
+
+@pytest.mark.parametrize("draft", ["lookup", "none"])
+def test_the_program_writes_the_passage_the_first_words_pin_down(draft):
+    loaded = scripted_loaded([(Q, SAID)])
+    shown: list[str] = []
+    res = answer(loaded, Q, FILES, RewriteOptions(draft=draft), on_text=shown.append)
+    prose = "Every second evening, and every evening in a heat wave.\n\n[garden.md]\n```\n"
+    assert res.text == prose + PARAGRAPH + "```"  # the whole paragraph; the answer ends
+    assert "".join(shown) == res.text  # the stream got the inserted text too
+    s = res.metrics.snapshot()
+    assert s["stop_reason"] == "quote_inserted"
+    # the model wrote the prose, the citation and some of the passage (one byte pins it; an
+    # accepted block of drafted tokens may carry the copy further), the program the rest
+    assert s["generated_tokens"] + s["inserted_tokens"] == len(res.text.encode())
+    assert s["inserted_tokens"] > 0
+    if draft == "none":
+        assert s["generated_tokens"] == len(prose) + 1
+    assert [c.found for c in res.citations] == [True]
+
+
+def test_typed_quotes_leave_the_passages_to_the_model():
+    loaded = scripted_loaded([(Q, SAID)])
+    res = answer(loaded, Q, FILES, RewriteOptions(insert_quotes=False))
+    assert res.text == SAID
+    assert res.metrics.inserted_tokens == 0
+    assert [c.found for c in res.citations] == [True, True]
+
+
+def test_nothing_is_inserted_without_the_guard_or_a_passage():
+    loaded = scripted_loaded([(Q, SAID)])
+    res = answer(loaded, Q, FILES, RewriteOptions(verbatim=False))
+    assert res.text == SAID and res.metrics.inserted_tokens == 0
+    plain = "They are watered every second evening."
+    res = answer(scripted_loaded([(Q, plain)]), Q, FILES, RewriteOptions())
+    assert res.text == plain and res.metrics.inserted_tokens == 0
+    assert res.metrics.stop_reason == "eos"
