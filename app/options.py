@@ -110,10 +110,10 @@ class RewriteOptions:
     blocks that could not be placed, the file's lines (``app.search_guard``). False lets the
     model write what it likes there."""
     insert_quotes: bool = True
-    """With ``verbatim``, a ``quote`` answer's passage is written by the program once the
-    model's first words of it pin it to one place in its file: the rest of that paragraph,
-    copied, and the answer ends there (``app.quote_guard.QuoteGuard.rest_of_passage``).
-    False: the model types the passage out and may go on to quote more."""
+    """With ``verbatim``, a ``quote`` answer's first passage is written by the program once
+    the model's first words of it pin it to one place in its file: whole lines, to the end
+    of that paragraph; the answer ends there (``app.quote_insert``). False: the model types
+    its passages out and may go on to quote more."""
 
 
 ENV_SWITCHES = {

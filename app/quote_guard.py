@@ -12,13 +12,16 @@ is given and they share words with the file (the small models otherwise copy fro
 top, or wherever their first word happens to match); once the passage has a whole line or three
 words, a newline (a passage may stop mid-line) and, at the start of a line, the closing fence
 are allowed too (a line of the file that starts with a fence is never copied); after a newline
-the file does not have there, and after ``MAX_LINES`` lines, only the closing fence. Once a
+the file does not have there, and at the end of the paragraph the passage started in (a blank
+line, a fence line, or ``MAX_LINES`` lines), only the closing fence. Once a
 passage has closed, the answer is evidence: another citation, blank lines, or the end (the 1.5B
 otherwise went on to invent turns of the chat). A line that starts with ``[`` outside a passage
 is a citation: only a context file's name as the prompt shows it (``app.prompt.shown_paths``),
 then ``]``, the line's end and the opening fence (no line numbers: ``app.quotes`` says where a
 quote is). Anything else is free. So every passage is verbatim text of the file its citation
-names; the prose, which passage, and where it ends stay the model's.
+names; the prose, which passage, and where it ends stay the model's. ``completed(text)`` is
+the answer the program completes once the model's first words of a passage pin it to one place
+(``app.quote_insert`` stops the run there): that paragraph as whole lines, the answer's end.
 
 Tokens are matched by their bytes (``target.detokenize([id])``, computed once per target and
 kept: ``pieces(target)``), so any tokenization of the copy is allowed, not only the one the
@@ -48,6 +51,7 @@ _WORDY = re.compile(rb"\w")
 _OPENERS = frozenset(bytes([c]) for c in b"`'\"([{*_<")
 _MID_LINE_WORDS = 3
 """A passage may stop mid-line once it holds this many words (a word alone is no evidence)."""
+_FENCE_LINE = re.compile(rb"(?m)^[ \t]*`{3,}[ \t]*$")
 _FENCE_OPEN = re.compile(rb"^(`{3,})[\w+-]*[ \t]*$")
 _CITE_LINE = re.compile(r"^\s*" + CITE_RE.pattern + r"\s*:?\s*$")
 _PIECES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
@@ -216,31 +220,64 @@ class QuoteGuard:
                 ids.update(self._newline)  # the passage may stop mid-line, after a few words
         return np.array(sorted(ids), np.int64) if ids else None
 
-    def rest_of_passage(self, text: bytes) -> bytes | None:
-        """What completes the answer ``text`` once its first passage is pinned down: the rest
-        of that passage, copied from its file, and the closing fence, when the passage so far
-        is a copy of exactly one place (the program writes the rest: text that is not
-        generated cannot be misquoted and costs no target call); b"" when a passage has
-        closed already (one passage is the evidence: the answer ends there); None while the
-        answer is not there yet. A pure function of ``text``, so the answer does not depend
-        on where a block of accepted tokens happened to end."""
-        quote = self._open_quote(text)
-        if quote is None:
-            return b"" if self._closed else None
-        files, q, before = quote
-        last = q.rsplit(b"\n", 1)[-1]
-        if last and not last.strip(b"`") and len(q) > len(last):  # a closing fence under way
-            return b"`" * (3 - len(last))
-        places = (
-            [(f, end) for f in files for end in self._ends(f, q, self._focus(f, before))]
-            if q
-            else []
-        )
-        if len(places) != 1:
+    def completed(self, text: bytes) -> bytes | None:
+        """The answer ``text`` completed by the program once its first passage is pinned down:
+        the answer up to the passage, then the passage as whole lines of its file, from the
+        start of the line it starts on to the end of its paragraph (``_passage_end``), and the
+        closing fence (the program writes it: text that is not generated cannot be misquoted
+        and costs no target call). Pinned: every place in the cited file(s) the passage so far
+        copies (where the guard lets a passage start) gives that same passage. Once a passage
+        has closed, the answer ends there: completed the same way if what it quotes pins it,
+        else as the model closed it. None while the answer is not there yet.
+
+        A pure function of ``text`` whose answer, once not None, is the same for every longer
+        text the guard allows (a copy that pins a passage pins it however far it goes), so the
+        answer does not depend on where a block of accepted tokens happened to end."""
+        first = self._first_passage(text)
+        if first is None:
             return None
-        f, end = places[0]
-        rest = self.data[f][end : self._passage_end(f, end - len(q))]
-        return rest + (b"" if (q + rest).endswith(b"\n") else b"\n") + b"```"
+        files, body, close = first
+        q = text[body : len(text) if close is None else close]
+        last = q.rsplit(b"\n", 1)[-1]
+        if close is None and last and not last.strip(b"`") and len(q) > len(last):
+            q = q[: len(q) - len(last)]  # a closing fence under way
+        if close is not None or len(q) > len(q.rstrip(b"\n")):
+            q = q[:-1] if q.endswith(b"\n") else q  # the copy, without the line end added
+        passages = set()
+        for f in files:
+            data = self.data[f]
+            for end in self._ends(f, q, self._focus(f, text[:body])) if q else ():
+                start = end - len(q)
+                passages.add(data[data.rfind(b"\n", 0, start) + 1 : self._passage_end(f, start)])
+        if len(passages) == 1:
+            (passage,) = passages
+            return text[:body] + passage + (b"" if passage.endswith(b"\n") else b"\n") + b"```"
+        if close is None:
+            return None
+        fence_end = text.find(b"\n", close)
+        return text if fence_end < 0 else text[:fence_end]
+
+    def passage_start(self, text: bytes) -> int | None:
+        """Where the body of ``text``'s first passage starts (None: no passage yet)."""
+        first = self._first_passage(text)
+        return None if first is None else first[1]
+
+    def _first_passage(self, text: bytes) -> tuple[list[int], int, int | None] | None:
+        """(the files it may copy, where its body starts, where its closing fence line starts
+        or None while it is open) of ``text``'s first passage, or None: the line-by-line
+        reading of ``_open_quote``."""
+        offset = 0
+        while True:
+            nl = text.find(b"\n", offset)
+            got = self._open_quote(text if nl < 0 else text[: nl + 1])
+            if got is not None:
+                files, _, before = got
+                body = len(before)
+                m = _FENCE_LINE.search(text, body)
+                return files, body, None if m is None else m.start()
+            if nl < 0:
+                return None
+            offset = nl + 1
 
     def _passage_end(self, f: int, start: int) -> int:
         """Where a passage of file ``f`` that starts at ``start`` ends at the latest: after the

@@ -450,9 +450,9 @@ def answer(
     """Answer ``question`` from ``context`` files, which are the lookup's draft sources, and
     check the answer's quotes against them (``style``: ``app.prompt.answer_messages``). In
     the ``quote`` style with ``opts.verbatim`` a quoted passage can only copy its file
-    (``app.quote_guard``), and with ``opts.insert_quotes`` the program writes the rest of
-    the first passage once the model's first words of it pin it down, and the answer ends
-    there (``Metrics.inserted_tokens`` counts what it wrote). ``metrics``, when given, is filled as the answer runs (a live
+    (``app.quote_guard``), and with ``opts.insert_quotes`` the program writes the first
+    passage once the model's first words of it pin it down, and the answer ends there
+    (``app.quote_insert``; ``Metrics.inserted_tokens`` counts what it wrote). ``metrics``, when given, is filled as the answer runs (a live
     status line)."""
     prompt = answer_prompt(loaded.target, question, context_files, style)
     room = prompt.room(loaded.target.n_ctx)
@@ -462,37 +462,25 @@ def answer(
             "context has no room left for an answer"
         )
     max_tokens = min(opts.max_tokens or 512, room)
-    guard = pinned = None
+    guard = ins = None
     if style == "quote" and opts.verbatim and loaded.remote is None:
         from .quote_guard import QuoteGuard
 
         guard = QuoteGuard(loaded.target, context_files, question)
         if opts.insert_quotes:
+            from .quote_insert import QuoteInserter
 
-            def pinned(text: str) -> bool:
-                return guard.rest_of_passage(text.encode()) is not None
-
+            ins = QuoteInserter(guard, loaded.target, on_text)
     gen = run_prompt(
         loaded,
         prompt,
         opts,
         max_tokens,
-        on_text=on_text,
+        on_text=on_text if ins is None else ins.on_text,
         cancel=cancel,
         metrics=metrics,
         constraint=guard,
-        stop_now=pinned,
+        stop_now=None if ins is None else ins.pinned,
     )
-    text = gen.text
-    if pinned is not None and gen.metrics.stop_reason == "stop":
-        # the passage is pinned to one place: the program copies the rest (no target call)
-        raw = b"".join(guard.table[t] for t in gen.tokens)  # as the guard read them
-        rest = guard.rest_of_passage(raw)
-        if rest:
-            text = (raw + rest).decode("utf-8", "replace")
-            add = text[len(gen.text) :] if text.startswith(gen.text) else rest.decode()
-            gen.metrics.inserted_tokens += len(loaded.target.tokenize(rest.decode()))
-            gen.metrics.stop_reason = "quote_inserted"
-            if on_text is not None:
-                on_text(add)
+    text = gen.text if ins is None else ins.finish(gen.text, gen.tokens, gen.metrics)
     return AnswerResult(text, gen.metrics, check_citations(text, context_files))

@@ -50,6 +50,20 @@ def test_the_program_writes_the_passage_the_first_words_pin_down(draft):
     assert [c.found for c in res.citations] == [True]
 
 
+def test_a_passage_begun_mid_line_is_quoted_from_the_line_s_start_and_streamed_whole():
+    said = SAID.replace("Water the tomatoes", "tomatoes", 1)  # the model starts at a word
+    loaded = scripted_loaded([(Q, said)])
+    shown: list[str] = []
+    res = answer(loaded, Q, FILES, RewriteOptions(draft="none"), on_text=shown.append)
+    prose = "Every second evening, and every evening in a heat wave.\n\n[garden.md]\n```\n"
+    assert res.text == prose + PARAGRAPH + "```"
+    assert "".join(shown) == res.text  # the model's "t" was held back, never shown
+    s = res.metrics.snapshot()
+    # the model's first byte of the passage is not in the output: not counted as generated
+    assert s["generated_tokens"] == len(prose)
+    assert s["generated_tokens"] + s["inserted_tokens"] == len(res.text.encode())
+
+
 def test_typed_quotes_leave_the_passages_to_the_model():
     loaded = scripted_loaded([(Q, SAID)])
     res = answer(loaded, Q, FILES, RewriteOptions(insert_quotes=False))

@@ -240,33 +240,52 @@ INSERT_DOC = (
 )
 
 
-def test_the_rest_of_a_passage_once_its_first_words_pin_it_down():
+def test_an_answer_is_completed_once_its_first_words_pin_a_passage_down():
     g = QuoteGuard(V, [("garden.md", INSERT_DOC)])
     answer = "Every second evening.\n\n[garden.md]\n```\n"
-    assert g.rest_of_passage(answer.encode()) is None  # no word of the passage yet
-    assert g.rest_of_passage(b"Every second") is None  # no passage at all
-    assert g.rest_of_passage((answer + "The").encode()) is None  # two lines start "The"
-    rest = g.rest_of_passage((answer + "The s").encode())  # one place: the shed key's
-    assert rest == b"hed key hangs by the door.\nThe hose is in the shed.\n```"
-    rest = g.rest_of_passage((answer + "W").encode())  # the whole paragraph, two lines
-    assert rest == b"ater the tomatoes every second evening;\nin a heat wave, every evening.\n```"
+    shed = "The shed key hangs by the door.\nThe hose is in the shed.\n```"
+    water = "Water the tomatoes every second evening;\nin a heat wave, every evening.\n```"
+
+    def done(text: str) -> str | None:
+        got = g.completed(text.encode())
+        return None if got is None else got.decode()
+
+    assert done(answer) is None  # no word of the passage yet
+    assert done("Every second") is None  # no passage at all
+    assert done(answer + "The") is None  # two lines start "The"
+    assert done(answer + "The s") == answer + shed  # one place: the shed key's paragraph
+    assert done(answer + "W") == answer + water  # the whole paragraph, two lines
+    assert done(answer + "hangs") == answer + shed  # from the start of the line it starts on
+    # a passage starts on the line the model started it on, not at its paragraph's start
+    assert done(answer + "in a heat wave,") == answer + "in a heat wave, every evening.\n```"
     whole = answer + "Water the tomatoes every second evening;\nin a heat wave, every evening.\n"
-    assert g.rest_of_passage(whole.encode()) == b"```"
-    assert g.rest_of_passage((whole + "``").encode()) == b"`"
-    assert g.rest_of_passage((whole + "```\n").encode()) == b""  # closed: the answer ends
+    assert done(whole) == done(whole + "``") == done(whole + "```\nMore.") == answer + water
+    # closed by the model on words that do not pin it (twice in the file): as it closed it
+    g = QuoteGuard(V, [("garden.md", INSERT_DOC + "\nThe shed key is old.\n")])
+    said = answer + "The shed key\n```"
+    assert g.completed(said.encode()) == said.encode()
+    assert g.completed((said + "\n\nand more").encode()) == said.encode()  # it ends there
+    assert g.completed((answer + "The shed key").encode()) is None  # open: not yet
 
 
-def test_what_a_passage_is_completed_with_does_not_depend_on_where_the_text_stops():
+def test_a_passage_found_twice_with_the_same_paragraph_is_pinned():
+    doc = 'def a():\n    """Return x.\n    Or y."""\n\ndef b():\n    """Return x.\n    Or y."""\n'
+    g = QuoteGuard(V, [("m.py", doc)])
+    answer = "It returns x.\n\n[m.py]\n```\n"
+    got = g.completed((answer + '    """Ret').encode())
+    assert got == (answer + '    """Return x.\n    Or y."""\n```').encode()
+
+
+def test_what_an_answer_is_completed_with_does_not_depend_on_where_the_text_stops():
     """Whichever prefix of the model's copy the check sees (a block of accepted tokens ends
     anywhere), the completed answer is the same."""
     g = QuoteGuard(V, [("garden.md", INSERT_DOC)], "Where is the shed key?")
-    answer = "By the door.\n\n[garden.md]\n```\nThe shed key hangs by the door.\nThe hose"
+    answer = "By the door.\n\n[garden.md]\n```\nThe shed key hangs by the door.\nThe hose```"
     head = answer.index("```\n") + 4
     done = set()
     for cut in range(head, len(answer) + 1):
-        rest = g.rest_of_passage(answer[:cut].encode())
-        if rest is not None:
-            done.add(answer[:cut] + rest.decode())
-    assert done == {
-        answer[:head] + "The shed key hangs by the door.\nThe hose is in the shed.\n```"
-    }
+        got = g.completed(answer[:cut].encode())
+        if got is not None:
+            done.add(got.decode())
+    whole = "The shed key hangs by the door.\nThe hose is in the shed.\n```"
+    assert done == {answer[:head] + whole}

@@ -1,0 +1,83 @@
+"""Inserted quotes: the program writes an answer's passage once the model has chosen it.
+
+Contract: ``QuoteInserter(guard, target, on_text)`` serves one ``quote`` answer under a
+``QuoteGuard`` (``app.rewrite.answer`` with ``RewriteOptions.insert_quotes``):
+  * ``pinned(text)`` is the run's ``stop_now``: True once ``guard.completed`` can complete the
+    answer (its first passage is pinned to one place, or has closed): the decode loop stops;
+  * ``on_text`` streams the answer to the caller's ``on_text`` up to its first passage's body;
+    the passage is held back (the program may start it earlier in its line than the model's
+    first word) and ``finish`` sends what follows, so the stream is the final text;
+  * ``finish(text, tokens, metrics)`` returns the final text: the answer ``guard.completed``
+    gives, or ``text`` when the run ended before (the token limit, a cancel). The metrics
+    then count as generated only the model's tokens the final text keeps, and the rest of
+    the text as ``inserted_tokens`` (``engine.metrics``: output tokens with no target call);
+    ``stop_reason`` is ``quote_inserted`` when the program wrote any of it.
+Text that is not generated cannot be misquoted and costs no decode time.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+from ..engine.metrics import Metrics
+from .quote_guard import QuoteGuard
+
+
+class QuoteInserter:
+    """One answer's inserted passage (module docstring)."""
+
+    def __init__(
+        self, guard: QuoteGuard, target, on_text: Callable[[str], None] | None = None
+    ) -> None:
+        self.guard = guard
+        self.target = target
+        self.sink = on_text
+        self.parts: list[str] = []
+        self.sent = 0  # characters of the answer sent to ``sink``
+
+    def pinned(self, text: str) -> bool:
+        return self.guard.completed(text.encode()) is not None
+
+    def on_text(self, piece: str) -> None:
+        self.parts.append(piece)
+        if self.sink is None:
+            return
+        text = "".join(self.parts)
+        raw = text.encode()
+        body = self.guard.passage_start(raw)
+        upto = len(text) if body is None else len(raw[:body].decode("utf-8", "replace"))
+        if upto > self.sent:
+            self.sink(text[self.sent : upto])
+            self.sent = upto
+
+    def finish(self, text: str, tokens: Sequence[int], metrics: Metrics) -> str:
+        raw = b"".join(self.guard.table[t] for t in tokens)  # the bytes the guard read
+        done = None if metrics.stop_reason not in ("stop", "eos") else self.guard.completed(raw)
+        if done is not None:
+            head = _shared(raw, done)
+            kept, end = 0, 0
+            for t in tokens:
+                end += len(self.guard.table[t])
+                if end > head:
+                    break
+                kept += 1
+            text = done.decode("utf-8", "replace")
+            metrics.generated_tokens = kept
+            if done[head:]:
+                metrics.inserted_tokens += len(self.target.tokenize(done[head:].decode()))
+                metrics.stop_reason = "quote_inserted"
+            else:
+                metrics.stop_reason = "eos"  # the model closed its passage; the answer ends
+        if self.sink is not None and len(text) > self.sent:
+            self.sink(text[self.sent :])
+        return text
+
+
+def _shared(a: bytes, b: bytes) -> int:
+    """The length of the longest common prefix of ``a`` and ``b``."""
+    n = 0
+    for x, y in zip(a, b, strict=False):
+        if x != y:
+            break
+        n += 1
+    return n
