@@ -23,6 +23,12 @@ Contract: ``repair(old, new, intent, path) -> (text, labels)`` runs, in order:
   * ``drop_off_value`` (``unasked``): when the instruction asks only for value changes
     (``Intent.only_values``) and a hunk made one (a line that held A holds B), the hunks
     whose old lines hold no A are undone (the like lines a widened answer changed too);
+  * ``set_value`` (``value``): when the instruction asks only for value changes and the
+    model made none of them (no line that held A holds B), the program makes each: on the
+    one line of the named definitions (of the file when none is named) that holds A as a
+    token, once (of code, in Python), or of several such lines the one holding the most of the
+    instruction's other words, A becomes B, and the model's answer is set aside; nothing
+    when a value has no such line;
   * ``mend_commas`` (``commas``): a JSON file that parsed and no longer does gets the comma
     a new line lacks before the next member, when that makes it parse.
 It returns the repaired text and the labels of the repairs that changed something; the
@@ -47,7 +53,7 @@ from .checks import (
 )
 from .diff import Hunk, apply_hunks, compute_hunks, split_lines
 from .intent import Intent
-from .names import rename, whole_word
+from .names import code_lines, rename, whole_word
 from .syntax import language_for_path
 
 
@@ -237,6 +243,52 @@ def drop_off_value(old: str, new: str, intent: Intent, path: str | None) -> str:
     return new if len(keep) == len(hunks) else apply_hunks(old, keep)
 
 
+def set_value(old: str, new: str, intent: Intent, path: str | None) -> str:
+    """``old`` with the asked value changes made by the program, when the model made none of
+    them (module docstring)."""
+    pairs = [(a, b) for a, b in intent.values if a in old]
+    if not intent.only_values or not pairs:
+        return new
+    if any(a in h.old_text and b in h.new_text for h in compute_hunks(old, new) for a, b in pairs):
+        return new
+    lines = split_lines(old)
+    scope = [(d.start, d.end) for d in intent.named] or [(0, len(lines))]
+    out = list(lines)
+    for a, b in pairs:
+        at = _value_line(lines, scope, a, b, intent.instruction, code_lines(old, a, path))
+        if at is None:
+            return new
+        out[at] = _token(a).sub(lambda _m, b=b: b, out[at], count=1)
+    return "".join(out)
+
+
+def _token(value: str) -> re.Pattern:
+    """``value`` where it is a whole token (a word's edge is not inside another word)."""
+    head = r"(?<!\w)" if re.match(r"\w", value) else ""
+    tail = r"(?!\w)" if re.search(r"\w$", value) else ""
+    return re.compile(head + re.escape(value) + tail)
+
+
+def _value_line(lines, scope, a: str, b: str, instruction: str, code: set[int] | None):
+    """The one line of ``scope`` (line ranges) that holds ``a`` as a token, once (of code,
+    where ``code`` says which lines have it so), or of those the one that holds the most of the
+    instruction's other words (``max_help_position`` in "change the default of
+    max_help_position from 24 to 30"); None when no line, or no one line, is it."""
+    token = _token(a)
+    held = sorted(
+        {k for lo, hi in scope for k in range(lo, hi) if token.search(lines[k])}
+        & (set(range(len(lines))) if code is None else code)
+    )
+    held = [k for k in held if len(token.findall(lines[k])) == 1]  # twice on a line: which?
+    if len(held) <= 1:
+        return held[0] if held else None
+    words = set(re.findall(r"[A-Za-z_]\w*", instruction)) - {a, b, "a", "A", "I"}
+    score = {k: sum(bool(whole_word(w).search(lines[k])) for w in words) for k in held}
+    best = max(score.values())
+    top = [k for k in held if score[k] == best]
+    return top[0] if best and len(top) == 1 else None
+
+
 def mend_commas(old: str, new: str, intent: Intent, path: str | None) -> str:
     """``new`` with the commas its new JSON lines lack (module docstring)."""
     if language_for_path(path) != "json" or not _parses(old) or _parses(new):
@@ -275,6 +327,7 @@ REPAIRS = (
     ("rename", complete_rename),
     ("unasked", drop_unasked),  # a rename made in the wrong place is stray once completed
     ("unasked", drop_off_value),
+    ("value", set_value),
     ("commas", mend_commas),
 )
 

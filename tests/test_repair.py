@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from specedit.app.checks import vouch
@@ -426,3 +428,38 @@ def test_a_signature_the_model_joined_on_one_line_takes_its_lines_back():
     asked = joined.replace("def close_file", "def close_log")
     fixed, _, _ = _both(CALL, asked, "Join the signature of open_log on one line.")
     assert fixed == asked
+
+
+ARGPARSE = (Path(__file__).resolve().parents[1] / "bench" / "data" / "argparse.py").read_text()
+
+
+def test_a_value_the_model_changed_on_the_wrong_line_is_set_on_the_line_that_holds_it():
+    """argparse-position and argparse-abbrev (the 1.5B, a file too long to show whole): the
+    model changed another line of the named definition; the program makes the asked change
+    on the one line that holds the value (of several, the one naming the parameter)."""
+    instr = "In HelpFormatter.__init__, change the default of max_help_position from 24 to 30."
+    wrong = ARGPARSE.replace(
+        "max(width - 20, indent_increment * 2))", "max(width - 20, indent_increment * 3))", 1
+    )
+    fixed, labels, verdicts = _both(ARGPARSE, wrong, instr, "argparse.py")
+    want = ARGPARSE.replace("max_help_position=24,", "max_help_position=30,", 1)
+    assert fixed == want and labels == ["value"] and verdicts == []
+    instr = "In ArgumentParser.__init__, change the default of allow_abbrev from True to False."
+    wrong = ARGPARSE.replace("self.add_help = add_help", "self.add_help = False", 1)
+    fixed, labels, verdicts = _both(ARGPARSE, wrong, instr, "argparse.py")
+    assert fixed == ARGPARSE.replace("allow_abbrev=True,", "allow_abbrev=False,", 1)
+    assert labels == ["value"] and verdicts == []
+
+
+def test_a_value_with_no_one_line_to_set_it_on_is_left_to_the_checks():
+    text = "def f(a=1, b=1):\n    return a + b\n"
+    intent = read_intent("In f, change the default from 1 to 2.", text, "m.py")
+    assert repair(text, text, intent, "m.py") == (text, [])  # twice on its line: which one?
+    two = "def f(a=1):\n    return a\n\n\ndef g(b=1):\n    return b\n"
+    intent = read_intent("Change the default from 1 to 2.", two, "m.py")
+    assert repair(two, two, intent, "m.py") == (two, [])  # two lines hold 1: which one?
+    assert [v.reason for v in vouch(two, two, intent, "m.py")] == ["value_missed"]
+    intent = read_intent("Change the default of b from 1 to 2.", two, "m.py")
+    assert repair(two, two, intent, "m.py") == (two.replace("b=1", "b=2"), ["value"])
+    intent = read_intent("Change the default from 1 to 2 and add a docstring.", two, "m.py")
+    assert repair(two, two, intent, "m.py") == (two, [])  # it asks for more than the value
