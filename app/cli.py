@@ -189,6 +189,7 @@ def cmd_generate(a) -> int:
         max_tokens=a.max_tokens,
         prompt_cache=not a.no_prompt_cache,
         verbatim=not a.no_verbatim,
+        insert_quotes=not a.typed_quotes,
     )
     stream = None if a.json else (lambda piece: out.out(piece, end=""))
     res = answer(loaded, a.prompt, context_files, opts, on_text=stream, style=a.style)

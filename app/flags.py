@@ -211,6 +211,13 @@ def build_parser() -> argparse.ArgumentParser:
         help="let the model write what it likes inside a quote (by default a quoted passage "
         "can only be a copy of the file its citation names)",
     )
+    g.add_argument(
+        "--typed-quotes",
+        action="store_true",
+        help="let the model type its passages out and quote more than one (by default the "
+        "program writes the first passage, whole lines to its paragraph's end, once the "
+        "model's first words of it pin it down, and the answer ends there)",
+    )
     _add_decoding(g)
 
     m = sub.add_parser("models", help="list, pull, locate or verify catalog models")

@@ -2,7 +2,7 @@
 
 Contract: ``specedit bench rag [--model M] [--styles quote loose free] [--drafts lookup none plain]
 [--questions ID ...] [--spec-bench N] [--max-tokens N] [--exact] [--threads N] [--ctx N]``
-loads one model and asks every question of ``bench/rag_tasks.py`` (70 questions with
+loads one model and asks every question of ``bench/rag_tasks.py`` (82 questions with
 known answers over vendored docs of five kinds, plus the first ``N`` Spec-Bench rag
 prompts) through the product's own ``app.rewrite.answer``, in each answer style
 (``quote``: the product's prompt and format, each quoted passage guarded to a copy of its
@@ -114,14 +114,15 @@ def run_question(loaded, q: RagQuestion, style: str, drafts: list[str], first: i
         )
         r = rows[-1]
         log.warning(
-            "%s %s %s: %s, quotes %d%s, %d tokens at %.1f tok/s",
+            "%s %s %s: %s, quotes %d%s, %d tokens (%d copied in) at %.1f tok/s",
             q.id,
             style,
             draft,
             {True: "right", False: "WRONG", None: "-"}[r["right"]],
             r["quotes"],
             " all found" if r["quotes_found"] else "",
-            r["generated_tokens"],
+            r["generated_tokens"] + r["inserted_tokens"],
+            r["inserted_tokens"],
             r["decode_tps"],
         )
     by = {r["draft"]: r["output"] for r in rows if r["draft"] != "plain"}

@@ -80,3 +80,42 @@ def test_nothing_is_inserted_without_the_guard_or_a_passage():
     res = answer(scripted_loaded([(Q, plain)]), Q, FILES, RewriteOptions())
     assert res.text == plain and res.metrics.inserted_tokens == 0
     assert res.metrics.stop_reason == "eos"
+
+
+NOTES = (
+    "# Release notes\n\n"
+    "## 2.1.0\n\n"
+    "- The cache now lives in the user cache dir; SPECEDIT_CACHE moves it.\n"
+    "- Dropped Python 3.8.\n\n"
+    "## 2.0.0\n\n"
+    "- The server listens on a Unix socket (mode 0600) instead of a TCP port.\n"
+    "- Backups: five per file, the oldest removed first.\n"
+)
+
+
+@pytest.mark.model
+def test_the_05b_chooses_the_passage_and_the_program_writes_it(qwen05):
+    """An exact run, inserted against typed: the same prose and the same first line of the
+    passage (the model's choices), then whole lines of the file to the paragraph's end and
+    the end of the answer; fewer tokens generated."""
+    import re
+
+    from specedit.app.quotes import check_citations
+
+    question = "Where does the cache live? Quote the line that says it."
+    files = [("docs/NOTES.md", NOTES)]
+    typed = answer(qwen05, question, files, RewriteOptions(exact=True, insert_quotes=False))
+    got = answer(qwen05, question, files, RewriteOptions(exact=True))
+    fence = re.compile(r"^```[^\n]*\n", re.M)
+    m = fence.search(got.text)
+    assert m is not None  # (in this exact run the 0.5B quotes)
+    assert got.text[: m.end()] == typed.text[: m.end()]  # the same prose and citation
+    passage = got.text[m.end() :]
+    assert passage.endswith("\n```") and passage.count("```") == 1  # one passage, the end
+    body = passage[: -len("```")]
+    assert body in NOTES and (NOTES.index(body) == 0 or NOTES[NOTES.index(body) - 1] == "\n")
+    first_typed = typed.text[m.end() :].split("\n", 1)[0]
+    assert first_typed and first_typed in body.split("\n", 1)[0]  # where the model began
+    assert [c.found for c in check_citations(got.text, files)] == [True]
+    s, t = got.metrics.snapshot(), typed.metrics.snapshot()
+    assert s["inserted_tokens"] > 0 and s["generated_tokens"] < t["generated_tokens"]
