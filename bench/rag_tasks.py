@@ -8,10 +8,13 @@ READMEs), and in ``docs/ext/`` documents of other kinds from other projects: a
 third-party README (h11's), a changelog (pytest-timeout's), an API reference (the
 docstrings of CPython 3.11's ``json/__init__.py``), code comments (part of CPython
 3.11's ``heapq.py``), a configuration file documented by its comments (Debian's
-``login.defs``), a Markdown user guide (python-dotenv's README) and a class documented in
-its docstrings (part of CPython 3.11's ``textwrap.py``; the last three came in later and
-were held out while the quote guard's passage ranking was built). ``docs/ext/LICENSES.md`` names each one's source and license (the
-license texts lie next to it, or in ``bench/data/LICENSE-PSF.txt``).
+``login.defs``), a Markdown user guide (python-dotenv's README), a class documented in
+its docstrings (part of CPython 3.11's ``textwrap.py``), a FAQ (the second half of zlib's)
+and a build-system module documented in its reStructuredText comment block (part of
+CMake 3.25's ``GNUInstallDirs.cmake``); the last five came in later and were held out
+while the quote guard's passage ranking was built. ``docs/ext/LICENSES.md`` names each
+one's source and license (the license texts lie next to it, or in
+``bench/data/LICENSE-PSF.txt``).
 ``RagQuestion.context_files()`` is the ``(label, text)`` pairs the prompt shows (labels are the
 paths under ``docs/``, as a user passes them to ``--context``); ``judge(output)`` is the
 question's check: one of its ``expect`` regular expressions matches the answer's own
