@@ -8,7 +8,8 @@ Contract: ``QuoteInserter(guard, target, on_text)`` serves one ``quote`` answer 
     the passage is held back (the program may start it earlier in its line than the model's
     first word) and ``finish`` sends what follows, so the stream is the final text;
   * ``finish(text, tokens, metrics)`` returns the final text: the answer ``guard.completed``
-    gives, or ``text`` when the run ended before (the token limit, a cancel). The metrics
+    gives (also when the token limit came after the passage was pinned), or ``text`` when
+    the run ended before or was cancelled. The metrics
     then count as generated only the model's tokens the final text keeps, and the rest of
     the text as ``inserted_tokens`` (``engine.metrics``: output tokens with no target call);
     ``stop_reason`` is ``quote_inserted`` when the program wrote any of it.
@@ -52,9 +53,11 @@ class QuoteInserter:
 
     def finish(self, text: str, tokens: Sequence[int], metrics: Metrics) -> str:
         raw = b"".join(self.guard.table[t] for t in tokens)  # the bytes the guard read
-        done = None if metrics.stop_reason not in ("stop", "eos") else self.guard.completed(raw)
+        done = None if metrics.stop_reason == "cancelled" else self.guard.completed(raw)
         if done is not None:
             head = _shared(raw, done)
+            while 0 < head < len(done) and done[head] & 0xC0 == 0x80:
+                head -= 1  # not inside a character
             kept, end = 0, 0
             for t in tokens:
                 end += len(self.guard.table[t])

@@ -119,3 +119,14 @@ def test_the_05b_chooses_the_passage_and_the_program_writes_it(qwen05):
     assert [c.found for c in check_citations(got.text, files)] == [True]
     s, t = got.metrics.snapshot(), typed.metrics.snapshot()
     assert s["inserted_tokens"] > 0 and s["generated_tokens"] < t["generated_tokens"]
+
+
+def test_a_token_limit_after_the_pin_still_gets_the_passage_and_one_before_does_not():
+    prose = "Every second evening, and every evening in a heat wave.\n\n[garden.md]\n```\n"
+    loaded = scripted_loaded([(Q, SAID)])
+    opts = RewriteOptions(draft="none", max_tokens=len(prose) + 1)  # the pin is the last
+    res = answer(loaded, Q, FILES, opts)
+    assert res.text == prose + PARAGRAPH + "```"
+    res = answer(loaded, Q, FILES, RewriteOptions(draft="none", max_tokens=20))
+    assert res.text == prose[:20] and res.metrics.inserted_tokens == 0
+    assert res.metrics.stop_reason == "max_tokens"
