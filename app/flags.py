@@ -214,9 +214,9 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument(
         "--typed-quotes",
         action="store_true",
-        help="let the model type its passages out and quote more than one (by default the "
-        "program writes the first passage, whole lines to its paragraph's end, once the "
-        "model's first words of it pin it down, and the answer ends there)",
+        help="let the model choose and type its passages and quote more than one (by "
+        "default the program chooses the first passage for the question and the answer and "
+        "writes it, whole lines to its paragraph's end, and the answer ends there)",
     )
     _add_decoding(g)
 

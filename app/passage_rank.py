@@ -10,7 +10,9 @@ equal windows the one that starts latest, at the words), in file order. Words ar
 light stem (lower case, common English endings cut, the first six letters), with English
 function words and the words of every question ("what", "does") left out. A query that shares
 no word with the file returns []: the caller decides what that means (``app.quote_guard`` then
-lets a passage start anywhere). Pure and deterministic; text only, no model.
+lets a passage start anywhere). ``best_window(text, query) -> (score, line) | None``: the best
+window's score and first line with words (``app.quote_guard`` starts an inserted passage
+there), None when another window that does not overlap it scores the same. Pure and deterministic; text only, no model.
 """
 
 from __future__ import annotations
@@ -55,8 +57,37 @@ def terms(text: str) -> list[str]:
 def relevant_lines(text: str, query: str, top: int = TOP, span: int = SPAN) -> list[int]:
     """The lines of the best ``top`` windows for ``query`` (module docstring)."""
     lines = text.split("\n")
-    if not lines:
-        return []
+    n = len(lines)
+    keep: set[int] = set()
+    chosen: list[int] = []
+    for _, i in _windows(lines, query, span):  # the best windows that do not overlap one kept
+        if len(chosen) == top:
+            break
+        if all(abs(i - j) >= span for j in chosen):
+            chosen.append(i)
+            keep.update(range(max(0, i - 1), min(n, i + span)))  # and where its sentence starts
+    return sorted(keep)
+
+
+def best_window(text: str, query: str, span: int = SPAN) -> tuple[float, int] | None:
+    """(score, first line) of the best window for ``query`` (module docstring), its first
+    line one with words; None when the query shares no word with the file, or when a window
+    that does not overlap it scores the same (the ranking cannot tell them apart)."""
+    lines = text.split("\n")
+    got = _windows(lines, query, span)
+    if not got:
+        return None
+    score, i = got[0]
+    if any(s == score and abs(j - i) >= span for s, j in got[1:]):
+        return None
+    while i < len(lines) - 1 and not lines[i].strip():
+        i += 1
+    return score, i
+
+
+def _windows(lines: list[str], query: str, span: int) -> list[tuple[float, int]]:
+    """(score, first line) of every window of ``span`` lines that shares a word with
+    ``query``, the best first (of equals, the one that starts latest: at the words)."""
     per_line = [set(terms(line)) for line in lines]
     df = Counter(t for ts in per_line for t in ts)
     n = len(lines)
@@ -69,14 +100,5 @@ def relevant_lines(text: str, query: str, top: int = TOP, span: int = SPAN) -> l
         seen = set().union(*per_line[i : i + span]) & want
         if seen:
             scored.append((-sum(idf[t] for t in seen), -i))
-    scored.sort()  # the best first; of equals, the window that starts latest (at the words)
-    keep: set[int] = set()
-    chosen: list[int] = []
-    for _, neg in scored:  # the best windows that do not overlap one already kept
-        i = -neg
-        if len(chosen) == top:
-            break
-        if all(abs(i - j) >= span for j in chosen):
-            chosen.append(i)
-            keep.update(range(max(0, i - 1), min(n, i + span)))  # and where its sentence starts
-    return sorted(keep)
+    scored.sort()
+    return [(-neg_score, -neg_i) for neg_score, neg_i in scored]

@@ -20,8 +20,10 @@ is a citation: only a context file's name as the prompt shows it (``app.prompt.s
 then ``]``, the line's end and the opening fence (no line numbers: ``app.quotes`` says where a
 quote is). Anything else is free. So every passage is verbatim text of the file its citation
 names; the prose, which passage, and where it ends stay the model's. ``completed(text)`` is
-the answer the program completes once the model's first words of a passage pin it to one place
-(``app.quote_insert`` stops the run there): that paragraph as whole lines, the answer's end.
+the answer the program completes (``app.quote_insert`` stops the run there) once its first
+passage opens, with the passage the program chooses for the question and the answer's words
+(``app.passage_rank.best_window``), or, where those cannot choose, once the model's first words
+of it pin it to one place: that paragraph as whole lines, and the answer's end.
 
 Tokens are matched by their bytes (``target.detokenize([id])``, computed once per target and
 kept: ``pieces(target)``), so any tokenization of the copy is allowed, not only the one the
@@ -36,7 +38,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from .passage_rank import relevant_lines
+from .passage_rank import best_window, relevant_lines
 from .prompt import shown_paths
 from .quotes import CITE_RE, _resolve, prose
 
@@ -122,6 +124,7 @@ class QuoteGuard:
         self.question = question
         self._focus_memo: dict[tuple[int, bytes], set[int] | None] = {}
         self._pend: dict[tuple[int, int], int] = {}
+        self._chosen_memo: dict[tuple[tuple[int, ...], bytes], tuple[int, int] | None] = {}
         self.n_vocab = target.n_vocab
         self.labels = [label for label, _ in context_files]
         names = [n for n in shown_paths(self.labels) if n]
@@ -221,14 +224,16 @@ class QuoteGuard:
         return np.array(sorted(ids), np.int64) if ids else None
 
     def completed(self, text: bytes) -> bytes | None:
-        """The answer ``text`` completed by the program once its first passage is pinned down:
-        the answer up to the passage, then the passage as whole lines of its file, from the
-        start of the line it starts on to the end of its paragraph (``_passage_end``), and the
+        """The answer ``text`` completed by the program once its first passage is chosen: the
+        answer up to the passage, then the passage as whole lines of its file, from the start
+        of the line it starts on to the end of its paragraph (``_passage_end``), and the
         closing fence (the program writes it: text that is not generated cannot be misquoted
-        and costs no target call). Pinned: every place in the cited file(s) the passage so far
-        copies (where the guard lets a passage start) gives that same passage. Once a passage
-        has closed, the answer ends there: completed the same way if what it quotes pins it,
-        else as the model closed it. None while the answer is not there yet.
+        and costs no target call). Chosen: by the program as soon as the passage opens
+        (``_chosen``: the best window for the question and the answer's words), else by the
+        model's first words of it, once every place in the cited file(s) they copy (where
+        the guard lets a passage start) gives the same passage. Once a passage has closed
+        unchosen, the answer ends there as the model closed it. None while the answer is
+        not there yet.
 
         A pure function of ``text`` whose answer, once not None, is the same for every longer
         text the guard allows (a copy that pins a passage pins it however far it goes), so the
@@ -237,6 +242,11 @@ class QuoteGuard:
         if first is None:
             return None
         files, body, close = first
+        chosen = self._chosen(files, text[:body])
+        if chosen is not None:
+            f, start = chosen
+            passage = self.data[f][start : self._passage_end(f, start)]
+            return text[:body] + passage + (b"" if passage.endswith(b"\n") else b"\n") + b"```"
         q = text[body : len(text) if close is None else close]
         last = q.rsplit(b"\n", 1)[-1]
         if close is None and last and not last.strip(b"`") and len(q) > len(last):
@@ -256,6 +266,33 @@ class QuoteGuard:
             return None
         fence_end = text.find(b"\n", close)
         return text if fence_end < 0 else text[:fence_end]
+
+    def _chosen(self, files: list[int], before: bytes) -> tuple[int, int] | None:
+        """(file, offset) where the passage after the answer ``before`` starts, chosen by the
+        program: the first line with words of the best window ``app.passage_rank`` finds for
+        the question and the answer's words, in the best of ``files``; None without a
+        question, when it shares no word with them, or when two windows score the same (the
+        model's first words of the passage choose)."""
+        key = (tuple(files), before)
+        if key not in self._chosen_memo:
+            best = None
+            if self.question:
+                query = self.question + "\n" + prose(before.decode("utf-8", "replace"))
+                scored = [
+                    (got[0], f, got[1])
+                    for f in files
+                    if (got := best_window(self.data[f].decode("utf-8", "replace"), query))
+                ]
+                scored.sort(key=lambda x: -x[0])
+                if scored and (len(scored) == 1 or scored[1][0] < scored[0][0]):
+                    best = scored[0]
+            if best is not None:
+                _, f, line = best
+                best = (f, sum(len(row) + 1 for row in self.data[f].split(b"\n")[:line]))
+            if len(self._chosen_memo) > 64:
+                self._chosen_memo.clear()
+            self._chosen_memo[key] = best
+        return self._chosen_memo[key]
 
     def passage_start(self, text: bytes) -> int | None:
         """Where the body of ``text``'s first passage starts (None: no passage yet)."""

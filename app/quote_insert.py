@@ -1,9 +1,10 @@
-"""Inserted quotes: the program writes an answer's passage once the model has chosen it.
+"""Inserted quotes: the program chooses and writes an answer's passage.
 
 Contract: ``QuoteInserter(guard, target, on_text)`` serves one ``quote`` answer under a
 ``QuoteGuard`` (``app.rewrite.answer`` with ``RewriteOptions.insert_quotes``):
   * ``pinned(text)`` is the run's ``stop_now``: True once ``guard.completed`` can complete the
-    answer (its first passage is pinned to one place, or has closed): the decode loop stops;
+    answer (its first passage has opened and the program chose it, or the model's first
+    words pinned it to one place, or it has closed): the decode loop stops;
   * ``on_text`` streams the answer to the caller's ``on_text`` up to its first passage's body;
     the passage is held back (the program may start it earlier in its line than the model's
     first word) and ``finish`` sends what follows, so the stream is the final text;

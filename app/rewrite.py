@@ -450,9 +450,9 @@ def answer(
     """Answer ``question`` from ``context`` files, which are the lookup's draft sources, and
     check the answer's quotes against them (``style``: ``app.prompt.answer_messages``). In
     the ``quote`` style with ``opts.verbatim`` a quoted passage can only copy its file
-    (``app.quote_guard``), and with ``opts.insert_quotes`` the program writes the first
-    passage once the model's first words of it pin it down, and the answer ends there
-    (``app.quote_insert``; ``Metrics.inserted_tokens`` counts what it wrote). ``metrics``, when given, is filled as the answer runs (a live
+    (``app.quote_guard``), and with ``opts.insert_quotes`` the program chooses and writes
+    the first passage, and the answer ends there (``app.quote_insert``;
+    ``Metrics.inserted_tokens`` counts what it wrote). ``metrics``, when given, is filled as the answer runs (a live
     status line)."""
     prompt = answer_prompt(loaded.target, question, context_files, style)
     room = prompt.room(loaded.target.n_ctx)

@@ -32,7 +32,10 @@ PARAGRAPH = "Water the tomatoes every second evening;\nin a heat wave, every eve
 
 
 @pytest.mark.parametrize("draft", ["lookup", "none"])
-def test_the_program_writes_the_passage_the_first_words_pin_down(draft):
+def test_the_program_chooses_the_passage_for_the_answer_and_writes_it(draft):
+    """The answer's words and the question share the most rare words with the tomatoes'
+    paragraph: the program writes it as soon as the passage opens; the model writes none
+    of it."""
     loaded = scripted_loaded([(Q, SAID)])
     shown: list[str] = []
     res = answer(loaded, Q, FILES, RewriteOptions(draft=draft), on_text=shown.append)
@@ -41,26 +44,29 @@ def test_the_program_writes_the_passage_the_first_words_pin_down(draft):
     assert "".join(shown) == res.text  # the stream got the inserted text too
     s = res.metrics.snapshot()
     assert s["stop_reason"] == "quote_inserted"
-    # the model wrote the prose, the citation and some of the passage (one byte pins it; an
-    # accepted block of drafted tokens may carry the copy further), the program the rest
     assert s["generated_tokens"] + s["inserted_tokens"] == len(res.text.encode())
-    assert s["inserted_tokens"] > 0
-    if draft == "none":
-        assert s["generated_tokens"] == len(prose) + 1
+    if draft == "none":  # (a block of drafted tokens accepted past the fence is kept)
+        assert s["generated_tokens"] == len(prose)  # not a byte of the passage
     assert [c.found for c in res.citations] == [True]
 
 
-def test_a_passage_begun_mid_line_is_quoted_from_the_line_s_start_and_streamed_whole():
-    said = SAID.replace("Water the tomatoes", "tomatoes", 1)  # the model starts at a word
-    loaded = scripted_loaded([(Q, said)])
+NO_WORD = "Which one?"  # shares no word with the file: the model's first words choose
+SAID_NO_WORD = "This one.\n\n[garden.md]\n```\ntomatoes every second evening;\n```"
+
+
+@pytest.mark.parametrize("draft", ["lookup", "none"])
+def test_where_the_words_cannot_choose_the_first_words_of_the_model_s_passage_do(draft):
+    """The passage the model begins mid-line is written from its line's start to its
+    paragraph's end, once its first words pin it to one place; the model's first bytes of
+    it are held back from the stream and not counted as generated."""
+    loaded = scripted_loaded([(NO_WORD, SAID_NO_WORD)])
     shown: list[str] = []
-    res = answer(loaded, Q, FILES, RewriteOptions(draft="none"), on_text=shown.append)
-    prose = "Every second evening, and every evening in a heat wave.\n\n[garden.md]\n```\n"
+    res = answer(loaded, NO_WORD, FILES, RewriteOptions(draft=draft), on_text=shown.append)
+    prose = "This one.\n\n[garden.md]\n```\n"
     assert res.text == prose + PARAGRAPH + "```"
-    assert "".join(shown) == res.text  # the model's "t" was held back, never shown
+    assert "".join(shown) == res.text
     s = res.metrics.snapshot()
-    # the model's first byte of the passage is not in the output: not counted as generated
-    assert s["generated_tokens"] == len(prose)
+    assert s["generated_tokens"] == len(prose)  # "t..." pinned it, then was replaced
     assert s["generated_tokens"] + s["inserted_tokens"] == len(res.text.encode())
 
 
@@ -94,10 +100,10 @@ NOTES = (
 
 
 @pytest.mark.model
-def test_the_05b_chooses_the_passage_and_the_program_writes_it(qwen05):
-    """An exact run, inserted against typed: the same prose and the same first line of the
-    passage (the model's choices), then whole lines of the file to the paragraph's end and
-    the end of the answer; fewer tokens generated."""
+def test_the_05b_answers_and_the_program_writes_the_passage(qwen05):
+    """An exact run, inserted against typed: the same prose (the model's), then a passage of
+    whole lines of the file, one paragraph, and the end of the answer; fewer tokens
+    generated."""
     import re
 
     from specedit.app.quotes import check_citations
@@ -114,8 +120,7 @@ def test_the_05b_chooses_the_passage_and_the_program_writes_it(qwen05):
     assert passage.endswith("\n```") and passage.count("```") == 1  # one passage, the end
     body = passage[: -len("```")]
     assert body in NOTES and (NOTES.index(body) == 0 or NOTES[NOTES.index(body) - 1] == "\n")
-    first_typed = typed.text[m.end() :].split("\n", 1)[0]
-    assert first_typed and first_typed in body.split("\n", 1)[0]  # where the model began
+    assert "\n\n" not in body  # one paragraph
     assert [c.found for c in check_citations(got.text, files)] == [True]
     s, t = got.metrics.snapshot(), typed.metrics.snapshot()
     assert s["inserted_tokens"] > 0 and s["generated_tokens"] < t["generated_tokens"]

@@ -43,3 +43,15 @@ def test_kept_windows_do_not_overlap_and_come_in_file_order():
 
 def test_a_query_that_shares_no_word_with_the_file_finds_nothing():
     assert relevant_lines(DOC, "Zebra?") == [] and relevant_lines("", "cat") == []
+
+
+def test_the_best_window_starts_at_words_and_a_tie_is_no_choice():
+    from specedit.app.passage_rank import best_window
+
+    doc = "# Notes\n\n\nThe kettle is blue.\nThe cat eats at six.\n\nBread is in the tin.\n"
+    score, line = best_window(doc, "When does the cat eat?")
+    assert line == 4 and score > 0  # "The cat eats at six."
+    assert best_window(doc, "Zebra?") is None  # no word shared
+    twice = "The cat eats at six.\n\n\n\nThe cat eats at six.\n"
+    assert best_window(twice, "When does the cat eat?") is None  # two windows alike
+    assert best_window("\n\nThe kettle is blue.\n", "kettle")[1] == 2  # not the blank line

@@ -289,3 +289,13 @@ def test_what_an_answer_is_completed_with_does_not_depend_on_where_the_text_stop
             done.add(got.decode())
     whole = "The shed key hangs by the door.\nThe hose is in the shed.\n```"
     assert done == {answer[:head] + whole}
+
+
+def test_with_a_question_the_program_chooses_the_passage_when_it_opens():
+    g = QuoteGuard(V, [("garden.md", INSERT_DOC)], "Where does the shed key hang?")
+    answer = "By the door.\n\n[garden.md]\n```\n"
+    shed = "The shed key hangs by the door.\nThe hose is in the shed.\n```"
+    assert g.completed(answer.encode()).decode() == answer + shed  # no word of it typed yet
+    # whatever the model began, the choice is the program's (the same for every block size)
+    assert g.completed((answer + "Water the").encode()).decode() == answer + shed
+    assert g.completed(b"By the door.") is None  # no passage yet

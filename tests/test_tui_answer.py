@@ -208,7 +208,7 @@ def test_a_misquote_shows_why_and_any_key_goes_back(workdir):
             shown = screen.answer_view.plain
             assert "1 of 2 not found" in shown, notes(app)
             assert "✗ stats.py:L9: not in stats.py" in shown
-            assert "✓ notes.md:L4" in shown
+            assert "✓ notes.md:L3-L4" in shown
             (prompt,) = loaded.target.prompts
             assert NOTES in prompt and STATS in prompt
             # a letter that is no command here goes back (x rejects hunks only in review)
