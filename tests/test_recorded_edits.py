@@ -56,13 +56,14 @@ def test_a_recorded_answer_is_repaired_or_flagged_as_recorded(case):
 
 
 def test_the_recorded_cases_cover_the_repairs_and_checks_real_answers_needed():
-    """The recorded answers need the copies, rename and stray-hunk repairs, and the value
-    check flags the two wrong ones no repair can mend (a default changed at a call site,
-    a docstring changed instead of the default: the repair round's job). The other
+    """The recorded answers need the copies, rename, stray-hunk and value repairs (a default
+    the model changed at a call site instead: the program sets it on the one line of the
+    definition that holds it), and the value check flags the wrong one no repair can mend
+    (a docstring changed instead of the default: the repair round's job). The other
     repairs and checks have constructed cases (tests/test_repair.py, test_rounds.py)."""
     repairs = {r for c in CASES for r in c["repairs"]}
     flags = {c["flag"] for c in CASES if c["flag"]}
-    assert {"copies", "rename", "unasked"} <= repairs
+    assert {"copies", "rename", "unasked", "value"} <= repairs
     assert {"value_missed", "param_unused"} <= flags
     # "add a parameter … and open the file with encoding=encoding": the parameter was
     # added and never used (netrc-encoding, zipapp-compresslevel)
