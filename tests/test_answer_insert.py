@@ -13,6 +13,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
 from scripted import scripted_loaded  # noqa: E402
+from test_quote_guard import NOTES  # noqa: E402
 
 from specedit.app.options import RewriteOptions  # noqa: E402
 from specedit.app.rewrite import answer  # noqa: E402
@@ -86,17 +87,6 @@ def test_nothing_is_inserted_without_the_guard_or_a_passage():
     res = answer(scripted_loaded([(Q, plain)]), Q, FILES, RewriteOptions())
     assert res.text == plain and res.metrics.inserted_tokens == 0
     assert res.metrics.stop_reason == "eos"
-
-
-NOTES = (
-    "# Release notes\n\n"
-    "## 2.1.0\n\n"
-    "- The cache now lives in the user cache dir; SPECEDIT_CACHE moves it.\n"
-    "- Dropped Python 3.8.\n\n"
-    "## 2.0.0\n\n"
-    "- The server listens on a Unix socket (mode 0600) instead of a TCP port.\n"
-    "- Backups: five per file, the oldest removed first.\n"
-)
 
 
 @pytest.mark.model
