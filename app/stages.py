@@ -45,7 +45,7 @@ from .loaded_model import LoadedModel
 from .options import RewriteOptions
 from .outline import Outline, read_located
 from .prompt import Prompt, feedback_note
-from .repair import keep_copies, repair
+from .repair import keep_copies, repair, set_value
 from .search_guard import SearchGuard
 
 log = logging.getLogger(__name__)
@@ -222,7 +222,7 @@ def cut_message(stop_reason: str, max_tokens: int, region: bool) -> str:
 
 def finished(run: RewriteRun, new_text: str, raw: str, part: str, body: str) -> RewriteResult:
     """The ``ok`` result of a complete rewrite: the answer repaired (``app.repair``; a
-    region's answer only has its copies kept), hunks, diff and the checks' verdicts
+    region's answer only has its copies kept and an asked value the model missed set), hunks, diff and the checks' verdicts
     (``app.checks.vouch``; a region's lost lines are judged on ``body`` against ``part``,
     what the model was shown to rewrite); the first verdict is the result's ``suspect``."""
     text, asked, intent = run.text, run.asked, run.intent
@@ -232,7 +232,9 @@ def finished(run: RewriteRun, new_text: str, raw: str, part: str, body: str) -> 
     else:
         fixed = keep_copies(text, new_text, intent, run.path)
         labels = ["copies"] if fixed != new_text else []
-        new_text = fixed
+        valued = set_value(text, fixed, intent, run.path)  # the asked value the model missed
+        labels += ["value"] if valued != fixed else []
+        new_text = valued
         lost = suspect_deletion(part, body, asked)
         verdicts = [lost] if lost else []
         verdicts += [v for v in vouch(text, new_text, intent, run.path) if not v.deleted_lines]

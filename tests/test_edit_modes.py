@@ -338,6 +338,26 @@ def test_a_big_file_falls_back_to_rewriting_the_located_lines():
     assert res.stats.snapshot()["file_tokens"] == len(BIG)
 
 
+def test_a_region_rewrite_that_misses_the_asked_value_gets_it_set():
+    """The blocks do not place, and the model writes the located lines back unchanged: the
+    value repair sets 77 to 78 on the one code line of f77 that holds it (the docstring's
+    77 and the name f77 are not it), as it does after a whole rewrite."""
+    located = f"```\n{F77_LINE + 1}-{F77_LINE + 4}: def f77(x):\n```\n"
+    old_f77 = "def f77(x):\n    '''Add 77.'''\n    y = x + 77\n    return y\n"
+    res, prompts = run(
+        [
+            (LOCATE, located),
+            (BLOCKS, blocks_answer(block("    y = x + 1000\n", "    y = 0\n"))),
+            ("Rewrite only lines", whole_answer(old_f77)),
+        ],
+        text=BIG,
+        n_ctx=BIG_CTX,
+        instruction="In f77 change 77 to 78.",
+    )
+    assert res.status == "ok" and res.new_text == BIG_WANT and res.edit_mode == "locate+whole"
+    assert res.stats.snapshot()["edit_repairs"] == ["value"] and len(prompts) == 3
+
+
 def test_a_big_file_never_rewrites_a_long_located_span_whole():
     f150 = BIG[: BIG.index("def f150(")].count("\n")
     located = f"```\n{F77_LINE + 1}-{F77_LINE + 4}: x\n{f150 + 1}-{f150 + 4}: y\n```\n"
