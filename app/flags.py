@@ -214,9 +214,10 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument(
         "--typed-quotes",
         action="store_true",
-        help="let the model choose and type its passages and quote more than one (by "
-        "default the program chooses the first passage for the question and the answer and "
-        "writes it, whole lines to its paragraph's end, and the answer ends there)",
+        help="ask for quotes and let the model choose and type its passages and quote more "
+        "than one (by default the model answers in its own words and the program chooses the "
+        "passage for the question and the answer and writes it, whole lines to its "
+        "paragraph's end)",
     )
     _add_decoding(g)
 

@@ -110,10 +110,11 @@ class RewriteOptions:
     blocks that could not be placed, the file's lines (``app.search_guard``). False lets the
     model write what it likes there."""
     insert_quotes: bool = True
-    """With ``verbatim``, a ``quote`` answer's first passage is chosen and written by the
-    program as it opens (the lines that share the most rare words with the question and the
-    answer; the model's first words of it where those cannot choose): whole lines, to the
-    end of that paragraph, and the answer ends there (``app.quote_insert``). False: the model
+    """With ``verbatim``, a ``quote`` answer is the model's answer in its own words, then a
+    passage chosen and written by the program (the lines that share the most rare words with
+    the question and the answer; the model's first words of it where those cannot choose):
+    whole lines, to the end of that paragraph, where the answer opens one or after its end,
+    and the answer ends there (``app.quote_insert``). False: the quote prompt, and the model
     types its passages out and may go on to quote more."""
 
 

@@ -267,6 +267,23 @@ class QuoteGuard:
         fence_end = text.find(b"\n", close)
         return text if fence_end < 0 else text[:fence_end]
 
+    def evidence(self, answer: bytes) -> bytes | None:
+        """The evidence the program adds to ``answer``, an answer that ended with no passage:
+        a blank line, the citation ``[FILE]`` and the paragraph (``_passage_end``) that starts
+        with the first line with words of the best window for the question and the answer's
+        words (``_chosen``, over every context file), fenced; None where that cannot choose
+        (no question, no shared word, or two windows that score the same)."""
+        chosen = self._chosen(list(range(len(self.data))), answer)
+        if chosen is None:
+            return None
+        f, start = chosen
+        name = shown_paths(self.labels)[f]
+        passage = self.data[f][start : self._passage_end(f, start)]
+        if not name or not passage.strip():
+            return None
+        tail = b"" if passage.endswith(b"\n") else b"\n"
+        return b"\n\n[" + name.encode() + b"]\n```\n" + passage + tail + b"```"
+
     def _chosen(self, files: list[int], before: bytes) -> tuple[int, int] | None:
         """(file, offset) where the passage after the answer ``before`` starts, chosen by the
         program: the first line with words of the best window ``app.passage_rank`` finds for

@@ -1,7 +1,8 @@
 """Inserted quotes: the program chooses and writes an answer's passage.
 
 Contract: ``QuoteInserter(guard, target, on_text)`` serves one ``quote`` answer under a
-``QuoteGuard`` (``app.rewrite.answer`` with ``RewriteOptions.insert_quotes``):
+``QuoteGuard`` (``app.rewrite.answer`` with ``RewriteOptions.insert_quotes``, where the model
+is asked for an answer in its own words, the ``free`` prompt, and the program quotes):
   * ``pinned(text)`` is the run's ``stop_now``: True once ``guard.completed`` can complete the
     answer (its first passage has opened and the program chose it, or the model's first
     words pinned it to one place, or it has closed): the decode loop stops;
@@ -9,8 +10,11 @@ Contract: ``QuoteInserter(guard, target, on_text)`` serves one ``quote`` answer 
     the passage is held back (the program may start it earlier in its line than the model's
     first word) and ``finish`` sends what follows, so the stream is the final text;
   * ``finish(text, tokens, metrics)`` returns the final text: the answer ``guard.completed``
-    gives (also when the token limit came after the passage was pinned), or ``text`` when
-    the run ended before or was cancelled. The metrics
+    gives (also when the token limit came after the passage was pinned); an answer that
+    ended (its end token) with no passage, followed by its evidence (``guard.evidence``: the
+    paragraph the program chooses for the question and the whole answer, under its
+    citation); else ``text`` (cut by the token limit, cancelled, or no passage to choose).
+    The metrics
     then count as generated only the model's tokens the final text keeps, and the rest of
     the text as ``inserted_tokens`` (``engine.metrics``: output tokens with no target call);
     ``stop_reason`` is ``quote_inserted`` when the program wrote any of it.
@@ -72,6 +76,12 @@ class QuoteInserter:
                 metrics.stop_reason = "quote_inserted"
             else:
                 metrics.stop_reason = "eos"  # the model closed its passage; the answer ends
+        elif metrics.stop_reason == "eos" and (ev := self.guard.evidence(raw)) is not None:
+            blank = min(2, len(text) - len(text.rstrip("\n")))  # what the stream already has
+            ev = ev[blank:]
+            text += ev.decode("utf-8", "replace")  # the answer, then its evidence
+            metrics.inserted_tokens += len(self.target.tokenize(ev.decode("utf-8", "replace")))
+            metrics.stop_reason = "quote_inserted"
         if self.sink is not None and len(text) > self.sent:
             self.sink(text[self.sent :])
         return text

@@ -451,10 +451,14 @@ def answer(
     check the answer's quotes against them (``style``: ``app.prompt.answer_messages``). In
     the ``quote`` style with ``opts.verbatim`` a quoted passage can only copy its file
     (``app.quote_guard``), and with ``opts.insert_quotes`` the program chooses and writes
-    the first passage, and the answer ends there (``app.quote_insert``;
-    ``Metrics.inserted_tokens`` counts what it wrote). ``metrics``, when given, is filled as the answer runs (a live
+    the evidence: the model answers in its own words (the ``free`` prompt, which is right
+    more often than the quote prompt's), and the program writes the passage where the answer
+    opens one, else after its end (``app.quote_insert``; ``Metrics.inserted_tokens`` counts
+    what it wrote). ``metrics``, when given, is filled as the answer runs (a live
     status line)."""
-    prompt = answer_prompt(loaded.target, question, context_files, style)
+    guarded = style == "quote" and opts.verbatim and loaded.remote is None
+    inserting = guarded and opts.insert_quotes  # the model answers, the program quotes
+    prompt = answer_prompt(loaded.target, question, context_files, "free" if inserting else style)
     room = prompt.room(loaded.target.n_ctx)
     if room < 16:
         raise FileError(
@@ -463,11 +467,11 @@ def answer(
         )
     max_tokens = min(opts.max_tokens or 512, room)
     guard = ins = None
-    if style == "quote" and opts.verbatim and loaded.remote is None:
+    if guarded:
         from .quote_guard import QuoteGuard
 
         guard = QuoteGuard(loaded.target, context_files, question)
-        if opts.insert_quotes:
+        if inserting:
             from .quote_insert import QuoteInserter
 
             ins = QuoteInserter(guard, loaded.target, on_text)

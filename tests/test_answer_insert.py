@@ -1,5 +1,6 @@
-"""Inserted quotes (``app.rewrite.answer`` with ``RewriteOptions.insert_quotes``): once the
-model's first words of a passage pin it to one place, the program writes the rest of it.
+"""Inserted quotes (``app.rewrite.answer`` with ``RewriteOptions.insert_quotes``): the model
+answers in its own words; where it opens a passage, or else after its answer, the program
+chooses the passage and writes it.
 
 The scripted model (``scripted.py``) writes the answers; the real models' answers are in
 ``test_quote_guard.py`` and ``bench rag``."""
@@ -79,41 +80,61 @@ def test_typed_quotes_leave_the_passages_to_the_model():
     assert [c.found for c in res.citations] == [True, True]
 
 
-def test_nothing_is_inserted_without_the_guard_or_a_passage():
+def test_nothing_is_inserted_without_the_guard():
     loaded = scripted_loaded([(Q, SAID)])
     res = answer(loaded, Q, FILES, RewriteOptions(verbatim=False))
     assert res.text == SAID and res.metrics.inserted_tokens == 0
-    plain = "They are watered every second evening."
-    res = answer(scripted_loaded([(Q, plain)]), Q, FILES, RewriteOptions())
-    assert res.text == plain and res.metrics.inserted_tokens == 0
+
+
+@pytest.mark.parametrize("draft", ["lookup", "none"])
+def test_an_answer_that_ends_without_a_passage_gets_the_program_s_evidence(draft):
+    """The model answers in its own words and stops; the program adds the paragraph that
+    shares the most rare words with the question and the answer, under its citation."""
+    plain = "They are watered every second evening. "
+    shown: list[str] = []
+    loaded = scripted_loaded([(Q, plain)])
+    res = answer(loaded, Q, FILES, RewriteOptions(draft=draft), on_text=shown.append)
+    assert res.text == plain + "\n\n[garden.md]\n```\n" + PARAGRAPH + "```"
+    assert "".join(shown) == res.text
+    s = res.metrics.snapshot()
+    assert s["stop_reason"] == "quote_inserted" and s["generated_tokens"] == len(plain)
+    assert s["inserted_tokens"] == len(res.text) - len(plain)
+    assert [c.found for c in res.citations] == [True]
+    assert "Quote them exactly" in loaded.target.prompts[0]  # the free prompt: own words
+
+
+def test_no_evidence_where_the_program_cannot_choose_or_the_answer_was_cut():
+    said = "This one."  # shares no word with the file
+    res = answer(scripted_loaded([(NO_WORD, said)]), NO_WORD, FILES, RewriteOptions())
+    assert res.text == said and res.metrics.inserted_tokens == 0
     assert res.metrics.stop_reason == "eos"
+    plain = "They are watered every second evening."
+    opts = RewriteOptions(draft="none", max_tokens=10)
+    res = answer(scripted_loaded([(Q, plain)]), Q, FILES, opts)
+    assert res.text == plain[:10] and res.metrics.inserted_tokens == 0
 
 
 @pytest.mark.model
-def test_the_05b_answers_and_the_program_writes_the_passage(qwen05):
-    """An exact run, inserted against typed: the same prose (the model's), then a passage of
-    whole lines of the file, one paragraph, and the end of the answer; fewer tokens
-    generated."""
-    import re
-
-    from specedit.app.quotes import check_citations
+def test_the_05b_answers_in_its_own_words_and_the_program_adds_the_passage(qwen05):
+    """An exact run, inserted against the free style: the same words (the model's, from the
+    same prompt), then the program's passage: whole lines of the file, one paragraph, under
+    its citation, found; no token of it generated."""
+    from specedit.app.quotes import check_citations, prose
 
     question = "Where does the cache live? Quote the line that says it."
     files = [("docs/NOTES.md", NOTES)]
-    typed = answer(qwen05, question, files, RewriteOptions(exact=True, insert_quotes=False))
+    free = answer(qwen05, question, files, RewriteOptions(exact=True), style="free")
     got = answer(qwen05, question, files, RewriteOptions(exact=True))
-    fence = re.compile(r"^```[^\n]*\n", re.M)
-    m = fence.search(got.text)
-    assert m is not None  # (in this exact run the 0.5B quotes)
-    assert got.text[: m.end()] == typed.text[: m.end()]  # the same prose and citation
-    passage = got.text[m.end() :]
-    assert passage.endswith("\n```") and passage.count("```") == 1  # one passage, the end
-    body = passage[: -len("```")]
+    assert "```" not in free.text  # (in this exact run the 0.5B answers in a sentence)
+    head = free.text + "\n\n[docs/NOTES.md]\n```\n"
+    assert got.text.startswith(head) and got.text.endswith("\n```")
+    body = got.text[len(head) : -len("```")]
     assert body in NOTES and (NOTES.index(body) == 0 or NOTES[NOTES.index(body) - 1] == "\n")
-    assert "\n\n" not in body  # one paragraph
+    assert "\n\n" not in body and "cache" in body  # one paragraph, the one about the cache
+    assert prose(got.text) == prose(free.text)
     assert [c.found for c in check_citations(got.text, files)] == [True]
-    s, t = got.metrics.snapshot(), typed.metrics.snapshot()
-    assert s["inserted_tokens"] > 0 and s["generated_tokens"] < t["generated_tokens"]
+    s, f = got.metrics.snapshot(), free.metrics.snapshot()
+    assert s["generated_tokens"] == f["generated_tokens"] and s["inserted_tokens"] > 0
 
 
 def test_a_token_limit_after_the_pin_still_gets_the_passage_and_one_before_does_not():
