@@ -2,8 +2,8 @@
 
 Contract: ``specedit bench rag [--model M] [--styles quote loose free] [--drafts lookup none plain]
 [--questions ID ...] [--spec-bench N] [--max-tokens N] [--exact] [--threads N] [--ctx N]``
-loads one model and asks every question of ``bench/rag_tasks.py`` (82 questions with
-known answers over vendored docs of ten kinds, plus the first ``N`` Spec-Bench rag
+loads one model and asks every question of ``bench/rag_tasks.py`` (91 questions with
+known answers over vendored docs of eleven kinds, plus the first ``N`` Spec-Bench rag
 prompts) through the product's own ``app.rewrite.answer``, in each answer style
 (``quote``: the product's prompt and format, each quoted passage guarded to a copy of its
 file; ``loose``: the same prompt unguarded; ``free``: the earlier prompt, kept to measure
