@@ -22,7 +22,10 @@ about the model's answer:
   * ``everywhere``: the instruction asks for a change across the file (``EVERYWHERE``);
   * ``layout``, ``comments``, ``removal``: it asks to change white space or formatting,
     comments or docstrings, or to remove something (``app.checks.asks_removal``): the
-    repairs that would undo such changes stay away.
+    repairs that would undo such changes stay away;
+  * ``only_rename``: it asks for the rename and nothing else ("rename the class Chunk to
+    RiffChunk everywhere, comments and docstrings included"; not "… and add a
+    docstring"): a hunk that is not the rename is not asked for.
 """
 
 from __future__ import annotations
@@ -85,6 +88,9 @@ class Intent:
     layout: bool = False
     comments: bool = False
     removal: bool = False
+    only_rename: bool = False
+    """The instruction asks for the rename and nothing else: no other verb of ``_ACTIONS``
+    outside it and the words that say where (``EVERYWHERE``)."""
 
 
 def asks_removal(instruction: str) -> bool:
@@ -201,4 +207,10 @@ def read_intent(instruction: str, text: str, path: str | None = None) -> Intent:
         _LAYOUT.search(instruction) is not None,
         _COMMENTS.search(instruction) is not None,
         asks_removal(instruction),
+        rename is not None and _ACTIONS.search(EVERYWHERE.sub(" ", _cut(instruction, r))) is None,
     )
+
+
+def _cut(text: str, m: re.Match | None) -> str:
+    """``text`` without what ``m`` matched."""
+    return text if m is None else text[: m.start()] + " " + text[m.end() :]

@@ -5,10 +5,12 @@ Contract:
     of ``name`` as a name in ``text``, within ``scope`` (0-based ``[start, end)`` line
     ranges; None for the whole text). In Python (``tokenize``) a use is a NAME token,
     not an attribute (``x.name``) and not a keyword argument (``f(name=…)``), which name
-    other things; with ``words``, whole words inside comments and strings count too (a
-    rename "comments and docstrings included"); with ``attributes``, ``x.name`` counts
-    (the name is a method or an attribute, and its uses are reached through objects).
-    Elsewhere, or where Python does not tokenize, a use is a whole word on a line.
+    other things, unless ``f`` is a function the text defines with a parameter ``name``
+    (then it is the renamed parameter); with ``words``, whole words inside comments and
+    strings count too (a rename "comments and docstrings included"); with ``attributes``,
+    ``x.name`` counts (the name is a method or an attribute, and its uses are reached
+    through objects). Elsewhere, or where Python does not tokenize, a use is a whole word
+    on a line.
   * ``rename(text, old, new, path, scope, words=False) -> str``: ``text`` with every use
     of ``old`` in ``scope`` replaced by ``new`` and every other byte as it was.
   * ``whole_word(name)``: the pattern of ``name`` as a whole word (no word character on either
@@ -41,7 +43,7 @@ def whole_word(name: str) -> re.Pattern:
 
 
 def _python_uses(
-    text: str, name: str, words: bool, attributes: bool
+    text: str, name: str, words: bool, attributes: bool, scope: Scope = None
 ) -> list[tuple[int, int]] | None:
     try:
         toks = list(tokenize.generate_tokens(io.StringIO(text).readline))
@@ -50,11 +52,18 @@ def _python_uses(
     word = whole_word(name)
     out = []
     sig = [t for t in toks if t.type not in (tokenize.NL, tokenize.NEWLINE, tokenize.COMMENT)]
-    parens: list[bool] = []  # per open bracket: is it a call's (not a def's parameters)?
+    own = _defs_with_parameter(sig, name, scope)
+    # per open bracket: the called name of a call's ("" for a call of something else), None
+    # for a def's parameters or any other bracket
+    parens: list[str | None] = []
     for i, t in enumerate(sig):
         if t.type == tokenize.OP and t.string in "([{":
             is_def = t.string == "(" and i >= 2 and sig[i - 2].string in ("def", "class")
-            parens.append(t.string == "(" and not is_def)
+            callee = None
+            if t.string == "(" and not is_def:
+                prev, dot = sig[i - 1] if i else None, i >= 2 and sig[i - 2].string == "."
+                callee = prev.string if prev and prev.type == tokenize.NAME and not dot else ""
+            parens.append(callee)
         elif t.type == tokenize.OP and t.string in ")]}" and parens:
             parens.pop()
         if t.type == tokenize.NAME and t.string == name:
@@ -62,8 +71,9 @@ def _python_uses(
             after = sig[i + 1].string if i + 1 < len(sig) else ""
             if before == "." and not attributes:
                 continue
-            if after == "=" and before in ("(", ",") and parens and parens[-1]:
-                continue  # a keyword argument of a call names the callee's parameter
+            if after == "=" and before in ("(", ",") and parens and parens[-1] is not None:
+                if parens[-1] not in own:
+                    continue  # a keyword argument of a call names the callee's parameter
             out.append((t.start[0] - 1, t.start[1]))
     for t in toks if words else ():
         if t.type in (tokenize.COMMENT, tokenize.STRING):
@@ -72,6 +82,27 @@ def _python_uses(
                 base = col if k == 0 else 0
                 out += [(row + k, base + m.start()) for m in word.finditer(piece)]
     return out
+
+
+def _defs_with_parameter(sig: list[tokenize.TokenInfo], name: str, scope: Scope) -> set[str]:
+    """The functions the text defines with a parameter ``name`` inside ``scope`` (a rename
+    renames it): at a call of one of them by its bare name, ``name=`` is that parameter
+    (``iglob(p, dir_fd=dir_fd)``)."""
+    found, depth, func = set(), 0, None
+    for i, t in enumerate(sig):
+        if func is None:
+            if t.string == "(" and i >= 2 and sig[i - 2].string == "def":
+                func, depth = sig[i - 1].string, 1
+            continue
+        if t.type == tokenize.OP and t.string in "([{":
+            depth += 1
+        elif t.type == tokenize.OP and t.string in ")]}":
+            depth -= 1
+            func = None if depth == 0 else func
+        elif depth == 1 and t.string == name and sig[i - 1].string in ("(", ",", "*", "**"):
+            if _inside(t.start[0] - 1, scope):
+                found.add(func)
+    return found
 
 
 def uses(
@@ -85,7 +116,7 @@ def uses(
     """The places of ``name`` in ``text`` (module docstring)."""
     found = None
     if language_for_path(path) == "python":
-        found = _python_uses(text, name, words, attributes)
+        found = _python_uses(text, name, words, attributes, scope)
     if found is None:
         word = whole_word(name)
         found = [

@@ -17,7 +17,11 @@ Contract: ``repair(old, new, intent, path) -> (text, labels)`` runs, in order:
     at least one hunk is inside one;
   * ``complete_rename`` (``rename``): a rename "A to B" the model made in part is made
     everywhere in its scope (``app.checks.rename_scope``; comments and strings too when
-    the instruction says so); never when the model made none of it (B nowhere new);
+    the instruction says so); never when the model made none of it (B nowhere new),
+    unless the instruction asks for that rename across the file and nothing else
+    (``Intent.only_rename`` and ``everywhere``: the program makes it); where it asks for
+    nothing else, the model's other hunks are undone (a whole rewrite's reworded comment
+    or collapsed indent);
     then ``drop_unasked`` once more: a rename the model made outside its scope (the
     first of several alike lines) is stray once the scope has it;
   * ``drop_off_value`` (``unasked``): when the instruction asks only for value changes
@@ -178,7 +182,7 @@ def complete_rename(old: str, new: str, intent: Intent, path: str | None) -> str
     if not any(
         len(made.findall(h.new_text)) > len(made.findall(h.old_text))
         for h in compute_hunks(old, new)
-    ):
+    ) and not (intent.only_rename and intent.everywhere):
         return new  # the model made none of it: what it did is not a rename to finish
     scope = rename_scope(old, new, intent, path)
     if scope == []:
@@ -187,6 +191,8 @@ def complete_rename(old: str, new: str, intent: Intent, path: str | None) -> str
     # rename in the original and carry the model's other changes over: line numbers
     # of the scope are the original's
     want = rename(old, a, b, path, scope, words, attrs)
+    if intent.only_rename:
+        return want  # nothing else was asked: the model's other hunks are stray
     other = [h for h in compute_hunks(old, new) if not _covers(h, compute_hunks(old, want))]
     if not other:
         return want

@@ -61,6 +61,10 @@ class EditTask:
     """``(right, wrong)``: the source has ``wrong`` planted; the answer is the file."""
     check: str | None = None
     """A named check instead of an exact answer (``type_hints``)."""
+    kept: tuple[tuple[str, str], ...] = ()
+    """Exact ``(renamed, right)`` replacements made after the rename, each ``renamed``
+    occurring once: where the whole-word rename reaches a word that is not the renamed name
+    (``os.open(..., dir_fd=...)`` names os's own parameter)."""
 
     def source(self) -> str:
         text = read(self.file)
@@ -89,6 +93,9 @@ class EditTask:
                 a = text.index("\n" + self.scope[0]) + 1
                 b = text.index("\n" + self.scope[1], a) + 1
                 text = text[:a] + word.sub(new, text[a:b]) + text[b:]
+        for renamed, right in self.kept:
+            assert text.count(renamed) == 1, (self.name, renamed)
+            text = text.replace(renamed, right)
         return text
 
     def judge(self, new_text: str | None) -> bool:
@@ -361,6 +368,12 @@ _FIRST: tuple[EditTask, ...] = (
         "glob.py",
         "Rename the parameter dir_fd to dirfd in every function, and every use of it.",
         rename=("dir_fd", "dirfd"),
+        # os.open, os.lstat and os.stat take dir_fd: dirfd= there raises TypeError
+        kept=(
+            ("_dir_open_flags, dirfd=dirfd)", "_dir_open_flags, dir_fd=dirfd)"),
+            ("os.lstat(pathname, dirfd=dirfd)", "os.lstat(pathname, dir_fd=dirfd)"),
+            ("os.stat(pathname, dirfd=dirfd)", "os.stat(pathname, dir_fd=dirfd)"),
+        ),
     ),
     _t(
         "linecache-hints",

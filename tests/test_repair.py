@@ -125,6 +125,58 @@ def test_a_function_rename_reaches_its_callers_but_not_attributes_or_keywords():
     assert uses("a = f(1)\nff = 2\n", "f", "x.js") == [(0, 4)]
 
 
+def test_a_renamed_parameter_s_keyword_follows_at_calls_of_the_file_s_own_functions():
+    """glob-dirfd: ``iglob(p, dir_fd=dir_fd)`` calls the file's own iglob, whose parameter
+    is renamed; ``os.open(..., dir_fd=...)`` names os's parameter, which stays."""
+    text = (
+        "def glob(p, *, dir_fd=None):\n    return iglob(p, dir_fd=dir_fd)\n\n\n"
+        "def iglob(p, *, dir_fd=None):\n    return os.open(p, 0, dir_fd=dir_fd)\n"
+    )
+    assert rename(text, "dir_fd", "dirfd", "glob.py") == (
+        "def glob(p, *, dirfd=None):\n    return iglob(p, dirfd=dirfd)\n\n\n"
+        "def iglob(p, *, dirfd=None):\n    return os.open(p, 0, dir_fd=dirfd)\n"
+    )
+    # renamed in glob alone, iglob keeps its parameter: the call keeps its keyword
+    assert rename(text, "dir_fd", "dirfd", "glob.py", [(0, 2)]) == text.replace(
+        "glob(p, *, dir_fd=None):\n    return iglob(p, dir_fd=dir_fd)",
+        "glob(p, *, dirfd=None):\n    return iglob(p, dir_fd=dirfd)",
+    )
+
+
+CHUNK = """\
+class Chunk:
+    # Chunk reads one chunk of a file.
+    def read(self, size=-1):
+        return self.file.read(size)
+
+
+def open_chunk(f):
+    return Chunk(f)
+"""
+
+
+def test_a_rename_and_nothing_else_keeps_nothing_else_of_the_answer():
+    """A whole rewrite renamed the class in part, and changed a default nobody asked for:
+    the program makes the rename everywhere and undoes the rest."""
+    instr = "Rename the class Chunk to RiffChunk everywhere, comments and docstrings included."
+    intent = read_intent(instr, CHUNK, "chunk.py")
+    assert intent.only_rename and intent.everywhere
+    want = CHUNK.replace("Chunk", "RiffChunk")
+    part = CHUNK.replace("class Chunk:", "class RiffChunk:").replace("size=-1", "size=0")
+    fixed, labels, verdicts = _both(CHUNK, part, instr, "chunk.py")
+    assert fixed == want and "rename" in labels and verdicts == []
+    # the model made none of it (it wrote the file back): the program makes it
+    fixed, labels, _ = _both(CHUNK, CHUNK, instr, "chunk.py")
+    assert fixed == want and labels == ["rename"]
+    # asked for more than the rename: the model's other change stays, and a rename it did
+    # not begin is not made
+    more = "Rename the class Chunk to RiffChunk everywhere and make read's size default 0."
+    assert not read_intent(more, CHUNK, "chunk.py").only_rename
+    fixed, _, _ = _both(CHUNK, part, more, "chunk.py")
+    assert fixed == want.replace("size=-1", "size=0")
+    assert _both(CHUNK, CHUNK, more, "chunk.py")[0] == CHUNK
+
+
 def test_docstrings_added_to_functions_nobody_named_are_undone():
     # make demo: "add a docstring to total_value"; the model documented others too
     text = (
