@@ -11,6 +11,8 @@ whole rewrite or fell back to one, and the length of the text a whole rewrite re
     a repair round (``app.rounds``), then, if that brings nothing, a whole rewrite on that prefix;
   * ``whole`` (``--edit whole``, a region, or, under ``auto``, a ``broad`` change that reaches
     across the file): the whole text, or the region, written out (``app.prompt.rewrite_prompt``);
+  * ``rename`` (``auto``): a rename asked across the file and nothing else is made by the
+    program, with no model call (``app.stages.run_rename``);
   * a file whose whole rewrite does not fit the context is shown as its outline (``app.outline``)
     plus windows of its lines (``app.prompt.outline_prompt``): a region is rewritten with a window
     around it (``locate+whole``); else a short first answer locates the definitions the change goes
@@ -60,6 +62,7 @@ from .stages import (
     check_fits,
     run_blocks,
     run_locate,
+    run_rename,
     run_whole,
 )
 from .syntax import definitions, language_for_path
@@ -200,6 +203,9 @@ def rewrite(
         raise UserError("no instruction given")
     m = metrics if metrics is not None else Metrics()
     run = RewriteRun(loaded, text, split_lines(text), opts, path, on_text, cancel, m)
+    renamed = run_rename(run)
+    if renamed is not None:
+        return run.close(renamed, "rename")
     plan = plan_rewrite(run)
     run.edit_reason, run.file_tokens = plan.reason, plan.whole.part_tokens
     if plan.mode == "outline":

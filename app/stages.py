@@ -14,6 +14,12 @@ Contract:
     Returns the result, or, when ``run.opts.edit`` is ``auto``, a ``Fallback`` (why,
     and the answer) instead of a failed result, so the caller can fall back or repair;
     nothing is applied then.
+  * ``run_rename(run)``: under ``auto``, a rename asked across the file and nothing else
+    (``Intent.only_rename`` and ``everywhere``) made by the program, every use of the name
+    (``app.names.rename``; comments and strings too when asked), with no model call: the
+    repairs would set a model's answer aside for exactly this text anyway
+    (``app.repair.complete_rename``); None when that is not the instruction, or the name
+    is not in the file (the model is asked then).
   * ``run_locate(run, prompt, outline)``: the line ranges of a big file a change goes to
     (``app.outline.read_located``), from a short first answer.
   * ``check_fits(loaded, prompt, what, fix)`` raises ``FileError`` naming the real sizes
@@ -36,17 +42,19 @@ from dataclasses import dataclass, field
 
 from ..engine.metrics import Metrics
 from . import edits
-from .checks import Suspect, suspect_deletion, vouch
+from .checks import Suspect, rename_attributes, rename_words, suspect_deletion, vouch
 from .diff import Hunk, apply_hunks, compute_hunks, preview_in_file, unified_diff
 from .files import FileError
 from .generation import run_prompt
 from .intent import Intent, read_intent
 from .loaded_model import LoadedModel
+from .names import rename
 from .options import RewriteOptions
 from .outline import Outline, read_located
 from .prompt import Prompt, feedback_note
 from .repair import keep_copies, repair, set_value
 from .search_guard import SearchGuard
+from .stream import fence_for
 
 log = logging.getLogger(__name__)
 
@@ -246,6 +254,24 @@ def finished(run: RewriteRun, new_text: str, raw: str, part: str, body: str) -> 
     return RewriteResult(
         text, new_text, raw, hunks, diff, run.stats(), "ok", msg, suspect, verdicts
     )
+
+
+def run_rename(run: RewriteRun) -> RewriteResult | None:
+    """The rename the program makes itself (module docstring), or None."""
+    it, opts = run.intent, run.opts
+    if it.rename is None or not (it.only_rename and it.everywhere):
+        return None
+    if opts.edit != "auto" or opts.region is not None:
+        return None
+    words, attrs = rename_words(it), rename_attributes(run.text, it, run.path)
+    new_text = rename(run.text, *it.rename, run.path, None, words, attrs)
+    if new_text == run.text:
+        return None
+    run.edit_reason = "the instruction asks only for a rename across the file: made by the program"
+    if run.on_text is not None:  # the stream a whole rewrite would have sent, for live views
+        end = "" if new_text.endswith("\n") else "\n"
+        run.on_text(new_text + end + fence_for(run.text) + "\n")
+    return finished(run, new_text, "", run.text, run.text)
 
 
 def run_whole(run: RewriteRun, prompt: Prompt) -> RewriteResult:

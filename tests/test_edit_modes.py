@@ -7,6 +7,8 @@ big file's outline and windows).
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from scripted import scripted_loaded
 
@@ -235,11 +237,8 @@ def test_the_edit_suite_routes_its_broad_tasks_whole_and_its_few_line_tasks_to_b
 
 def test_a_broad_change_is_written_whole_at_once_under_auto_and_says_why():
     want = USES.replace("total", "acc")
-    res, prompts = run(
-        [(BLOCKS, "x"), (WHOLE, whole_answer(want))],
-        text=USES,
-        instruction="Rename total to acc everywhere.",
-    )
+    more = "Rename total to acc everywhere and make g0 return 0."
+    res, prompts = run([(BLOCKS, "x"), (WHOLE, whole_answer(want))], text=USES, instruction=more)
     assert res.status == "ok" and res.new_text == want and res.edit_mode == "whole"
     s = res.stats.snapshot()
     assert "'everywhere'" in s["edit_reason"] and not s["edit_fallback"]
@@ -260,6 +259,23 @@ def test_a_broad_change_is_written_whole_at_once_under_auto_and_says_why():
         instruction="Rename total to acc everywhere.",
     )
     assert res.stats.snapshot()["edit_reason"] == ""
+
+
+def test_a_rename_across_the_file_and_nothing_else_is_made_by_the_program():
+    """No prompt: every use renamed, the stream a whole rewrite would have sent, the
+    reason; a name the file does not have goes to the model."""
+    shown: list[str] = []
+    instr = "Rename total to acc everywhere."
+    res, prompts = run([], text=USES, instruction=instr, on_text=shown.append)
+    want = USES.replace("total", "acc")
+    assert res.status == "ok" and res.new_text == want and res.edit_mode == "rename"
+    assert prompts == [] and "".join(shown) == want + "```\n"
+    s = res.stats.snapshot()
+    assert "made by the program" in s["edit_reason"] and s["generated_tokens"] == 0
+    res, prompts = run(
+        [(WHOLE, whole_answer(USES))], text=USES, instruction="Rename totl to acc everywhere."
+    )
+    assert res.edit_mode == "whole" and len(prompts) == 1
 
 
 def test_a_blocks_answer_under_auto_stops_at_half_the_file_then_falls_back():
@@ -422,7 +438,11 @@ def test_a_broad_change_to_a_big_file_is_located_not_refused():
         [(LOCATE, "```\nno idea\n```\n")],
         text=BIG,
         n_ctx=BIG_CTX,
-        instruction="Rename x to value everywhere.",
+        instruction="Rename x to value everywhere and make f0 return 0.",
     )
     assert res.status == "no_output" and LOCATE in prompts[0]
     assert res.stats.snapshot()["edit_reason"] == ""
+    # a rename and nothing else needs no model, however big the file
+    res, prompts = run([], text=BIG, n_ctx=BIG_CTX, instruction="Rename x to value everywhere.")
+    assert res.status == "ok" and prompts == [] and res.edit_mode == "rename"
+    assert res.new_text == re.sub(r"\bx\b", "value", BIG)

@@ -38,7 +38,7 @@ LONG = os.environ.get("SPECEDIT_LONG") == "1"
 # test-long) all three (tests/conftest.py)
 FILES = ("colorsys.py", "sched.py", "nturl2path.py") if LONG else ("colorsys.py",)
 INSTRUCTION = "Add a short docstring to every function that has none."
-OTHER = "Rename the variable x to value everywhere."
+OTHER = "Add a type hint to every parameter."  # another rewrite of the file (a model call)
 STATES = ("cold", "prompt", "reuse", "warm", "loaded")
 REPS = int(os.environ.get("SPECEDIT_STRESS_REPS", "1"))
 TOKENS = int(os.environ.get("SPECEDIT_STRESS_TOKENS", "160" if LONG else "32"))
