@@ -5,11 +5,12 @@ Contract: ``specedit bench rag [--model M] [--styles quote loose free] [--drafts
 loads one model and asks every question of ``bench/rag_tasks.py`` (91 questions with
 known answers over vendored docs of eleven kinds, plus the first ``N`` Spec-Bench rag
 prompts) through the product's own ``app.rewrite.answer``, in each answer style
-(``quote``: the product's prompt and format, each quoted passage guarded to a copy of its
-file; ``loose``: the same prompt unguarded; ``free``: the earlier prompt, kept to measure
-against)
+(``quote``: the product: the model's answer in its own words, then the passage the program
+chooses and copies in, ``app.quote_insert``; ``loose``: the quote prompt, passages typed and
+unguarded; ``free``: the model's words alone, kept to measure against)
 and with each drafting (``lookup``: specedit; ``none``: no drafter; ``plain``: plain
-decoding, no drafter and no passage copied in by the program: ``DRAFTS``). Runs over the
+decoding, no drafter and no passage copied in by the program, so in the ``quote`` style
+the quote prompt with every passage typed by the target: ``DRAFTS``). Runs over the
 same files come together (the smallest files first) and the styles take turns going
 first, so the files are read once per style (the target keeps their prefix; decode speed
 does not depend on it); the two draftings run back to back on each question, taking turns
@@ -49,8 +50,9 @@ from .record import machine, save_record
 log = logging.getLogger(__name__)
 
 STYLES = ("quote", "loose", "free")
-"""``quote``: the product (quote prompt, passages guarded to copies: ``app.quote_guard``);
-``loose``: the same prompt, the passages unguarded; ``free``: the earlier prompt."""
+"""``quote``: the product (the model's words, then the program's passage; with ``plain``,
+the quote prompt, passages typed under ``app.quote_guard``); ``loose``: the quote prompt,
+the passages unguarded; ``free``: the model's words alone."""
 DRAFTS = ("lookup", "none", "plain")
 """``lookup``: specedit (prompt lookup); ``none``: no drafter; ``plain``: no drafter and no
 passage written by the program (``RewriteOptions.insert_quotes`` off): every output token
