@@ -335,9 +335,22 @@ def test_a_big_file_is_located_then_edited_inside_the_window():
     assert s["file_tokens"] == len(BIG) and s["generated_tokens"] < 200
 
 
-def test_a_big_file_falls_back_to_rewriting_the_located_lines():
+F77_RIGHT = "def f77(x):\n    '''Add 77.'''\n    y = x + 78\n    return y\n"
+F77_AS_IS = "def f77(x):\n    '''Add 77.'''\n    y = x + 77\n    return y\n"
+
+
+@pytest.mark.parametrize(
+    "new_f77, instruction, repairs",
+    [
+        (F77_RIGHT, "In f77 add 78 instead of 77.", []),
+        # the model writes the located lines back unchanged: the value repair sets 77 to 78
+        # on the one code line of f77 that holds it (not the docstring's 77, not f77), as
+        # it does after a whole rewrite
+        (F77_AS_IS, "In f77 change 77 to 78.", ["value"]),
+    ],
+)
+def test_a_big_file_falls_back_to_rewriting_the_located_lines(new_f77, instruction, repairs):
     located = f"```\n{F77_LINE + 1}-{F77_LINE + 4}: def f77(x):\n```\n"
-    new_f77 = "def f77(x):\n    '''Add 77.'''\n    y = x + 78\n    return y\n"
     res, prompts = run(
         [
             (LOCATE, located),
@@ -346,32 +359,13 @@ def test_a_big_file_falls_back_to_rewriting_the_located_lines():
         ],
         text=BIG,
         n_ctx=BIG_CTX,
-        instruction="In f77 add 78 instead of 77.",
+        instruction=instruction,
     )
     assert res.status == "ok" and res.new_text == BIG_WANT and res.edit_mode == "locate+whole"
-    assert "not in the file" in res.stats.snapshot()["edit_fallback"] and len(prompts) == 3
+    s = res.stats.snapshot()
+    assert "not in the file" in s["edit_fallback"] and len(prompts) == 3
     assert "Add 76." not in prompts[2]  # the located definition alone, no window
-    assert res.stats.snapshot()["file_tokens"] == len(BIG)
-
-
-def test_a_region_rewrite_that_misses_the_asked_value_gets_it_set():
-    """The blocks do not place, and the model writes the located lines back unchanged: the
-    value repair sets 77 to 78 on the one code line of f77 that holds it (the docstring's
-    77 and the name f77 are not it), as it does after a whole rewrite."""
-    located = f"```\n{F77_LINE + 1}-{F77_LINE + 4}: def f77(x):\n```\n"
-    old_f77 = "def f77(x):\n    '''Add 77.'''\n    y = x + 77\n    return y\n"
-    res, prompts = run(
-        [
-            (LOCATE, located),
-            (BLOCKS, blocks_answer(block("    y = x + 1000\n", "    y = 0\n"))),
-            ("Rewrite only lines", whole_answer(old_f77)),
-        ],
-        text=BIG,
-        n_ctx=BIG_CTX,
-        instruction="In f77 change 77 to 78.",
-    )
-    assert res.status == "ok" and res.new_text == BIG_WANT and res.edit_mode == "locate+whole"
-    assert res.stats.snapshot()["edit_repairs"] == ["value"] and len(prompts) == 3
+    assert s["file_tokens"] == len(BIG) and s["edit_repairs"] == repairs
 
 
 def test_a_big_file_never_rewrites_a_long_located_span_whole():
