@@ -12,7 +12,8 @@ function words and the words of every question ("what", "does") left out. A quer
 no word with the file returns []: the caller decides what that means (``app.quote_guard`` then
 lets a passage start anywhere). ``best_window(text, query) -> (score, line) | None``: the best
 window's score and first line with words (``app.quote_guard`` starts an inserted passage
-there), None when another window that does not overlap it scores the same. Pure and deterministic; text only, no model.
+there), None when another window that does not overlap it scores the same (or, with
+``first_of_ties``, the first of those). Pure and deterministic; text only, no model.
 """
 
 from __future__ import annotations
@@ -69,17 +70,30 @@ def relevant_lines(text: str, query: str, top: int = TOP, span: int = SPAN) -> l
     return sorted(keep)
 
 
-def best_window(text: str, query: str, span: int = SPAN) -> tuple[float, int] | None:
+def best_window(
+    text: str, query: str, span: int = SPAN, first_of_ties: bool = False
+) -> tuple[float, int] | None:
     """(score, first line) of the best window for ``query`` (module docstring), its first
     line one with words; None when the query shares no word with the file, or when a window
-    that does not overlap it scores the same (the ranking cannot tell them apart)."""
+    that does not overlap it scores the same (the ranking cannot tell them apart), unless
+    ``first_of_ties``: then the first of them in the file (a docstring repeated in ``dump``
+    and ``dumps``)."""
     lines = text.split("\n")
     got = _windows(lines, query, span)
     if not got:
         return None
     score, i = got[0]
     if any(s == score and abs(j - i) >= span for s, j in got[1:]):
-        return None
+        if not first_of_ties:
+            return None
+        want = set(terms(query))
+
+        def words_at(j: int) -> int:  # a window's first line that shares a word
+            return next(
+                (k for k in range(j, min(len(lines), j + span)) if want & set(terms(lines[k]))), j
+            )
+
+        i = min(words_at(j) for s, j in got if s == score)
     while i < len(lines) - 1 and not lines[i].strip():
         i += 1
     return score, i

@@ -38,7 +38,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from .passage_rank import best_window, relevant_lines
+from .passage_rank import SPAN, best_window, relevant_lines
 from .prompt import shown_paths
 from .quotes import CITE_RE, _resolve, prose
 
@@ -124,7 +124,7 @@ class QuoteGuard:
         self.question = question
         self._focus_memo: dict[tuple[int, bytes], set[int] | None] = {}
         self._pend: dict[tuple[int, int], int] = {}
-        self._chosen_memo: dict[tuple[tuple[int, ...], bytes], tuple[int, int] | None] = {}
+        self._chosen_memo: dict[tuple[tuple[int, ...], bytes, bool], tuple[int, int] | None] = {}
         self.n_vocab = target.n_vocab
         self.labels = [label for label, _ in context_files]
         names = [n for n in shown_paths(self.labels) if n]
@@ -273,7 +273,7 @@ class QuoteGuard:
         with the first line with words of the best window for the question and the answer's
         words (``_chosen``, over every context file), fenced; None where that cannot choose
         (no question, no shared word, or two windows that score the same)."""
-        chosen = self._chosen(list(range(len(self.data))), answer)
+        chosen = self._chosen(list(range(len(self.data))), answer, first_of_ties=True)
         if chosen is None:
             return None
         f, start = chosen
@@ -284,13 +284,16 @@ class QuoteGuard:
         tail = b"" if passage.endswith(b"\n") else b"\n"
         return b"\n\n[" + name.encode() + b"]\n```\n" + passage + tail + b"```"
 
-    def _chosen(self, files: list[int], before: bytes) -> tuple[int, int] | None:
+    def _chosen(
+        self, files: list[int], before: bytes, first_of_ties: bool = False
+    ) -> tuple[int, int] | None:
         """(file, offset) where the passage after the answer ``before`` starts, chosen by the
         program: the first line with words of the best window ``app.passage_rank`` finds for
         the question and the answer's words, in the best of ``files``; None without a
         question, when it shares no word with them, or when two windows score the same (the
-        model's first words of the passage choose)."""
-        key = (tuple(files), before)
+        model's first words of the passage choose), unless ``first_of_ties``: then the first
+        of the equal windows, in the first file that has one."""
+        key = (tuple(files), before, first_of_ties)
         if key not in self._chosen_memo:
             best = None
             if self.question:
@@ -298,10 +301,14 @@ class QuoteGuard:
                 scored = [
                     (got[0], f, got[1])
                     for f in files
-                    if (got := best_window(self.data[f].decode("utf-8", "replace"), query))
+                    if (
+                        got := best_window(
+                            self.data[f].decode("utf-8", "replace"), query, SPAN, first_of_ties
+                        )
+                    )
                 ]
-                scored.sort(key=lambda x: -x[0])
-                if scored and (len(scored) == 1 or scored[1][0] < scored[0][0]):
+                scored.sort(key=lambda x: -x[0])  # stable: of equal files, the first
+                if scored and (len(scored) == 1 or scored[1][0] < scored[0][0] or first_of_ties):
                     best = scored[0]
             if best is not None:
                 _, f, line = best

@@ -103,6 +103,16 @@ def test_an_answer_that_ends_without_a_passage_gets_the_program_s_evidence(draft
     assert "Quote them exactly" in loaded.target.prompts[0]  # the free prompt: own words
 
 
+def test_of_passages_that_tie_the_evidence_is_the_first():
+    """A paragraph repeated (a docstring of ``dump`` and of ``dumps``): the evidence is the
+    first copy, where the model's first words would have found both alike."""
+    doc = DOC + "\n" + PARAGRAPH
+    plain = "Every second evening."
+    res = answer(scripted_loaded([(Q, plain)]), Q, [("garden.md", doc)], RewriteOptions())
+    assert res.text == plain + "\n\n[garden.md]\n```\n" + PARAGRAPH + "```"
+    assert [c.located for c in res.citations] == [(3, 4)]
+
+
 def test_no_evidence_where_the_program_cannot_choose_or_the_answer_was_cut():
     said = "This one."  # shares no word with the file
     res = answer(scripted_loaded([(NO_WORD, said)]), NO_WORD, FILES, RewriteOptions())

@@ -54,4 +54,6 @@ def test_the_best_window_starts_at_words_and_a_tie_is_no_choice():
     assert best_window(doc, "Zebra?") is None  # no word shared
     twice = "The cat eats at six.\n\n\n\nThe cat eats at six.\n"
     assert best_window(twice, "When does the cat eat?") is None  # two windows alike
+    # evidence after an answer has no first words of the model's to choose: the first
+    assert best_window(twice, "When does the cat eat?", first_of_ties=True)[1] == 0
     assert best_window("\n\nThe kettle is blue.\n", "kettle")[1] == 2  # not the blank line
