@@ -202,8 +202,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--style",
         choices=ANSWER_STYLES,
         default="quote",
-        help="quote: a short answer, then the passages it rests on, checked against the "
-        "files (default); free: an answer in the model's own words, no quotes",
+        help="quote: the model's answer, then the passage it rests on, copied in from the "
+        "files and checked (default); free: the model's answer alone",
     )
     g.add_argument(
         "--no-verbatim",
