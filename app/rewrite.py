@@ -17,7 +17,8 @@ whole rewrite or fell back to one, and the length of the text a whole rewrite re
     plus windows of its lines (``app.prompt.outline_prompt``): a region is rewritten with a window
     around it (``locate+whole``); else a short first answer locates the definitions the change goes
     to and blocks are written for them (``locate+blocks``; ``auto`` falls back to ``locate+whole``
-    on located lines at most ``FALLBACK_TOKENS`` long).
+    on located lines at most ``FALLBACK_TOKENS`` long, and on longer ones to an asked value
+    change the program can make: ``app.stages.value_instead``).
 The result's ``status`` is ``ok`` (a complete answer; ``suspect`` is set when it deletes lines the
 instruction did not ask to remove, ``app.checks``: front ends write it only when forced),
 ``truncated`` (the output stopped before its closing fence: ``new_text`` is None, ``hunks`` only
@@ -64,6 +65,7 @@ from .stages import (
     run_locate,
     run_rename,
     run_whole,
+    value_instead,
 )
 from .syntax import definitions, language_for_path
 
@@ -319,6 +321,9 @@ def _big(run: RewriteRun, plan: Plan) -> RewriteResult:
     span = (ranges[0][0], ranges[-1][1])
     if _count(run)("".join(run.lines[span[0] : span[1]])) > FALLBACK_TOKENS:
         where = _region_name(run, span)
+        valued = value_instead(run)
+        if valued is not None:
+            return run.close(valued, "locate+blocks", why)
         msg = (
             f"the edit blocks cannot be applied ({why}); nothing changed: {where} are too "
             "long to rewrite whole here; rewrite them, or fewer, with --lines"

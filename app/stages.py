@@ -20,6 +20,9 @@ Contract:
     repairs would set a model's answer aside for exactly this text anyway
     (``app.repair.complete_rename``); None when that is not the instruction, or the name
     is not in the file (the model is asked then).
+  * ``value_instead(run)``: where no answer could be used (a big file's blocks did not
+    place and the located lines are too long to rewrite whole), the asked "from A to B"
+    made by the program (the value repair on the file), or None.
   * ``run_locate(run, prompt, outline)``: the line ranges of a big file a change goes to
     (``app.outline.read_located``), from a short first answer.
   * ``check_fits(loaded, prompt, what, fix)`` raises ``FileError`` naming the real sizes
@@ -271,6 +274,17 @@ def run_rename(run: RewriteRun) -> RewriteResult | None:
     if run.on_text is not None:  # the stream a whole rewrite would have sent, for live views
         end = "" if new_text.endswith("\n") else "\n"
         run.on_text(new_text + end + fence_for(run.text) + "\n")
+    return finished(run, new_text, "", run.text, run.text)
+
+
+def value_instead(run: RewriteRun) -> RewriteResult | None:
+    """When no answer of the model's could be used, the asked value change made by the
+    program (``app.repair.set_value`` on the file itself: the instruction asks only for
+    "from A to B", and the named definitions have one line that holds A), or None."""
+    new_text = set_value(run.text, run.text, run.intent, run.path)
+    if new_text == run.text:
+        return None
+    run.repairs += [] if "value" in run.repairs else ["value"]
     return finished(run, new_text, "", run.text, run.text)
 
 

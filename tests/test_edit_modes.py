@@ -382,6 +382,17 @@ def test_a_big_file_never_rewrites_a_long_located_span_whole():
     )
     assert res.status == "no_output" and res.new_text is None and len(prompts) == 2
     assert f"lines {F77_LINE + 1}:{f150 + 4} of m.py" in res.message and "--lines" in res.message
+    # an asked "from A to B" is made by the program instead (difflib-autojunk, session 20:
+    # the model located the whole 436-line class), on the one code line of f77 with 77
+    res, prompts = run(
+        [(LOCATE, located), (BLOCKS, blocks_answer(block("    y = x + 1000\n", "    y = 0\n")))],
+        text=BIG,
+        n_ctx=BIG_CTX,
+        instruction="In f77 change 77 to 78.",
+    )
+    assert res.status == "ok" and res.new_text == BIG_WANT and len(prompts) == 2
+    s = res.stats.snapshot()
+    assert s["edit_repairs"] == ["value"] and "cannot be placed" in s["edit_fallback"]
 
 
 def test_a_region_of_a_big_file_fits_with_a_window_and_the_outline():
