@@ -261,11 +261,37 @@ def set_value(old: str, new: str, intent: Intent, path: str | None) -> str:
     scope = [(d.start, d.end) for d in intent.named] or [(0, len(lines))]
     out = list(lines)
     for a, b in pairs:
-        at = _value_line(lines, scope, a, b, intent.instruction, code_lines(old, a, path))
-        if at is None:
-            return new
-        out[at] = _token(a).sub(lambda _m, b=b: b, out[at], count=1)
+        code = code_lines(old, a, path)
+        got = _bound_value(lines, scope, a, intent.instruction, code)
+        if got is None:
+            at = _value_line(lines, scope, a, b, intent.instruction, code)
+            if at is None:
+                return new
+            got = at, _token(a).search(lines[at]).start()
+        at, col = got
+        out[at] = out[at][:col] + b + out[at][col + len(a) :]
     return "".join(out)
+
+
+def _bound_value(lines, scope, a: str, instruction: str, code: set[int] | None):
+    """(line, column) of the one place in ``scope`` (of code, where ``code`` says) where a
+    name the instruction says is bound to ``a``: ``backupCount=0``, ``width: int = 70``,
+    ``"timeout": 30`` for "change the default of backupCount from 0 to 5"; None when no
+    place, or several, are."""
+    words = sorted(set(re.findall(r"[A-Za-z_]\w*", instruction)) - {a, "a", "A", "I"})
+    if not words:
+        return None
+    name = r"(?<![\w.])[\"']?(?:" + "|".join(map(re.escape, words)) + r")[\"']?"
+    bound = re.compile(name + r"\s*(?::[^=\n]*?=|[:=])\s*(?=" + _token(a).pattern + ")")
+    hits = [
+        (k, m.end())
+        for lo, hi in scope
+        for k in range(lo, hi)
+        if code is None or k in code
+        for m in bound.finditer(lines[k])
+        if _token(a).match(lines[k], m.end())
+    ]
+    return hits[0] if len(hits) == 1 else None
 
 
 def _token(value: str) -> re.Pattern:

@@ -503,6 +503,26 @@ def test_a_value_the_model_changed_on_the_wrong_line_is_set_on_the_line_that_hol
     assert labels == ["value"] and verdicts == []
 
 
+def test_a_value_bound_to_the_name_the_instruction_says_is_set_where_it_is_bound():
+    """RotatingFileHandler (a new edit of session 20): 0 is twice on the signature's line
+    and once on another; "backupCount=0" is the one place the named parameter holds it."""
+    text = (
+        "class Rotating:\n"
+        "    def __init__(self, name, maxBytes=0, backupCount=0, width: int = 70):\n"
+        "        if maxBytes > 0:\n            self.mode = 'a'\n"
+    )
+    for instr, old, new in [
+        ("In Rotating.__init__, change the default of backupCount from 0 to 5.", "t=0,", "t=5,"),
+        ("In Rotating.__init__, change the default width from 70 to 80.", "= 70", "= 80"),
+    ]:
+        intent = read_intent(instr, text, "h.py")
+        assert repair(text, text, intent, "h.py") == (text.replace(old, new, 1), ["value"])
+    config = '{\n  "retries": 3,\n  "timeout": 3\n}\n'
+    intent = read_intent("Change timeout from 3 to 10.", config, "c.json")
+    got = repair(config, config, intent, "c.json")
+    assert got == (config.replace('"timeout": 3', '"timeout": 10'), ["value"])
+
+
 def test_a_value_with_no_one_line_to_set_it_on_is_left_to_the_checks():
     text = "def f(a=1, b=1):\n    return a + b\n"
     intent = read_intent("In f, change the default from 1 to 2.", text, "m.py")
