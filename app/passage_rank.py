@@ -94,7 +94,7 @@ def best_window(
             )
 
         i = min(words_at(j) for s, j in got if s == score)
-    while i < len(lines) - 1 and not lines[i].strip():
+    while i < len(lines) - 1 and not _WORD.search(lines[i]):  # a blank line, a rule (-----)
         i += 1
     return score, i
 
