@@ -105,9 +105,10 @@ DRIVER = r"""
   vim.cmd('silent undo')
   out.t.after_undo = lines()
 
-  -- 2: the whole reply: ok, but suspect (it drops the last function)
+  -- 2: the whole reply: ok, but suspect (a line broken; the instruction asks for more than
+  -- the rename, so the broken line is the model's change, not a stray one the repair undoes)
   sp.setup({ socket = sock, auto_start = false, warm = false, edit = 'whole' })
-  vim.cmd('SpeceditRewrite Rename the function add to plus')
+  vim.cmd('SpeceditRewrite Rename the function add to plus and fix its return')
   st = wait_review()
   out.s = { phase = st and st.phase, status = st and st.done.status, suspect = st and st.done.suspect,
             statusline = sp.statusline(), warn = warning_lines(), note = out.notes[#out.notes] }

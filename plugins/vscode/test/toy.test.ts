@@ -30,6 +30,9 @@ const TEXT = 'def add(a, b):\n    return a + b\n\n\ndef sub(a, b):\n    return a
 // put back by the server's repairs (app/repair.py)
 const NEW = 'def plus(a, b):\n    return a +\n\n\ndef sub(a, b):\n    return a - b\n';
 const INSTRUCTION = 'Rename the function add to plus';
+// asks for more than the rename, so the toy's broken line is the model's change, not a stray one
+// the rename repair would undo (a rename asked alone keeps nothing else: app/intent.py only_rename)
+const MORE = 'Rename the function add to plus and fix its return';
 const HOLD_AT = 128; // the second prefill batch (engine.prefill.CHUNK) of the ~360-token prompt
 
 async function waitFor(cond: () => boolean, what: string, ms = 30_000): Promise<void> {
@@ -110,7 +113,7 @@ describe('against specedit serve over the scripted toy', { timeout: 120_000 }, (
   test('a suspect result: accept-all asks first, rewrite/apply writes it only forced', async () => {
     const file = path.join(dir, 's.py');
     fs.writeFileSync(file, TEXT);
-    const done = await rewrite({ text: TEXT, instruction: INSTRUCTION, path: file, options: { edit: 'whole' } });
+    const done = await rewrite({ text: TEXT, instruction: MORE, path: file, options: { edit: 'whole' } });
     assert.equal(done.status, 'ok', done.message);
     assert.equal(done.output, NEW);
     assert.equal(done.suspect?.reason, 'syntax');
