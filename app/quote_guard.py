@@ -38,7 +38,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from .passage_rank import SPAN, best_window, relevant_lines
+from .passage_rank import best_window, relevant_lines
 from .prompt import shown_paths
 from .quotes import CITE_RE, _resolve, prose
 
@@ -127,7 +127,8 @@ class QuoteGuard:
         self._chosen_memo: dict[tuple[tuple[int, ...], bytes, bool], tuple[int, int] | None] = {}
         self.n_vocab = target.n_vocab
         self.labels = [label for label, _ in context_files]
-        names = [n for n in shown_paths(self.labels) if n]
+        self.shown = shown_paths(self.labels)  # each file's name as the prompt shows it
+        names = [n for n in self.shown if n]
         self._cites = [f"[{n}]\n".encode() for n in names]
         self.data = [text.encode() for _, text in context_files]
         self._starts: dict[int, list[int]] = {}
@@ -277,7 +278,7 @@ class QuoteGuard:
         if chosen is None:
             return None
         f, start = chosen
-        name = shown_paths(self.labels)[f]
+        name = self.shown[f]
         passage = self.data[f][start : self._passage_end(f, start)]
         if not name or not passage.strip():
             return None
@@ -303,7 +304,9 @@ class QuoteGuard:
                     for f in files
                     if (
                         got := best_window(
-                            self.data[f].decode("utf-8", "replace"), query, SPAN, first_of_ties
+                            self.data[f].decode("utf-8", "replace"),
+                            query,
+                            first_of_ties=first_of_ties,
                         )
                     )
                 ]

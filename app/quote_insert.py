@@ -78,9 +78,9 @@ class QuoteInserter:
                 metrics.stop_reason = "eos"  # the model closed its passage; the answer ends
         elif metrics.stop_reason == "eos" and (ev := self.guard.evidence(raw)) is not None:
             blank = min(2, len(text) - len(text.rstrip("\n")))  # what the stream already has
-            ev = ev[blank:]
-            text += ev.decode("utf-8", "replace")  # the answer, then its evidence
-            metrics.inserted_tokens += len(self.target.tokenize(ev.decode("utf-8", "replace")))
+            added = ev[blank:].decode("utf-8", "replace")
+            text += added  # the answer, then its evidence
+            metrics.inserted_tokens += len(self.target.tokenize(added))
             metrics.stop_reason = "quote_inserted"
         if self.sink is not None and len(text) > self.sent:
             self.sink(text[self.sent :])

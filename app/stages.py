@@ -45,17 +45,16 @@ from dataclasses import dataclass, field
 
 from ..engine.metrics import Metrics
 from . import edits
-from .checks import Suspect, rename_attributes, rename_words, suspect_deletion, vouch
+from .checks import Suspect, suspect_deletion, vouch
 from .diff import Hunk, apply_hunks, compute_hunks, preview_in_file, unified_diff
 from .files import FileError
 from .generation import run_prompt
 from .intent import Intent, read_intent
 from .loaded_model import LoadedModel
-from .names import rename
 from .options import RewriteOptions
 from .outline import Outline, read_located
 from .prompt import Prompt, feedback_note
-from .repair import keep_copies, repair, set_value
+from .repair import complete_rename, keep_copies, repair, set_value
 from .search_guard import SearchGuard
 from .stream import fence_for
 
@@ -233,8 +232,8 @@ def cut_message(stop_reason: str, max_tokens: int, region: bool) -> str:
 
 def finished(run: RewriteRun, new_text: str, raw: str, part: str, body: str) -> RewriteResult:
     """The ``ok`` result of a complete rewrite: the answer repaired (``app.repair``; a
-    region's answer only has its copies kept and an asked value the model missed set), hunks, diff and the checks' verdicts
-    (``app.checks.vouch``; a region's lost lines are judged on ``body`` against ``part``,
+    region's answer only has its copies kept and an asked value the model missed set),
+    hunks, diff and the checks' verdicts (``app.checks.vouch``; a region's lost lines are judged on ``body`` against ``part``,
     what the model was shown to rewrite); the first verdict is the result's ``suspect``."""
     text, asked, intent = run.text, run.asked, run.intent
     if run.opts.region is None and part == text:
@@ -266,15 +265,18 @@ def run_rename(run: RewriteRun) -> RewriteResult | None:
         return None
     if opts.edit != "auto" or opts.region is not None:
         return None
-    words, attrs = rename_words(it), rename_attributes(run.text, it, run.path)
-    new_text = rename(run.text, *it.rename, run.path, None, words, attrs)
+    new_text = complete_rename(run.text, run.text, it, run.path)  # the model's part: none
     if new_text == run.text:
         return None
     run.edit_reason = "the instruction asks only for a rename across the file: made by the program"
-    if run.on_text is not None:  # the stream a whole rewrite would have sent, for live views
-        end = "" if new_text.endswith("\n") else "\n"
-        run.on_text(new_text + end + fence_for(run.text) + "\n")
+    _send_whole(run, new_text, fence_for(run.text))
     return finished(run, new_text, "", run.text, run.text)
+
+
+def _send_whole(run: RewriteRun, new_text: str, fence: str) -> None:
+    """Send ``on_text`` the stream a whole rewrite would have sent, for live views."""
+    if run.on_text is not None:
+        run.on_text(new_text + ("" if new_text.endswith("\n") else "\n") + fence + "\n")
 
 
 def value_instead(run: RewriteRun) -> RewriteResult | None:
@@ -388,8 +390,7 @@ def run_blocks(
         msg = f"the edit blocks cannot be applied ({why}); nothing changed: try --edit whole"
         return run.result("no_output", msg, raw)
     new_text = apply_hunks(text, hunks)
-    if run.on_text is not None:  # the stream a whole rewrite would have sent, for live views
-        run.on_text(new_text + ("" if new_text.endswith("\n") else "\n") + prompt.fence + "\n")
+    _send_whole(run, new_text, prompt.fence)
     return finished(run, new_text, raw, text, new_text)
 
 
