@@ -135,22 +135,38 @@ def touches(h: Hunk, d: Definition, *, before: bool = False) -> bool:
     return h.start_line < d.end and d.start < h.end_line
 
 
+def asked_rename_scope(
+    old: str, intent: Intent, path: str | None
+) -> tuple[bool, list[tuple[int, int]] | None]:
+    """``(known, scope)``: whether the instruction and the file alone fix where the asked
+    rename applies, and that scope (``rename_scope``): across the file when it says so or A
+    is a definition of the file, the named definitions (and A's own signature) when it
+    names some; not known when it names no place for a name the file does not define."""
+    if intent.rename is None:
+        return True, []
+    a = intent.rename[0]
+    if intent.everywhere:
+        return True, None
+    defs = definitions(old, language_for_path(path))
+    own = [] if intent.rename_variable else [d for d in defs if d.name.rsplit(".", 1)[-1] == a]
+    if intent.named:  # the named definitions, and the renamed one's own signature
+        return True, [(d.start, d.end) for d in intent.named] + [
+            (d.start, d.header_end) for d in own
+        ]
+    if own:
+        return True, None  # a definition of the file: every use of it
+    return False, None
+
+
 def rename_scope(
     old: str, new: str, intent: Intent, path: str | None
 ) -> list[tuple[int, int]] | None:
     """Where the asked rename applies (module docstring), in ``old``'s lines; None for the
     whole file, [] when there is no rename."""
-    if intent.rename is None:
-        return []
-    a = intent.rename[0]
-    if intent.everywhere:
-        return None
+    known, scope = asked_rename_scope(old, intent, path)
+    if known:
+        return scope
     defs = definitions(old, language_for_path(path))
-    own = [] if intent.rename_variable else [d for d in defs if d.name.rsplit(".", 1)[-1] == a]
-    if intent.named:  # the named definitions, and the renamed one's own signature
-        return [(d.start, d.end) for d in intent.named] + [(d.start, d.header_end) for d in own]
-    if own:
-        return None  # a definition of the file: every use of it
     changed = compute_hunks(old, new)
     b = intent.rename[1]
     made = [d for d in defs if any(touches(h, d) and b in h.new_text for h in changed)]
@@ -262,12 +278,14 @@ def value_missed(old: str, new: str, intent: Intent, path: str | None) -> Suspec
     return None
 
 
-def _is_rename(h: Hunk, intent: Intent, scope, path: str | None) -> bool:
-    """True when hunk ``h`` is the asked rename, made inside its scope."""
+def _is_rename(h: Hunk, intent: Intent, scope, path: str | None, made: list[str]) -> bool:
+    """True when hunk ``h`` is the asked rename: made inside its scope, or the lines the
+    program's rename changes outside it (``made``: the file renamed, by line; a renamed
+    parameter's keyword at a call elsewhere)."""
     if intent.rename is None:
         return False
     if scope is not None and not any(a <= h.start_line and h.end_line <= b for a, b in scope):
-        return False
+        return h.end_line > h.start_line and "".join(made[h.start_line : h.end_line]) == h.new_text
     a, b = intent.rename
     return rename(h.old_text, a, b, path, None, True, True) == h.new_text
 
@@ -292,10 +310,15 @@ def unasked_hunks(old: str, new: str, intent: Intent, path: str | None) -> list[
     if not intent.named or (intent.everywhere and intent.rename is None):
         return []
     scope = rename_scope(old, new, intent, path)
+    made: list[str] = []
+    if intent.rename is not None:
+        words, attrs = rename_words(intent), rename_attributes(old, intent, path)
+        made = split_lines(rename(old, *intent.rename, path, scope, words, attrs))
     return [
         h
         for h in compute_hunks(old, new)
-        if not any(touches(h, d) for d in intent.named) and not _is_rename(h, intent, scope, path)
+        if not any(touches(h, d) for d in intent.named)
+        and not _is_rename(h, intent, scope, path, made)
     ]
 
 

@@ -24,8 +24,9 @@ about the model's answer:
     comments or docstrings, or to remove something (``app.checks.asks_removal``): the
     repairs that would undo such changes stay away;
   * ``only_rename``: it asks for the rename and nothing else ("rename the class Chunk to
-    RiffChunk everywhere, comments and docstrings included"; not "… and add a
-    docstring"): a hunk that is not the rename is not asked for.
+    RiffChunk everywhere, comments and docstrings included", "… in its definition and
+    where Timer.__init__ calls it": words that say where are no other change; not "… and
+    add a docstring"): a hunk that is not the rename is not asked for.
 """
 
 from __future__ import annotations
@@ -64,6 +65,14 @@ _REMOVAL = re.compile(
     r"clean(?:s|ed|ing)?[ -]?up)\b",
     re.I,
 )
+_WHERE_USED = re.compile(
+    r"\b(?:(?:where(?:ver)?|that|which)\s+(?:[\w.()]+\s+){0,4}?(?:is\s+|are\s+)?"
+    r"(?:call|use|reference|invoke)[sd]?(?:\s+(?:it|them))?|(?:its|their)\s+(?:calls|uses|"
+    r"usages|references|callers|call\s+sites))\b",
+    re.I,
+)
+"""Words that say where a rename goes, not another change: "where Timer.__init__ calls
+it", "in its definition and its calls"."""
 _DOTTED = re.compile(r"[A-Za-z_][\w.]*\w|[A-Za-z_]")
 _AND = re.compile(
     r"[\s,]*(?:and|&)\s+(?:(?:of|in|to|for)\s+)?(?:the\s+)?(?:(?:function|method|class)\s+)?",
@@ -207,8 +216,14 @@ def read_intent(instruction: str, text: str, path: str | None = None) -> Intent:
         _LAYOUT.search(instruction) is not None,
         _COMMENTS.search(instruction) is not None,
         asks_removal(instruction),
-        rename is not None and _ACTIONS.search(EVERYWHERE.sub(" ", _cut(instruction, r))) is None,
+        rename is not None and _ACTIONS.search(_where(_cut(instruction, r))) is None,
     )
+
+
+def _where(text: str) -> str:
+    """``text`` without the words that say where a rename goes (``EVERYWHERE``,
+    ``_WHERE_USED``)."""
+    return _WHERE_USED.sub(" ", EVERYWHERE.sub(" ", text))
 
 
 def _cut(text: str, m: re.Match | None) -> str:

@@ -5,8 +5,10 @@ Contract:
     of ``name`` as a name in ``text``, within ``scope`` (0-based ``[start, end)`` line
     ranges; None for the whole text). In Python (``tokenize``) a use is a NAME token,
     not an attribute (``x.name``) and not a keyword argument (``f(name=…)``), which name
-    other things, unless ``f`` is a function the text defines with a parameter ``name``
-    (then it is the renamed parameter); with ``words``, whole words inside comments and
+    other things, unless ``f`` is a function the text defines, inside ``scope``, with a
+    parameter ``name`` (then it is the renamed parameter, at every such call, inside
+    ``scope`` or not: a parameter renamed in its function is renamed at its callers'
+    keywords); with ``words``, whole words inside comments and
     strings count too (a rename "comments and docstrings included"); with ``attributes``,
     ``x.name`` counts (the name is a method or an attribute, and its uses are reached
     through objects). Elsewhere, or where Python does not tokenize, a use is a whole word
@@ -44,13 +46,15 @@ def whole_word(name: str) -> re.Pattern:
 
 def _python_uses(
     text: str, name: str, words: bool, attributes: bool, scope: Scope = None
-) -> list[tuple[int, int]] | None:
+) -> tuple[list[tuple[int, int]], set[tuple[int, int]]] | None:
+    """The uses, and of them the keywords at calls of the functions ``scope`` defines with
+    a parameter ``name`` (they follow the parameter wherever the call is)."""
     try:
         toks = list(tokenize.generate_tokens(io.StringIO(text).readline))
     except (tokenize.TokenError, SyntaxError, IndentationError):
         return None
     word = whole_word(name)
-    out = []
+    out, keywords = [], set()
     sig = [t for t in toks if t.type not in (tokenize.NL, tokenize.NEWLINE, tokenize.COMMENT)]
     own = _defs_with_parameter(sig, name, scope)
     # per open bracket: the called name of a call's ("" for a call of something else), None
@@ -74,6 +78,7 @@ def _python_uses(
             if after == "=" and before in ("(", ",") and parens and parens[-1] is not None:
                 if parens[-1] not in own:
                     continue  # a keyword argument of a call names the callee's parameter
+                keywords.add((t.start[0] - 1, t.start[1]))
             out.append((t.start[0] - 1, t.start[1]))
     for t in toks if words else ():
         if t.type in (tokenize.COMMENT, tokenize.STRING):
@@ -81,7 +86,7 @@ def _python_uses(
             for k, piece in enumerate(t.string.split("\n")):
                 base = col if k == 0 else 0
                 out += [(row + k, base + m.start()) for m in word.finditer(piece)]
-    return out
+    return out, keywords
 
 
 def _defs_with_parameter(sig: list[tokenize.TokenInfo], name: str, scope: Scope) -> set[str]:
@@ -114,15 +119,20 @@ def uses(
     attributes: bool = False,
 ) -> list[tuple[int, int]]:
     """The places of ``name`` in ``text`` (module docstring)."""
-    found = None
-    if language_for_path(path) == "python":
-        found = _python_uses(text, name, words, attributes, scope)
-    if found is None:
+    python = _python_uses(text, name, words, attributes, scope) if _is_python(path) else None
+    if python is None:
         word = whole_word(name)
         found = [
             (i, m.start()) for i, line in enumerate(split_lines(text)) for m in word.finditer(line)
         ]
-    return sorted({p for p in found if _inside(p[0], scope)})
+        keywords: set[tuple[int, int]] = set()
+    else:
+        found, keywords = python
+    return sorted({p for p in found if _inside(p[0], scope) or p in keywords})
+
+
+def _is_python(path: str | None) -> bool:
+    return language_for_path(path) == "python"
 
 
 def rename(

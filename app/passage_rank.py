@@ -29,6 +29,8 @@ SPAN = 3
 """Lines per window: a sentence that states a fact wraps over one to three lines."""
 
 _WORD = re.compile(r"[A-Za-z][A-Za-z0-9_]*|\d+(?:\.\d+)*")
+_NAME = re.compile(r"_|[A-Za-z]\d|[a-z][A-Z]")
+"""A word that is a name of code: an underscore, a digit after a letter, or camelCase."""
 _SUFFIXES = ("ations", "ation", "ings", "ing", "able", "edly", "ed", "es", "ly", "s", "e")
 _STOP = frozenset(
     """a an the and or but if then else of to in on at by for from with without into onto
@@ -41,7 +43,11 @@ _STOP = frozenset(
 
 
 def stem(word: str) -> str:
-    """``word``, lower case, a common ending cut (never below three letters), six letters."""
+    """``word``, lower case, a common ending cut (never below three letters), six letters;
+    a name of code (``SPECEDIT_MODELS_DIR``, ``maxBytes``, ``utf8``) whole, lower case: it
+    is one token, not an English word, and its first six letters are another name's."""
+    if _NAME.search(word):
+        return word.lower()
     w = word.lower()
     for suf in _SUFFIXES:
         if w.endswith(suf) and len(w) - len(suf) >= 3:
@@ -71,15 +77,20 @@ def relevant_lines(text: str, query: str, top: int = TOP, span: int = SPAN) -> l
 
 
 def best_window(
-    text: str, query: str, span: int = SPAN, first_of_ties: bool = False
+    text: str,
+    query: str,
+    span: int = SPAN,
+    first_of_ties: bool = False,
+    corpus: list[str] | None = None,
 ) -> tuple[float, int] | None:
     """(score, first line) of the best window for ``query`` (module docstring), its first
     line one with words; None when the query shares no word with the file, or when a window
     that does not overlap it scores the same (the ranking cannot tell them apart), unless
     ``first_of_ties``: then the first of them in the file (a docstring repeated in ``dump``
-    and ``dumps``)."""
+    and ``dumps``). ``corpus``: the texts whose lines say how rare a word is (every file
+    the caller compares windows across, so that their scores compare), else ``text``."""
     lines = text.split("\n")
-    got = _windows(lines, query, span)
+    got = _windows(lines, query, span, corpus)
     if not got:
         return None
     score, i = got[0]
@@ -99,13 +110,17 @@ def best_window(
     return score, i
 
 
-def _windows(lines: list[str], query: str, span: int) -> list[tuple[float, int]]:
+def _windows(
+    lines: list[str], query: str, span: int, corpus: list[str] | None = None
+) -> list[tuple[float, int]]:
     """(score, first line) of every window of ``span`` lines that shares a word with
-    ``query``, the best first (of equals, the one that starts latest: at the words)."""
+    ``query``, the best first (of equals, the one that starts latest: at the words); a
+    word's weight is its rarity among ``corpus``'s lines (else ``lines``)."""
     per_line = [set(terms(line)) for line in lines]
-    df = Counter(t for ts in per_line for t in ts)
-    n = len(lines)
-    want = set(terms(query)) & set(df)
+    every = per_line if corpus is None else [set(terms(x)) for c in corpus for x in c.split("\n")]
+    df = Counter(t for ts in every for t in ts)
+    n = len(every)
+    want = set(terms(query)) & {t for ts in per_line for t in ts}
     if not want:
         return []
     idf = {t: math.log(1 + n / df[t]) for t in want}

@@ -41,6 +41,7 @@ import numpy as np
 from .passage_rank import best_window, relevant_lines
 from .prompt import shown_paths
 from .quotes import CITE_RE, _resolve, prose
+from .stream import fence_for
 
 MAX_LINES = 8
 """The most lines a passage may quote: evidence, not the file (a passage the model ran on
@@ -272,7 +273,8 @@ class QuoteGuard:
         """The evidence the program adds to ``answer``, an answer that ended with no passage:
         a blank line, the citation ``[FILE]`` and the paragraph (``_passage_end``) that starts
         with the first line with words of the best window for the question and the answer's
-        words (``_chosen``, over every context file), fenced; None where that cannot choose
+        words (``_chosen``, over every context file), fenced (longer than any backtick run
+        it holds: a Markdown passage with a code block of its own); None where that cannot choose
         (no question, no shared word, or two windows that score the same)."""
         chosen = self._chosen(list(range(len(self.data))), answer, first_of_ties=True)
         if chosen is None:
@@ -283,7 +285,8 @@ class QuoteGuard:
         if not name or not passage.strip():
             return None
         tail = b"" if passage.endswith(b"\n") else b"\n"
-        return b"\n\n[" + name.encode() + b"]\n```\n" + passage + tail + b"```"
+        fence = fence_for(passage.decode("utf-8", "replace")).encode()  # ``` in the passage
+        return b"\n\n[" + name.encode() + b"]\n" + fence + b"\n" + passage + tail + fence
 
     def _chosen(
         self, files: list[int], before: bytes, first_of_ties: bool = False
@@ -299,16 +302,11 @@ class QuoteGuard:
             best = None
             if self.question:
                 query = self.question + "\n" + prose(before.decode("utf-8", "replace"))
+                texts = [self.data[f].decode("utf-8", "replace") for f in files]
                 scored = [
                     (got[0], f, got[1])
-                    for f in files
-                    if (
-                        got := best_window(
-                            self.data[f].decode("utf-8", "replace"),
-                            query,
-                            first_of_ties=first_of_ties,
-                        )
-                    )
+                    for f, text in zip(files, texts, strict=True)
+                    if (got := best_window(text, query, first_of_ties=first_of_ties, corpus=texts))
                 ]
                 scored.sort(key=lambda x: -x[0])  # stable: of equal files, the first
                 if scored and (len(scored) == 1 or scored[1][0] < scored[0][0] or first_of_ties):

@@ -18,10 +18,10 @@ Contract: ``repair(old, new, intent, path) -> (text, labels)`` runs, in order:
   * ``complete_rename`` (``rename``): a rename "A to B" the model made in part is made
     everywhere in its scope (``app.checks.rename_scope``; comments and strings too when
     the instruction says so); never when the model made none of it (B nowhere new),
-    unless the instruction asks for that rename across the file and nothing else
-    (``Intent.only_rename`` and ``everywhere``: the program makes it); where it asks for
-    nothing else, the model's other hunks are undone (a whole rewrite's reworded comment
-    or collapsed indent);
+    unless the instruction asks for that rename and nothing else, and says where or needs
+    not (``Intent.only_rename``; ``app.checks.asked_rename_scope``: the program makes it);
+    where it asks for nothing else, the model's other hunks are undone (a whole rewrite's
+    reworded comment or collapsed indent);
     then ``drop_unasked`` once more: a rename the model made outside its scope (the
     first of several alike lines) is stray once the scope has it;
   * ``drop_off_value`` (``unasked``): when the instruction asks only for value changes
@@ -49,6 +49,7 @@ import re
 import tokenize
 
 from .checks import (
+    asked_rename_scope,
     rename_attributes,
     rename_scope,
     rename_words,
@@ -182,7 +183,7 @@ def complete_rename(old: str, new: str, intent: Intent, path: str | None) -> str
     if not any(
         len(made.findall(h.new_text)) > len(made.findall(h.old_text))
         for h in compute_hunks(old, new)
-    ) and not (intent.only_rename and intent.everywhere):
+    ) and not (intent.only_rename and asked_rename_scope(old, intent, path)[0]):
         return new  # the model made none of it: what it did is not a rename to finish
     scope = rename_scope(old, new, intent, path)
     if scope == []:

@@ -11,14 +11,15 @@ whole rewrite or fell back to one, and the length of the text a whole rewrite re
     a repair round (``app.rounds``), then, if that brings nothing, a whole rewrite on that prefix;
   * ``whole`` (``--edit whole``, a region, or, under ``auto``, a ``broad`` change that reaches
     across the file): the whole text, or the region, written out (``app.prompt.rewrite_prompt``);
-  * ``rename`` (``auto``): a rename asked across the file and nothing else is made by the
-    program, with no model call (``app.stages.run_rename``);
+  * ``rename`` (``auto``): a rename asked and nothing else, whose place the instruction and
+    the file fix, is made by the program, with no model call (``app.stages.run_rename``);
+  * ``value`` (``auto``): "from A to B" changes asked and nothing else, each with one place
+    in the file, made by the program, with no model call (``app.stages.run_value``);
   * a file whose whole rewrite does not fit the context is shown as its outline (``app.outline``)
     plus windows of its lines (``app.prompt.outline_prompt``): a region is rewritten with a window
     around it (``locate+whole``); else a short first answer locates the definitions the change goes
     to and blocks are written for them (``locate+blocks``; ``auto`` falls back to ``locate+whole``
-    on located lines at most ``FALLBACK_TOKENS`` long, and on longer ones to an asked value
-    change the program can make: ``app.stages.value_instead``).
+    on located lines at most ``FALLBACK_TOKENS`` long).
 The result's ``status`` is ``ok`` (a complete answer; ``suspect`` is set when it deletes lines the
 instruction did not ask to remove, ``app.checks``: front ends write it only when forced),
 ``truncated`` (the output stopped before its closing fence: ``new_text`` is None, ``hunks`` only
@@ -64,8 +65,8 @@ from .stages import (
     run_blocks,
     run_locate,
     run_rename,
+    run_value,
     run_whole,
-    value_instead,
 )
 from .syntax import definitions, language_for_path
 
@@ -205,9 +206,10 @@ def rewrite(
         raise UserError("no instruction given")
     m = metrics if metrics is not None else Metrics()
     run = RewriteRun(loaded, text, split_lines(text), opts, path, on_text, cancel, m)
-    renamed = run_rename(run)
-    if renamed is not None:
-        return run.close(renamed, "rename")
+    for mode, by_program in (("rename", run_rename), ("value", run_value)):
+        made = by_program(run)
+        if made is not None:
+            return run.close(made, mode)
     plan = plan_rewrite(run)
     run.edit_reason, run.file_tokens = plan.reason, plan.whole.part_tokens
     if plan.mode == "outline":
@@ -321,9 +323,6 @@ def _big(run: RewriteRun, plan: Plan) -> RewriteResult:
     span = (ranges[0][0], ranges[-1][1])
     if _count(run)("".join(run.lines[span[0] : span[1]])) > FALLBACK_TOKENS:
         where = _region_name(run, span)
-        valued = value_instead(run)
-        if valued is not None:
-            return run.close(valued, "locate+blocks", why)
         msg = (
             f"the edit blocks cannot be applied ({why}); nothing changed: {where} are too "
             "long to rewrite whole here; rewrite them, or fewer, with --lines"
@@ -447,6 +446,14 @@ class AnswerResult:
         }
 
 
+def answer_prompt_style(style: str, opts: RewriteOptions, remote=None) -> str:
+    """The prompt ``answer`` asks ``style`` with (``app.prompt.answer_messages``): the free
+    one when the program writes the passages (the quote style, guarded and inserting, on
+    a local model), else ``style``'s own."""
+    inserting = style == "quote" and opts.verbatim and opts.insert_quotes and remote is None
+    return "free" if inserting else style
+
+
 def answer(
     loaded: LoadedModel,
     question: str,
@@ -469,7 +476,9 @@ def answer(
     status line)."""
     guarded = style == "quote" and opts.verbatim and loaded.remote is None
     inserting = guarded and opts.insert_quotes  # the model answers, the program quotes
-    prompt = answer_prompt(loaded.target, question, context_files, "free" if inserting else style)
+    prompt = answer_prompt(
+        loaded.target, question, context_files, answer_prompt_style(style, opts, loaded.remote)
+    )
     room = prompt.room(loaded.target.n_ctx)
     if room < 16:
         raise FileError(

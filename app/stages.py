@@ -14,15 +14,20 @@ Contract:
     Returns the result, or, when ``run.opts.edit`` is ``auto``, a ``Fallback`` (why,
     and the answer) instead of a failed result, so the caller can fall back or repair;
     nothing is applied then.
-  * ``run_rename(run)``: under ``auto``, a rename asked across the file and nothing else
-    (``Intent.only_rename`` and ``everywhere``) made by the program, every use of the name
-    (``app.names.rename``; comments and strings too when asked), with no model call: the
-    repairs would set a model's answer aside for exactly this text anyway
-    (``app.repair.complete_rename``); None when that is not the instruction, or the name
-    is not in the file (the model is asked then).
-  * ``value_instead(run)``: where no answer could be used (a big file's blocks did not
-    place and the located lines are too long to rewrite whole), the asked "from A to B"
-    made by the program (the value repair on the file), or None.
+  * ``run_rename(run)``: under ``auto``, a rename asked alone (``Intent.only_rename``)
+    whose scope the instruction and the file fix (``app.checks.asked_rename_scope``: across
+    the file, the definitions it names, every use of a definition of the file) made by the
+    program, every use of the name there (``app.names.rename``; comments and strings too
+    when asked), with no model call: the repairs would set a model's answer aside for
+    exactly this text anyway (``app.repair.complete_rename``); None when that is not the
+    instruction, the name is not in its scope or the new name already is (the model is
+    asked then).
+  * ``run_value(run)``: under ``auto``, value changes asked alone ("from A to B",
+    ``Intent.only_values``) made by the program where each has one place
+    (``app.repair.set_value``: the one line of the named definitions, or of the file, that
+    holds A bound to the name the instruction says, or holds it once, or holds the most of
+    the instruction's other words), with no model call; None when one of them has no
+    such place (the model is asked then).
   * ``run_locate(run, prompt, outline)``: the line ranges of a big file a change goes to
     (``app.outline.read_located``), from a short first answer.
   * ``check_fits(loaded, prompt, what, fix)`` raises ``FileError`` naming the real sizes
@@ -45,12 +50,13 @@ from dataclasses import dataclass, field
 
 from ..engine.metrics import Metrics
 from . import edits
-from .checks import Suspect, suspect_deletion, vouch
+from .checks import Suspect, asked_rename_scope, suspect_deletion, vouch
 from .diff import Hunk, apply_hunks, compute_hunks, preview_in_file, unified_diff
 from .files import FileError
 from .generation import run_prompt
 from .intent import Intent, read_intent
 from .loaded_model import LoadedModel
+from .names import uses
 from .options import RewriteOptions
 from .outline import Outline, read_located
 from .prompt import Prompt, feedback_note
@@ -261,14 +267,38 @@ def finished(run: RewriteRun, new_text: str, raw: str, part: str, body: str) -> 
 def run_rename(run: RewriteRun) -> RewriteResult | None:
     """The rename the program makes itself (module docstring), or None."""
     it, opts = run.intent, run.opts
-    if it.rename is None or not (it.only_rename and it.everywhere):
+    if it.rename is None or not it.only_rename:
         return None
     if opts.edit != "auto" or opts.region is not None:
         return None
+    known, scope = asked_rename_scope(run.text, it, run.path)
+    if not known:
+        return None  # no place said for a name the file does not define: the model's part
+    if uses(run.text, it.rename[1], run.path, scope):
+        return None  # the new name is taken there: a merge of two names, not a rename
     new_text = complete_rename(run.text, run.text, it, run.path)  # the model's part: none
     if new_text == run.text:
         return None
-    run.edit_reason = "the instruction asks only for a rename across the file: made by the program"
+    where = "across the file" if it.everywhere else "where it says"
+    return _by_program(run, new_text, f"the instruction asks only for a rename {where}")
+
+
+def run_value(run: RewriteRun) -> RewriteResult | None:
+    """The value changes the program makes itself (module docstring), or None."""
+    if not run.intent.only_values or run.opts.edit != "auto" or run.opts.region is not None:
+        return None
+    new_text = set_value(run.text, run.text, run.intent, run.path)
+    if new_text == run.text:
+        return None
+    return _by_program(
+        run, new_text, 'the instruction asks only for "from A to B", each in one place'
+    )
+
+
+def _by_program(run: RewriteRun, new_text: str, why: str) -> RewriteResult:
+    """``new_text``, made by the program, as a result: the stream a whole rewrite would have
+    sent, ``why`` as the reason, checked and repaired as any result."""
+    run.edit_reason = f"{why}: made by the program"
     _send_whole(run, new_text, fence_for(run.text))
     return finished(run, new_text, "", run.text, run.text)
 
@@ -277,17 +307,6 @@ def _send_whole(run: RewriteRun, new_text: str, fence: str) -> None:
     """Send ``on_text`` the stream a whole rewrite would have sent, for live views."""
     if run.on_text is not None:
         run.on_text(new_text + ("" if new_text.endswith("\n") else "\n") + fence + "\n")
-
-
-def value_instead(run: RewriteRun) -> RewriteResult | None:
-    """When no answer of the model's could be used, the asked value change made by the
-    program (``app.repair.set_value`` on the file itself: the instruction asks only for
-    "from A to B", and the named definitions have one line that holds A), or None."""
-    new_text = set_value(run.text, run.text, run.intent, run.path)
-    if new_text == run.text:
-        return None
-    run.repairs += [] if "value" in run.repairs else ["value"]
-    return finished(run, new_text, "", run.text, run.text)
 
 
 def run_whole(run: RewriteRun, prompt: Prompt) -> RewriteResult:

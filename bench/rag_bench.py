@@ -11,10 +11,12 @@ unguarded; ``free``: the model's words alone, kept to measure against)
 and with each drafting (``lookup``: specedit; ``none``: no drafter; ``plain``: plain
 decoding, no drafter and no passage copied in by the program, so in the ``quote`` style
 the quote prompt with every passage typed by the target: ``DRAFTS``). Runs over the
-same files come together (the smallest files first) and the styles take turns going
-first, so the files are read once per style (the target keeps their prefix; decode speed
-does not depend on it); the two draftings run back to back on each question, taking turns
-going first, so the machine's noise hits them alike.
+same files come together (the smallest files first), in one pass over them per prompt
+(``passes``: the quote style's plain runs ask with the quote prompt, its others with the
+free one), so the files are read once per prompt (the target keeps their prefix; decode
+speed does not depend on it); the styles take turns going first, and the draftings that
+share a prompt run back to back on each question, taking turns going first, so the
+machine's noise hits them alike.
 
 Each run records the answer, its citations as ``app.quotes`` checked them (``quotes_found``:
 it quotes, and every quote is where it says), whether it is right (``RagQuestion.judge``:
@@ -191,9 +193,30 @@ def _key(r: dict) -> tuple[str, str, str]:
     return r["set"], r["style"], r["draft"]
 
 
+def passes(styles: list[str], drafts: list[str]) -> list[list[tuple[str, list[str]]]]:
+    """The runs over one group of files as passes over its questions, one per prompt
+    (``app.rewrite.answer_prompt_style``), in ``styles``' order: each pass's (style,
+    draftings) share the prompt, so the target reads the files once per pass."""
+    from ..app.options import RewriteOptions
+    from ..app.rewrite import answer_prompt_style
+
+    by_prompt: dict[str, list[tuple[str, list[str]]]] = {}
+    for style in styles:
+        for draft in drafts:
+            opts = RewriteOptions(verbatim=style != "loose", insert_quotes=draft != "plain")
+            prompt = answer_prompt_style("quote" if style == "loose" else style, opts)
+            pass_ = by_prompt.setdefault(prompt, [])
+            if pass_ and pass_[-1][0] == style:
+                pass_[-1][1].append(draft)
+            else:
+                pass_.append((style, [draft]))
+    return list(by_prompt.values())
+
+
 def run(loaded, questions: list[RagQuestion], a, on_runs=None) -> list[dict]:
     """Every question in every style and drafting: files together, the smallest files
-    first, styles taking turns; ``on_runs(runs)`` after each question (a checkpoint)."""
+    first, styles taking turns, one pass over a group's questions per prompt (``passes``);
+    ``on_runs(runs)`` after each question (a checkpoint)."""
     runs: list[dict] = []
     groups = [list(g) for _, g in groupby(questions, key=lambda q: (q.docs, q.texts))]
     groups.sort(key=lambda g: sum(len(t) for _, t in g[0].context_files()))
@@ -201,10 +224,11 @@ def run(loaded, questions: list[RagQuestion], a, on_runs=None) -> list[dict]:
     for gi, group in enumerate(groups):
         styles = list(a.styles)
         styles = styles[gi % len(styles) :] + styles[: gi % len(styles)]
-        for style in styles:
+        for pass_ in passes(styles, list(a.drafts)):
             for q in group:
-                runs += run_question(loaded, q, style, list(a.drafts), n % len(a.drafts), a)
-                n += 1
+                for style, drafts in pass_:
+                    runs += run_question(loaded, q, style, drafts, n % len(drafts), a)
+                    n += 1
                 if on_runs is not None:
                     on_runs(runs)
     return runs

@@ -278,6 +278,64 @@ def test_a_rename_across_the_file_and_nothing_else_is_made_by_the_program():
     assert res.edit_mode == "whole" and len(prompts) == 1
 
 
+def test_a_rename_where_the_instruction_says_is_made_by_the_program():
+    """A rename asked alone whose place the instruction fixes (a named definition; a
+    definition of the file and where it is called) needs no model; one with no place for a
+    name the file does not define, or into a name the scope already has, goes to it."""
+    instr = "In g3, rename the local variable total to acc."
+    res, prompts = run([], text=USES, instruction=instr)
+    want = USES.replace("def g3(total):\n    return total", "def g3(acc):\n    return acc")
+    assert res.status == "ok" and res.new_text == want and res.edit_mode == "rename"
+    assert prompts == [] and "where it says" in res.stats.snapshot()["edit_reason"]
+    calls = "def f(x):\n    return x\n\n\ndef g(y):\n    return f(y) + f(1)\n"
+    instr = "Rename the function f to h, in its definition and where g calls it."
+    res, prompts = run([], text=calls, instruction=instr)
+    assert res.new_text == calls.replace("f(", "h(") and prompts == []
+    # no place said, and total is no definition: the model's answer (its scope)
+    res, prompts = run([(WHOLE, whole_answer(USES))], text=USES, instruction="Rename total to t.")
+    assert res.edit_mode != "rename" and len(prompts) == 1
+    # acc is g3's already: renaming total into it merges two names
+    taken = USES.replace("return total + 3", "acc = 3\n    return total + acc")
+    res, prompts = run(
+        [(BLOCKS, "no blocks"), (WHOLE, whole_answer(taken))],
+        text=taken,
+        instruction="In g3, rename the local variable total to acc.",
+    )
+    assert res.edit_mode != "rename" and prompts
+
+
+def test_a_value_change_asked_alone_is_made_by_the_program_where_it_has_one_place():
+    """ "from A to B" and nothing else, A in one place of the named definition: no prompt,
+    the stream a whole rewrite would have sent, the reason; A in several places alike,
+    or more asked than the value, goes to the model; --edit blocks always does."""
+    shown: list[str] = []
+    instr = "In f7, change the 7 from 7 to 70."
+    res, prompts = run([], instruction=instr, on_text=shown.append)
+    want = TEXT.replace("return x + 7\n", "return x + 70\n")
+    assert res.status == "ok" and res.new_text == want and res.edit_mode == "value"
+    assert prompts == [] and "".join(shown) == want + "```\n"
+    s = res.stats.snapshot()
+    assert "made by the program" in s["edit_reason"] and s["generated_tokens"] == 0
+    # x is on every function's lines: no one place, the model's blocks
+    answer = blocks_answer(
+        block("def f7(x):\n    return x + 7\n", "def f7(y):\n    return y + 7\n")
+    )
+    res, prompts = run([(BLOCKS, answer)], instruction="Change x from x to y.")
+    assert res.edit_mode == "blocks" and BLOCKS in prompts[0]
+    more = "In f7, change the 7 from 7 to 70, and add a docstring."
+    res, prompts = run(
+        [(BLOCKS, blocks_answer(block("    return x + 7\n", "    return x + 70\n")))],
+        instruction=more,
+    )
+    assert res.edit_mode == "blocks" and len(prompts) == 1
+    res, prompts = run(
+        [(BLOCKS, blocks_answer(block("    return x + 7\n", "    return x + 70\n")))],
+        instruction=instr,
+        edit="blocks",
+    )
+    assert res.edit_mode == "blocks" and res.new_text == want and len(prompts) == 1
+
+
 def test_a_blocks_answer_under_auto_stops_at_half_the_file_then_falls_back():
     # a model that copies the whole file into one block: cut at its share, then whole
     endless = "```python\n<<<<<<< SEARCH\n" + TEXT * 3
@@ -339,33 +397,40 @@ F77_RIGHT = "def f77(x):\n    '''Add 77.'''\n    y = x + 78\n    return y\n"
 F77_AS_IS = "def f77(x):\n    '''Add 77.'''\n    y = x + 77\n    return y\n"
 
 
-@pytest.mark.parametrize(
-    "new_f77, instruction, repairs",
-    [
-        (F77_RIGHT, "In f77 add 78 instead of 77.", []),
-        # the model writes the located lines back unchanged: the value repair sets 77 to 78
-        # on the one code line of f77 that holds it (not the docstring's 77, not f77), as
-        # it does after a whole rewrite
-        (F77_AS_IS, "In f77 change 77 to 78.", ["value"]),
-    ],
-)
-def test_a_big_file_falls_back_to_rewriting_the_located_lines(new_f77, instruction, repairs):
+def test_a_big_file_falls_back_to_rewriting_the_located_lines():
     located = f"```\n{F77_LINE + 1}-{F77_LINE + 4}: def f77(x):\n```\n"
     res, prompts = run(
         [
             (LOCATE, located),
             (BLOCKS, blocks_answer(block("    y = x + 1000\n", "    y = 0\n"))),
-            ("Rewrite only lines", whole_answer(new_f77)),
+            ("Rewrite only lines", whole_answer(F77_RIGHT)),
         ],
         text=BIG,
         n_ctx=BIG_CTX,
-        instruction=instruction,
+        instruction="In f77 add 78 instead of 77.",
     )
     assert res.status == "ok" and res.new_text == BIG_WANT and res.edit_mode == "locate+whole"
     s = res.stats.snapshot()
     assert "not in the file" in s["edit_fallback"] and len(prompts) == 3
     assert "Add 76." not in prompts[2]  # the located definition alone, no window
-    assert s["file_tokens"] == len(BIG) and s["edit_repairs"] == repairs
+    assert s["file_tokens"] == len(BIG) and s["edit_repairs"] == []
+
+
+def test_a_region_written_back_unchanged_gets_the_asked_value():
+    """The model writes a region of a big file back unchanged: the value repair sets 77
+    to 78 on the one code line of f77 that holds it (not the docstring's 77, not f77), as
+    it does after a whole rewrite (without a region, under auto, the program makes it
+    first, with no prompt)."""
+    region = (F77_LINE, F77_LINE + 4)
+    res, prompts = run(
+        [("Rewrite only lines", whole_answer(F77_AS_IS))],
+        text=BIG,
+        n_ctx=BIG_CTX,
+        region=region,
+        instruction="In f77 change 77 to 78.",
+    )
+    assert res.status == "ok" and res.new_text == BIG_WANT and len(prompts) == 1
+    assert res.stats.snapshot()["edit_repairs"] == ["value"]
 
 
 def test_a_big_file_never_rewrites_a_long_located_span_whole():
@@ -382,17 +447,12 @@ def test_a_big_file_never_rewrites_a_long_located_span_whole():
     )
     assert res.status == "no_output" and res.new_text is None and len(prompts) == 2
     assert f"lines {F77_LINE + 1}:{f150 + 4} of m.py" in res.message and "--lines" in res.message
-    # an asked "from A to B" is made by the program instead (difflib-autojunk, session 20:
-    # the model located the whole 436-line class), on the one code line of f77 with 77
-    res, prompts = run(
-        [(LOCATE, located), (BLOCKS, blocks_answer(block("    y = x + 1000\n", "    y = 0\n")))],
-        text=BIG,
-        n_ctx=BIG_CTX,
-        instruction="In f77 change 77 to 78.",
-    )
-    assert res.status == "ok" and res.new_text == BIG_WANT and len(prompts) == 2
-    s = res.stats.snapshot()
-    assert s["edit_repairs"] == ["value"] and "cannot be placed" in s["edit_fallback"]
+    # an asked "from A to B" the program can make needs no locating (difflib-autojunk,
+    # session 20: the model located the whole 436-line class, and its block did not
+    # place): made first, on the one code line of f77 with 77, with no prompt
+    rules = [(LOCATE, located), (BLOCKS, blocks_answer(block("    y = x + 1000\n", "    y = 0\n")))]
+    res, prompts = run(rules, text=BIG, n_ctx=BIG_CTX, instruction="In f77 change 77 to 78.")
+    assert res.new_text == BIG_WANT and res.edit_mode == "value" and prompts == []
 
 
 def test_a_region_of_a_big_file_fits_with_a_window_and_the_outline():

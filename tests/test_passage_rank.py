@@ -57,3 +57,30 @@ def test_the_best_window_starts_at_words_and_a_tie_is_no_choice():
     # evidence after an answer has no first words of the model's to choose: the first
     assert best_window(twice, "When does the cat eat?", first_of_ties=True)[1] == 0
     assert best_window("\n\nThe kettle is blue.\n", "kettle")[1] == 2  # not the blank line
+
+
+def test_a_name_of_code_is_one_word_not_an_english_stem():
+    """``SPECEDIT_MODELS_DIR`` is not ``specedit`` (the first six letters of a stem):
+    the answer "set `$SPECEDIT_MODELS_DIR`" finds the line that names it, not every line
+    that says specedit."""
+    assert stem("SPECEDIT_MODELS_DIR") == "specedit_models_dir" != stem("specedit")
+    assert stem("maxBytes") == "maxbytes" and stem("utf8") == "utf8"
+    assert stem("Settings") == stem("setting")  # English words are still stemmed
+    doc = "specedit reads files.\nspecedit writes files.\nSet SPECEDIT_MODELS_DIR to move them.\n"
+    from specedit.app.passage_rank import best_window
+
+    assert best_window(doc, "Which variable? SPECEDIT_MODELS_DIR", span=1)[1] == 2
+
+
+def test_windows_of_several_files_are_weighed_by_one_rarity():
+    """A word's weight counts its lines in every file compared (``corpus``): a long file's
+    windows do not outscore a short one's for being long."""
+    from specedit.app.passage_rank import best_window
+
+    short = "The cache holds 8 files.\n"
+    long_ = "\n".join(["The cache is a folder."] + [f"line {i} of notes" for i in range(200)])
+    q = "How many files does the cache hold?"
+    alone = best_window(long_, q)[0], best_window(short, q)[0]
+    assert alone[0] > alone[1]  # each weighed alone, the long file's "cache" weighs more
+    both = [short, long_]
+    assert best_window(short, q, corpus=both)[0] > best_window(long_, q, corpus=both)[0]

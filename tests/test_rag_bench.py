@@ -14,7 +14,7 @@ import pytest
 
 from specedit.app.quotes import all_found, check_citations
 from specedit.app.stream import fence_for
-from specedit.bench.rag_bench import summarise
+from specedit.bench.rag_bench import passes, summarise
 from specedit.bench.rag_tasks import DATA, load_questions, spec_bench_questions
 
 LONG = os.environ.get("SPECEDIT_LONG") == "1"
@@ -107,6 +107,23 @@ def test_the_summary_counts_quotes_and_answers_and_takes_the_median_ratio():
     assert s["lookup"]["speedup_over"] == "plain" and "speedup" not in s["plain"]
 
 
+def test_a_group_of_questions_is_asked_in_one_pass_per_prompt():
+    """The quote style's plain runs ask with the quote prompt, its others with the free
+    one (the program writes their passages): the runs that share a prompt come in one pass,
+    so the target reads the files once per prompt, not once per question and prompt."""
+    assert passes(["quote", "free"], ["lookup", "plain"]) == [
+        [("quote", ["lookup"]), ("free", ["lookup", "plain"])],
+        [("quote", ["plain"])],
+    ]
+    # the styles' order is kept, and the loose style (the quote prompt, unguarded) joins
+    # the quote style's plain runs
+    assert passes(["free", "loose", "quote"], ["none", "plain"]) == [
+        [("free", ["none", "plain"]), ("quote", ["none"])],
+        [("loose", ["none", "plain"]), ("quote", ["plain"])],
+    ]
+    assert passes(["free"], ["lookup", "none"]) == [[("free", ["lookup", "none"])]]
+
+
 @pytest.mark.model
 def test_the_runner_records_each_drafting_and_rechecks(smollm_path, tmp_path, capsys, monkeypatch):
     """The runner's plumbing on the 135M model, one style (the ~2,800 prompt tokens of a
@@ -124,10 +141,13 @@ def test_the_runner_records_each_drafting_and_rechecks(smollm_path, tmp_path, ca
     rec = json.loads(next(tmp_path.glob("rag-*.json")).read_text())
     assert rec["questions"] == ["nvim-version"] and rec["load_range"][0] >= 0
     runs = rec["runs"]
-    # the styles in turn, each with the draftings back to back, taking turns to go first
-    want = [("quote", d) for d in ("lookup", "none", "plain")]
-    want += [("free", d) for d in ("none", "plain", "lookup")]
-    assert [(r["style"], r["draft"]) for r in runs] == want[: 3 * len(styles)]
+    # one pass per prompt: the free prompt's runs (the quote style's lookup and none, then
+    # the free style's, the draftings taking turns to go first), then the quote prompt's
+    want = [("quote", "lookup"), ("quote", "none")]
+    if LONG:
+        want += [("free", d) for d in ("none", "plain", "lookup")]
+    want += [("quote", "plain")]
+    assert [(r["style"], r["draft"]) for r in runs] == want
     (q,) = [q for q in load_questions() if q.id == "nvim-version"]
     for r in runs:
         assert r["generated_tokens"] > 0 and r["decode_tps"] > 0
@@ -138,13 +158,14 @@ def test_the_runner_records_each_drafting_and_rechecks(smollm_path, tmp_path, ca
         assert r["citations"] == [c.to_json() for c in cs]
         assert r["quotes_found"] == all_found(cs) and r["quotes"] == len(cs)
     # the later runs of a prompt found the files in the cache: only the question was read
-    # (the quote style's plain run asks with the quote prompt, and reads them again)
-    for later in runs[1:2] + runs[4:6]:
+    # (the quote style's plain run, last, asks with the quote prompt and reads them again)
+    for later in runs[1:-1]:
         assert later["cached_tokens"] > 1000 and later["prompt_tokens"] < 100
+    assert runs[-1]["prompt_tokens"] > 1000
     assert {r["same_output"] for r in runs[:2]} == {runs[0]["output"] == runs[1]["output"]}
-    assert runs[2]["same_output"] is True  # plain's passages are the model's: not compared
+    assert runs[-1]["same_output"] is True  # plain's passages are the model's: not compared
     # plain decoding: every output token came from the target
-    assert runs[2]["inserted_tokens"] == 0 and runs[2]["draft"] == "plain"
+    assert runs[-1]["inserted_tokens"] == 0 and runs[-1]["draft"] == "plain"
     s = rec["summary"]["questions"]
     assert set(s) == set(styles) and s["quote"]["lookup"]["runs"] == 1
     assert s["quote"]["lookup"]["speedup"] > 0 and s["quote"]["lookup"]["speedup_over"] == "plain"

@@ -107,10 +107,19 @@ def test_a_local_rename_made_on_one_line_is_made_in_the_whole_function():
     assert vouch(SCHED, fixed, intent, "sched.py") == []
 
 
-def test_a_rename_the_model_did_not_begin_is_left_to_the_checks():
+def test_a_rename_the_model_did_not_begin_is_made_or_left_to_the_checks():
+    """A rename asked alone in a named definition is the program's to make, whatever the
+    model did (its other change is undone); one asked with more, that the model did not
+    begin, is left to the checks: what the model did instead is not a rename to finish."""
     instr = "In scheduler.run, rename the local variable pop to heappop."
     other = SCHED.replace("if blocking:", "if not blocking:")
     fixed, labels, verdicts = _both(SCHED, other, instr, "sched.py")
+    want = SCHED.replace("        pop = heapq", "        heappop = heapq")
+    want = want.replace("                pop(q)", "                heappop(q)")
+    want = want.replace("        return pop\n", "        return heappop\n")
+    assert fixed == want and labels == ["rename"] and verdicts == []
+    more = instr[:-1] + " and make it return None."
+    fixed, labels, verdicts = _both(SCHED, other, more, "sched.py")
     assert fixed == other and labels == []
     assert {v.reason for v in verdicts} == {"rename_left"}
 
@@ -140,6 +149,13 @@ def test_a_renamed_parameter_s_keyword_follows_at_calls_of_the_file_s_own_functi
     assert rename(text, "dir_fd", "dirfd", "glob.py", [(0, 2)]) == text.replace(
         "glob(p, *, dir_fd=None):\n    return iglob(p, dir_fd=dir_fd)",
         "glob(p, *, dirfd=None):\n    return iglob(p, dir_fd=dirfd)",
+    )
+    # renamed in iglob alone: glob's call of iglob, outside the scope, follows it
+    assert rename(text, "dir_fd", "dirfd", "glob.py", [(4, 6)]) == text.replace(
+        "iglob(p, dir_fd=dir_fd)", "iglob(p, dirfd=dir_fd)"
+    ).replace(
+        "def iglob(p, *, dir_fd=None):\n    return os.open(p, 0, dir_fd=dir_fd)",
+        "def iglob(p, *, dirfd=None):\n    return os.open(p, 0, dir_fd=dirfd)",
     )
 
 
@@ -175,6 +191,56 @@ def test_a_rename_and_nothing_else_keeps_nothing_else_of_the_answer():
     fixed, _, _ = _both(CHUNK, part, more, "chunk.py")
     assert fixed == want.replace("size=-1", "size=0")
     assert _both(CHUNK, CHUNK, more, "chunk.py")[0] == CHUNK
+
+
+@pytest.mark.parametrize(
+    "instruction, only",
+    [
+        (
+            "Rename the function open_chunk to open_riff, in its definition and where the "
+            "module calls it.",
+            True,
+        ),
+        (
+            "In the class Chunk, rename the method read to read_bytes, in its definition and "
+            "its calls.",
+            True,
+        ),
+        ("Rename open_chunk to open_riff wherever it is used.", True),
+        ("Rename open_chunk to open_riff in the functions that use it.", True),
+        # a verb that asks for more, not where
+        ("Rename open_chunk to open_riff and call it from read.", False),
+        ("Rename open_chunk to open_riff and use it in read.", False),
+    ],
+)
+def test_words_that_say_where_a_rename_goes_ask_for_nothing_else(instruction, only):
+    assert read_intent(instruction, CHUNK, "chunk.py").only_rename is only
+
+
+def test_a_rename_the_instruction_places_is_made_without_the_models_part():
+    """A rename asked alone, in a named definition: made there even when the model made
+    none of it; with no place said for a name the file does not define, it is not."""
+    text = CHUNK + "\n\ndef size_of(f):\n    size = f.getsize()\n    return size\n"
+    instr = "In size_of, rename the local variable size to n."
+    fixed, labels, _ = _both(text, text, instr, "chunk.py")
+    assert labels == ["rename"] and fixed == text.replace(
+        "    size = f.getsize()\n    return size\n", "    n = f.getsize()\n    return n\n"
+    )
+    assert "size=-1" in fixed  # read's own parameter, outside size_of, is untouched
+    assert _both(text, text, "Rename the variable size to n.", "chunk.py")[0] == text
+    # a parameter renamed in its function: a call's keyword elsewhere follows, and is no
+    # stray change outside the named definition
+    glob = (
+        "def glob(p, *, dir_fd=None):\n    return iglob(p, dir_fd=dir_fd)\n\n\n"
+        "def iglob(p, *, dir_fd=None):\n    return os.open(p, 0, dir_fd=dir_fd)\n"
+    )
+    instr = "In iglob, rename the parameter dir_fd to dirfd."
+    fixed, labels, verdicts = _both(glob, glob, instr, "glob.py")
+    assert fixed == glob.replace("iglob(p, dir_fd=", "iglob(p, dirfd=").replace(
+        "iglob(p, *, dir_fd=None):\n    return os.open(p, 0, dir_fd=dir_fd)",
+        "iglob(p, *, dirfd=None):\n    return os.open(p, 0, dir_fd=dirfd)",
+    )
+    assert labels == ["rename"] and verdicts == []
 
 
 def test_docstrings_added_to_functions_nobody_named_are_undone():
