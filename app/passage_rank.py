@@ -7,13 +7,15 @@ file's lines (inverse document frequency, BM25's idea without the length term: a
 fixed number of lines), and returns the 0-based line numbers covered by the best ``top``
 windows that do not overlap (each with the line before it, where its sentence may start; of
 equal windows the one that starts latest, at the words), in file order. Words are compared by a
-light stem (lower case, common English endings cut, the first six letters), with English
-function words and the words of every question ("what", "does") left out. A query that shares
+light stem (lower case, common English endings cut, the first six letters; a name of code,
+``SPECEDIT_MODELS_DIR`` or ``maxBytes``, whole), with English function words and the words of
+every question ("what", "does") left out. A query that shares
 no word with the file returns []: the caller decides what that means (``app.quote_guard`` then
 lets a passage start anywhere). ``best_window(text, query) -> (score, line) | None``: the best
 window's score and first line with words (``app.quote_guard`` starts an inserted passage
 there), None when another window that does not overlap it scores the same (or, with
-``first_of_ties``, the first of those). Pure and deterministic; text only, no model.
+``first_of_ties``, the first of those); with ``corpus``, a word's rarity is counted over the
+lines of every text in it, so that windows of several files compare. Pure and deterministic; text only, no model.
 """
 
 from __future__ import annotations
