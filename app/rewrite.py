@@ -15,6 +15,8 @@ whole rewrite or fell back to one, and the length of the text a whole rewrite re
     the file fix, is made by the program, with no model call (``app.stages.run_rename``);
   * ``value`` (``auto``): "from A to B" changes asked and nothing else, each with one place
     in the file, made by the program, with no model call (``app.stages.run_value``);
+  * ``insert`` (``auto``): an addition the instruction states in full, text and place ("add
+    ttl_s = 900 after key_prefix"), made by the program (``app.stages.run_insert``);
   * a file whose whole rewrite does not fit the context is shown as its outline (``app.outline``)
     plus windows of its lines (``app.prompt.outline_prompt``): a region is rewritten with a window
     around it (``locate+whole``); else a short first answer locates the definitions the change goes
@@ -63,6 +65,7 @@ from .stages import (
     RewriteRun,
     check_fits,
     run_blocks,
+    run_insert,
     run_locate,
     run_rename,
     run_value,
@@ -206,7 +209,7 @@ def rewrite(
         raise UserError("no instruction given")
     m = metrics if metrics is not None else Metrics()
     run = RewriteRun(loaded, text, split_lines(text), opts, path, on_text, cancel, m)
-    for mode, by_program in (("rename", run_rename), ("value", run_value)):
+    for mode, by_program in (("rename", run_rename), ("value", run_value), ("insert", run_insert)):
         made = by_program(run)
         if made is not None:
             return run.close(made, mode)

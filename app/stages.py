@@ -28,6 +28,10 @@ Contract:
     holds A bound to the name the instruction says, or holds it once, or holds the most of
     the instruction's other words), with no model call; None when one of them has no
     such place (the model is asked then).
+  * ``run_insert(run)``: under ``auto``, an addition the instruction states in full ("add
+    TEXT after ANCHOR", "add the item TEXT at the end of the list in SECTION") made by the
+    program where the file says one place for it (``app.insertion``), with no model call;
+    None otherwise (the model is asked then).
   * ``run_locate(run, prompt, outline)``: the line ranges of a big file a change goes to
     (``app.outline.read_located``), from a short first answer.
   * ``check_fits(loaded, prompt, what, fix)`` raises ``FileError`` naming the real sizes
@@ -54,6 +58,7 @@ from .checks import Suspect, asked_rename_scope, suspect_deletion, vouch
 from .diff import Hunk, apply_hunks, compute_hunks, preview_in_file, unified_diff
 from .files import FileError
 from .generation import run_prompt
+from .insertion import insert, read_addition
 from .intent import Intent, read_intent
 from .loaded_model import LoadedModel
 from .names import uses
@@ -293,6 +298,17 @@ def run_value(run: RewriteRun) -> RewriteResult | None:
     return _by_program(
         run, new_text, 'the instruction asks only for "from A to B", each in one place'
     )
+
+
+def run_insert(run: RewriteRun) -> RewriteResult | None:
+    """The addition the program makes itself (module docstring), or None."""
+    if run.opts.edit != "auto" or run.opts.region is not None:
+        return None
+    add = read_addition(run.opts.instruction)
+    new_text = None if add is None else insert(run.text, add, run.path)
+    if new_text is None or new_text == run.text:
+        return None
+    return _by_program(run, new_text, "the instruction states the addition and where it goes")
 
 
 def _by_program(run: RewriteRun, new_text: str, why: str) -> RewriteResult:
