@@ -148,6 +148,14 @@ def cmd_rewrite(a) -> int:
 
 
 def _summary(s: dict, message: str, loaded) -> None:
+    from .stages import BY_PROGRAM
+
+    if s.get("edit_mode") in BY_PROGRAM:  # no model call: no engine figures to give
+        line = f"no model call: edit mode {s['edit_mode']} ({s['edit_reason']})"
+        say(f"[bold]{escape(loaded.model_name)}[/]: {escape(line)}")
+        if message:
+            say(escape(message))
+        return
     line = (
         f"{s['generated_tokens']} tokens"
         + (f" and {s['inserted_tokens']} copied from the files" if s.get("inserted_tokens") else "")

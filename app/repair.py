@@ -10,6 +10,10 @@ Contract: ``repair(old, new, intent, path) -> (text, labels)`` runs, in order:
     Python a line that starts a statement keeps the model's indentation (it says which
     block the line is in) and takes the rest of the original; a line that is 2-4 original
     lines joined, white space aside, takes those lines;
+  * ``keep_blank_lines`` (``copies``): blank lines of the original that the result dropped
+    where it copied or changed the lines around them (a run of blank lines deleted, or a
+    changed block with as many non-blank lines and fewer blank ones) are put back, unless
+    the instruction asks for layout changes or a removal;
   * ``restore_tail`` (``tail``): a result whose last hunk drops the file's tail
     (``app.checks.suspect_deletion``'s ``drops_tail``) gets the original tail back;
   * ``drop_unasked`` (``unasked``): hunks outside every definition the instruction names
@@ -122,6 +126,27 @@ def keep_copies(old: str, new: str, intent: Intent, path: str | None) -> str:
             k = joins.get(got) if got and out[j].count("\n") <= 1 else None
             if k is not None and not (_lead(out[j]) != _lead(a[k[0]]) and start(k[0])):
                 out[j] = "".join(a[k[0] : k[1]])
+    return "".join(out)
+
+
+def keep_blank_lines(old: str, new: str, intent: Intent, path: str | None) -> str:
+    """``new`` with the blank lines it dropped from copied text put back (module docstring)."""
+    if intent.layout or intent.removal:
+        return new
+    a, b = split_lines(old), split_lines(new)
+    out: list[str] = []
+    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
+        got = b[j1:j2]
+        was = a[i1:i2]
+        if tag == "delete" and all(not x.strip() for x in was):
+            got = was  # only blank lines went: a copy lost them
+        elif tag == "replace":
+            full = [x for x in was if x.strip()]
+            kept = [x for x in got if x.strip()]
+            if len(full) == len(kept) and len(got) - len(kept) < len(was) - len(full):
+                it = iter(kept)  # the model's lines, in the original's blank-line layout
+                got = [x if not x.strip() else next(it) for x in was]
+        out += got
     return "".join(out)
 
 
@@ -355,6 +380,7 @@ def _parses(text: str) -> bool:
 
 REPAIRS = (
     ("copies", keep_copies),
+    ("copies", keep_blank_lines),
     ("tail", restore_tail),
     ("unasked", drop_unasked),
     ("rename", complete_rename),

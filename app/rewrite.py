@@ -60,15 +60,13 @@ from .prompt import Prompt, answer_prompt, outline_prompt, rewrite_prompt
 from .quotes import Citation, all_found, check_citations
 from .rounds import redo_definitions, retry_blocks, round_targets
 from .stages import (
+    BY_PROGRAM,
     Fallback,
     RewriteResult,
     RewriteRun,
     check_fits,
     run_blocks,
-    run_insert,
     run_locate,
-    run_rename,
-    run_value,
     run_whole,
 )
 from .syntax import definitions, language_for_path
@@ -209,7 +207,7 @@ def rewrite(
         raise UserError("no instruction given")
     m = metrics if metrics is not None else Metrics()
     run = RewriteRun(loaded, text, split_lines(text), opts, path, on_text, cancel, m)
-    for mode, by_program in (("rename", run_rename), ("value", run_value), ("insert", run_insert)):
+    for mode, by_program in BY_PROGRAM.items():
         made = by_program(run)
         if made is not None:
             return run.close(made, mode)

@@ -311,6 +311,10 @@ def run_insert(run: RewriteRun) -> RewriteResult | None:
     return _by_program(run, new_text, "the instruction states the addition and where it goes")
 
 
+BY_PROGRAM = {"rename": run_rename, "value": run_value, "insert": run_insert}
+"""The edit modes whose result the program makes with no model call, in the order tried."""
+
+
 def _by_program(run: RewriteRun, new_text: str, why: str) -> RewriteResult:
     """``new_text``, made by the program, as a result: the stream a whole rewrite would have
     sent, ``why`` as the reason, checked and repaired as any result."""

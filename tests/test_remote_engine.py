@@ -32,7 +32,8 @@ sys.path.insert(0, os.path.dirname(__file__))
 from toy_server import ScriptedToy, toy_loaded  # noqa: E402
 
 FILE = "TIMEOUT = 30\n\n\ndef fetch(url):\n    return get(url, timeout=TIMEOUT)\n"
-ASK = "Change TIMEOUT from 30 to 60."
+ASK = "Make TIMEOUT 60 seconds instead of 30."
+"""Asked so the model answers ("from 30 to 60" alone is made by the program, no model call)."""
 
 
 def remote(path, url: str):

@@ -601,3 +601,23 @@ def test_a_value_with_no_one_line_to_set_it_on_is_left_to_the_checks():
     assert repair(two, two, intent, "m.py") == (two.replace("b=1", "b=2"), ["value"])
     intent = read_intent("Change the default from 1 to 2 and add a docstring.", two, "m.py")
     assert repair(two, two, intent, "m.py") == (two, [])  # it asks for more than the value
+
+
+def test_blank_lines_a_copy_dropped_are_put_back():
+    """The 0.5B, asked through a remote engine to make TIMEOUT 60, wrote the two blank
+    lines after it as one: they come back; asked for layout or a removal, they do not."""
+    old = "TIMEOUT = 30\n\n\ndef fetch(url):\n    return get(url, timeout=TIMEOUT)\n"
+    new = "TIMEOUT = 60\n\ndef fetch(url):\n    return get(url, timeout=TIMEOUT)\n"
+    fixed, labels, verdicts = _both(old, new, "Make TIMEOUT 60 seconds instead of 30.", "net.py")
+    assert fixed == old.replace("30", "60") and labels == ["copies"] and verdicts == []
+    # blank lines alone deleted between two functions
+    two = "def f():\n    pass\n\n\ndef g():\n    pass\n"
+    fixed, labels, _ = _both(two, two.replace("\n\n\n", "\n"), "Make f return 1.", "m.py")
+    assert fixed == two and labels == ["copies"]
+    for asked in ("Remove the blank lines between f and g.", "Delete g's blank lines."):
+        assert _both(two, two.replace("\n\n\n", "\n"), asked, "m.py")[0] != two
+    # a function the model grew (a docstring) keeps it, and gets the blank lines after it
+    grown = "def f():\n    '''F.'''\n    pass\ndef g():\n    pass\n"
+    assert _both(two, grown, "Add a docstring to f.", "m.py")[0] == grown.replace(
+        "pass\ndef g", "pass\n\n\ndef g"
+    )

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import os
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -297,7 +298,9 @@ def test_end_to_end_rewrite_review_write_undo(workdir, qwen05, monkeypatch):
     _slowed(qwen05.target, monkeypatch)
 
     async def run() -> None:
-        app = app_for(loaded=qwen05, settings=EXACT)  # the model must change something
+        # the model must change something: a rename asked alone is the program's under
+        # auto (no model call), so the model rewrites the file whole
+        app = app_for(loaded=qwen05, settings=replace(EXACT, edit="whole"))
         async with app.run_test(size=SIZE) as pilot:
             screen = app.screen
             await pilot.press(*"Rename the function average to mean.")

@@ -210,7 +210,9 @@ def test_esc_mid_rewrite_then_keep_a_finished_hunk_real_model(workdir, qwen05, m
 
     async def run() -> None:
         # short blocks (k=4), so that the rest of the file takes many calls after the hunk
-        app = app_for(loaded=qwen05, settings=TuiSettings(model=qwen05.model_name, k=4, exact=True))
+        # a whole rewrite streams the file (a rename asked alone is the program's under auto)
+        settings = TuiSettings(model=qwen05.model_name, k=4, exact=True, edit="whole")
+        app = app_for(loaded=qwen05, settings=settings)
         async with app.run_test(size=SIZE, notifications=True) as pilot:
             screen = app.screen
             screen.instruction.value = "Rename the function total to sum_prices."
