@@ -132,7 +132,7 @@ def _section(lines: list[str], name: str):
                     len(lines),
                 )
                 found.append((i + 1, end, h.group(2).lower()))
-        elif s.startswith("[") and s.rstrip().endswith("]") and s.strip("[] \n").lower() == want:
+        elif s.startswith("[") and s.endswith("]") and s.strip("[] ").lower() == want:
             end = next(
                 (j for j in range(i + 1, len(lines)) if lines[j].lstrip().startswith("[")),
                 len(lines),

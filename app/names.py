@@ -119,7 +119,9 @@ def uses(
     attributes: bool = False,
 ) -> list[tuple[int, int]]:
     """The places of ``name`` in ``text`` (module docstring)."""
-    python = _python_uses(text, name, words, attributes, scope) if _is_python(path) else None
+    python = None
+    if language_for_path(path) == "python":
+        python = _python_uses(text, name, words, attributes, scope)
     if python is None:
         word = whole_word(name)
         found = [
@@ -129,10 +131,6 @@ def uses(
     else:
         found, keywords = python
     return sorted({p for p in found if _inside(p[0], scope) or p in keywords})
-
-
-def _is_python(path: str | None) -> bool:
-    return language_for_path(path) == "python"
 
 
 def rename(

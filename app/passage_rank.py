@@ -23,6 +23,7 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
+from functools import lru_cache
 
 TOP = 4
 """Windows kept: the passage that states an answer is nearly always among the first few."""
@@ -69,7 +70,7 @@ def relevant_lines(text: str, query: str, top: int = TOP, span: int = SPAN) -> l
     n = len(lines)
     keep: set[int] = set()
     chosen: list[int] = []
-    for _, i in _windows(lines, query, span):  # the best windows that do not overlap one kept
+    for _, i in _windows(text, query, span):  # the best windows that do not overlap one kept
         if len(chosen) == top:
             break
         if all(abs(i - j) >= span for j in chosen):
@@ -92,19 +93,17 @@ def best_window(
     and ``dumps``). ``corpus``: the texts whose lines say how rare a word is (every file
     the caller compares windows across, so that their scores compare), else ``text``."""
     lines = text.split("\n")
-    got = _windows(lines, query, span, corpus)
+    got = _windows(text, query, span, corpus)
     if not got:
         return None
     score, i = got[0]
     if any(s == score and abs(j - i) >= span for s, j in got[1:]):
         if not first_of_ties:
             return None
-        want = set(terms(query))
+        want, per_line = set(terms(query)), _line_terms(text)
 
         def words_at(j: int) -> int:  # a window's first line that shares a word
-            return next(
-                (k for k in range(j, min(len(lines), j + span)) if want & set(terms(lines[k]))), j
-            )
+            return next((k for k in range(j, min(len(lines), j + span)) if want & per_line[k]), j)
 
         i = min(words_at(j) for s, j in got if s == score)
     while i < len(lines) - 1 and not _WORD.search(lines[i]):  # a blank line, a rule (-----)
@@ -113,23 +112,34 @@ def best_window(
 
 
 def _windows(
-    lines: list[str], query: str, span: int, corpus: list[str] | None = None
+    text: str, query: str, span: int, corpus: list[str] | None = None
 ) -> list[tuple[float, int]]:
-    """(score, first line) of every window of ``span`` lines that shares a word with
-    ``query``, the best first (of equals, the one that starts latest: at the words); a
-    word's weight is its rarity among ``corpus``'s lines (else ``lines``)."""
-    per_line = [set(terms(line)) for line in lines]
-    every = per_line if corpus is None else [set(terms(x)) for c in corpus for x in c.split("\n")]
-    df = Counter(t for ts in every for t in ts)
-    n = len(every)
+    """(score, first line) of every window of ``span`` lines of ``text`` that shares a word
+    with ``query``, the best first (of equals, the one that starts latest: at the words); a
+    word's weight is its rarity among ``corpus``'s lines (else ``text``'s)."""
+    per_line = _line_terms(text)
+    df, n = _rarity(tuple(corpus) if corpus is not None else (text,))
     want = set(terms(query)) & {t for ts in per_line for t in ts}
     if not want:
         return []
     idf = {t: math.log(1 + n / df[t]) for t in want}
     scored = []
-    for i in range(n):
+    for i in range(len(per_line)):
         seen = set().union(*per_line[i : i + span]) & want
         if seen:
             scored.append((-sum(idf[t] for t in seen), -i))
     scored.sort()
     return [(-neg_score, -neg_i) for neg_score, neg_i in scored]
+
+
+@lru_cache(maxsize=64)
+def _line_terms(text: str) -> tuple[frozenset[str], ...]:
+    """Each line's ``terms``, once per text (a question over the same files asks again)."""
+    return tuple(frozenset(terms(line)) for line in text.split("\n"))
+
+
+@lru_cache(maxsize=16)
+def _rarity(texts: tuple[str, ...]) -> tuple[Counter, int]:
+    """(in how many lines of ``texts`` each term is, how many lines they have)."""
+    every = [ts for t in texts for ts in _line_terms(t)]
+    return Counter(t for ts in every for t in ts), len(every)

@@ -207,10 +207,11 @@ def rewrite(
         raise UserError("no instruction given")
     m = metrics if metrics is not None else Metrics()
     run = RewriteRun(loaded, text, split_lines(text), opts, path, on_text, cancel, m)
-    for mode, by_program in BY_PROGRAM.items():
-        made = by_program(run)
-        if made is not None:
-            return run.close(made, mode)
+    if opts.edit == "auto" and opts.region is None:
+        for mode, by_program in BY_PROGRAM.items():
+            made = by_program(run)
+            if made is not None:
+                return run.close(made, mode)
     plan = plan_rewrite(run)
     run.edit_reason, run.file_tokens = plan.reason, plan.whole.part_tokens
     if plan.mode == "outline":
@@ -450,7 +451,7 @@ class AnswerResult:
 def answer_prompt_style(style: str, opts: RewriteOptions, remote=None) -> str:
     """The prompt ``answer`` asks ``style`` with (``app.prompt.answer_messages``): the free
     one when the program writes the passages (the quote style, guarded and inserting, on
-    a local model), else ``style``'s own."""
+    a local model; ``answer`` reads that it inserts from this), else ``style``'s own."""
     inserting = style == "quote" and opts.verbatim and opts.insert_quotes and remote is None
     return "free" if inserting else style
 
@@ -476,10 +477,9 @@ def answer(
     what it wrote). ``metrics``, when given, is filled as the answer runs (a live
     status line)."""
     guarded = style == "quote" and opts.verbatim and loaded.remote is None
-    inserting = guarded and opts.insert_quotes  # the model answers, the program quotes
-    prompt = answer_prompt(
-        loaded.target, question, context_files, answer_prompt_style(style, opts, loaded.remote)
-    )
+    prompt_style = answer_prompt_style(style, opts, loaded.remote)
+    inserting = prompt_style != style  # the model answers, the program quotes
+    prompt = answer_prompt(loaded.target, question, context_files, prompt_style)
     room = prompt.room(loaded.target.n_ctx)
     if room < 16:
         raise FileError(

@@ -271,10 +271,8 @@ def finished(run: RewriteRun, new_text: str, raw: str, part: str, body: str) -> 
 
 def run_rename(run: RewriteRun) -> RewriteResult | None:
     """The rename the program makes itself (module docstring), or None."""
-    it, opts = run.intent, run.opts
+    it = run.intent
     if it.rename is None or not it.only_rename:
-        return None
-    if opts.edit != "auto" or opts.region is not None:
         return None
     known, scope = asked_rename_scope(run.text, it, run.path)
     if not known:
@@ -290,7 +288,7 @@ def run_rename(run: RewriteRun) -> RewriteResult | None:
 
 def run_value(run: RewriteRun) -> RewriteResult | None:
     """The value changes the program makes itself (module docstring), or None."""
-    if not run.intent.only_values or run.opts.edit != "auto" or run.opts.region is not None:
+    if not run.intent.only_values:
         return None
     new_text = set_value(run.text, run.text, run.intent, run.path)
     if new_text == run.text:
@@ -302,8 +300,6 @@ def run_value(run: RewriteRun) -> RewriteResult | None:
 
 def run_insert(run: RewriteRun) -> RewriteResult | None:
     """The addition the program makes itself (module docstring), or None."""
-    if run.opts.edit != "auto" or run.opts.region is not None:
-        return None
     add = read_addition(run.opts.instruction)
     new_text = None if add is None else insert(run.text, add, run.path)
     if new_text is None or new_text == run.text:
@@ -312,7 +308,8 @@ def run_insert(run: RewriteRun) -> RewriteResult | None:
 
 
 BY_PROGRAM = {"rename": run_rename, "value": run_value, "insert": run_insert}
-"""The edit modes whose result the program makes with no model call, in the order tried."""
+"""The edit modes whose result the program makes with no model call, in the order
+``app.rewrite.rewrite`` tries them: under ``auto``, without a region, before any prompt."""
 
 
 def _by_program(run: RewriteRun, new_text: str, why: str) -> RewriteResult:

@@ -77,23 +77,29 @@ def judged(q: RagQuestion, output: str, citations) -> dict:
     }
 
 
+def _asked(style: str, draft: str, a=None):
+    """(options, ``answer``'s style) of a run in ``style`` with ``draft`` (``a``: the
+    command's arguments, for its limits; None when only the prompt matters)."""
+    from ..app.options import RewriteOptions
+
+    opts = RewriteOptions(
+        draft="none" if draft == "plain" else draft,
+        verbatim=style != "loose",
+        insert_quotes=draft != "plain",
+        **({} if a is None else {"max_tokens": a.max_tokens, "exact": a.exact}),
+    )
+    return opts, "quote" if style == "loose" else style
+
+
 def run_question(loaded, q: RagQuestion, style: str, drafts: list[str], first: int, a):
     """``q`` answered in ``style`` with each drafting (``drafts[first]`` first)."""
-    from ..app.options import RewriteOptions
     from ..app.rewrite import answer
 
     rows = []
     for draft in drafts[first:] + drafts[:first]:
-        opts = RewriteOptions(
-            draft="none" if draft == "plain" else draft,
-            max_tokens=a.max_tokens,
-            exact=a.exact,
-            verbatim=style != "loose",
-            insert_quotes=draft != "plain",
-        )
+        opts, asked = _asked(style, draft, a)
         load = os.getloadavg()[0]
-        prompt_style = "quote" if style == "loose" else style
-        res = answer(loaded, q.question, q.context_files(), opts, style=prompt_style)
+        res = answer(loaded, q.question, q.context_files(), opts, style=asked)
         s = res.metrics.snapshot()
         rows.append(
             {
@@ -197,14 +203,13 @@ def passes(styles: list[str], drafts: list[str]) -> list[list[tuple[str, list[st
     """The runs over one group of files as passes over its questions, one per prompt
     (``app.rewrite.answer_prompt_style``), in ``styles``' order: each pass's (style,
     draftings) share the prompt, so the target reads the files once per pass."""
-    from ..app.options import RewriteOptions
     from ..app.rewrite import answer_prompt_style
 
     by_prompt: dict[str, list[tuple[str, list[str]]]] = {}
     for style in styles:
         for draft in drafts:
-            opts = RewriteOptions(verbatim=style != "loose", insert_quotes=draft != "plain")
-            prompt = answer_prompt_style("quote" if style == "loose" else style, opts)
+            opts, asked = _asked(style, draft)
+            prompt = answer_prompt_style(asked, opts)
             pass_ = by_prompt.setdefault(prompt, [])
             if pass_ and pass_[-1][0] == style:
                 pass_[-1][1].append(draft)
