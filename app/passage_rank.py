@@ -15,7 +15,9 @@ lets a passage start anywhere). ``best_window(text, query) -> (score, line) | No
 window's score and first line with words (``app.quote_guard`` starts an inserted passage
 there), None when another window that does not overlap it scores the same (or, with
 ``first_of_ties``, the first of those); with ``corpus``, a word's rarity is counted over the
-lines of every text in it, so that windows of several files compare. Pure and deterministic; text only, no model.
+lines of every text in it, so that windows of several files compare; with ``about`` (the
+question), only windows that share one of its words count (a passage that states an answer
+is about what was asked: the answer's own words may come from another paragraph). Pure and deterministic; text only, no model.
 """
 
 from __future__ import annotations
@@ -85,15 +87,17 @@ def best_window(
     span: int = SPAN,
     first_of_ties: bool = False,
     corpus: list[str] | None = None,
+    about: str = "",
 ) -> tuple[float, int] | None:
     """(score, first line) of the best window for ``query`` (module docstring), its first
     line one with words; None when the query shares no word with the file, or when a window
     that does not overlap it scores the same (the ranking cannot tell them apart), unless
     ``first_of_ties``: then the first of them in the file (a docstring repeated in ``dump``
     and ``dumps``). ``corpus``: the texts whose lines say how rare a word is (every file
-    the caller compares windows across, so that their scores compare), else ``text``."""
+    the caller compares windows across, so that their scores compare), else ``text``.
+    ``about``: the words one of which a window must hold (None when none does)."""
     lines = text.split("\n")
-    got = _windows(text, query, span, corpus)
+    got = _windows(text, query, span, corpus, set(terms(about)))
     if not got:
         return None
     score, i = got[0]
@@ -112,11 +116,16 @@ def best_window(
 
 
 def _windows(
-    text: str, query: str, span: int, corpus: list[str] | None = None
+    text: str,
+    query: str,
+    span: int,
+    corpus: list[str] | None = None,
+    must: set[str] | None = None,
 ) -> list[tuple[float, int]]:
     """(score, first line) of every window of ``span`` lines of ``text`` that shares a word
-    with ``query``, the best first (of equals, the one that starts latest: at the words); a
-    word's weight is its rarity among ``corpus``'s lines (else ``text``'s)."""
+    with ``query`` (and one of ``must``, where given), the best first (of equals, the one
+    that starts latest: at the words); a word's weight is its rarity among ``corpus``'s
+    lines (else ``text``'s)."""
     per_line = _line_terms(text)
     df, n = _rarity(tuple(corpus) if corpus is not None else (text,))
     want = set(terms(query)) & {t for ts in per_line for t in ts}
@@ -126,7 +135,7 @@ def _windows(
     scored = []
     for i in range(len(per_line)):
         seen = set().union(*per_line[i : i + span]) & want
-        if seen:
+        if seen and (not must or must & seen):
             scored.append((-sum(idf[t] for t in seen), -i))
     scored.sort()
     return [(-neg_score, -neg_i) for neg_score, neg_i in scored]

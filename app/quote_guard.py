@@ -293,7 +293,8 @@ class QuoteGuard:
     ) -> tuple[int, int] | None:
         """(file, offset) where the passage after the answer ``before`` starts, chosen by the
         program: the first line with words of the best window ``app.passage_rank`` finds for
-        the question and the answer's words, in the best of ``files``; None without a
+        the question and the answer's words, in the best of ``files``, among the windows that
+        hold a word of the question where any does (``about``); None without a
         question, when it shares no word with them, or when two windows score the same (the
         model's first words of the passage choose), unless ``first_of_ties``: then the first
         of the equal windows, in the first file that has one."""
@@ -303,11 +304,18 @@ class QuoteGuard:
             if self.question:
                 query = self.question + "\n" + prose(before.decode("utf-8", "replace"))
                 texts = [self.data[f].decode("utf-8", "replace") for f in files]
-                scored = [
-                    (got[0], f, got[1])
-                    for f, text in zip(files, texts, strict=True)
-                    if (got := best_window(text, query, first_of_ties=first_of_ties, corpus=texts))
-                ]
+                for about in (self.question, ""):  # a window about the question, if any is
+                    scored = [
+                        (got[0], f, got[1])
+                        for f, text in zip(files, texts, strict=True)
+                        if (
+                            got := best_window(
+                                text, query, first_of_ties=first_of_ties, corpus=texts, about=about
+                            )
+                        )
+                    ]
+                    if scored:
+                        break
                 scored.sort(key=lambda x: -x[0])  # stable: of equal files, the first
                 if scored and (len(scored) == 1 or scored[1][0] < scored[0][0] or first_of_ties):
                     best = scored[0]

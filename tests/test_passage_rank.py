@@ -84,3 +84,24 @@ def test_windows_of_several_files_are_weighed_by_one_rarity():
     assert alone[0] > alone[1]  # each weighed alone, the long file's "cache" weighs more
     both = [short, long_]
     assert best_window(short, q, corpus=both)[0] > best_window(long_, q, corpus=both)[0]
+
+
+def test_a_window_about_the_question_wins_over_one_with_more_of_the_answers_words():
+    """``about``: the answer's own words may come from another paragraph (recorded: the 1.5B
+    said models sit under ``$XDG_CACHE_HOME``, the socket's paragraph); the window must
+    hold a word of the question, where one does, and None where none does."""
+    from specedit.app.passage_rank import best_window
+
+    doc = "\n".join(
+        [
+            "Models live in the user cache dir.",  # 0
+            "",
+            "",
+            "The socket sits in XDG_RUNTIME_DIR, else XDG_CACHE_HOME, else ~/.cache.",  # 3
+        ]
+    )
+    q = "Where are the models stored?"
+    query = q + "\nUnder XDG_RUNTIME_DIR or XDG_CACHE_HOME, else ~/.cache."
+    assert best_window(doc, query, span=1)[1] == 3  # the answer's words alone
+    assert best_window(doc, query, span=1, about=q)[1] == 0
+    assert best_window(doc, "XDG_CACHE_HOME", span=1, about="What about pens?") is None

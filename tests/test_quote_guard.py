@@ -299,3 +299,18 @@ def test_with_a_question_the_program_chooses_the_passage_when_it_opens():
     # whatever the model began, the choice is the program's (the same for every block size)
     assert g.completed((answer + "Water the").encode()).decode() == answer + shed
     assert g.completed(b"By the door.") is None  # no passage yet
+
+
+def test_the_evidence_is_about_the_question_not_only_the_answers_words():
+    """An answer whose words come from another paragraph (recorded: models "under
+    ``$XDG_CACHE_HOME``", the socket's paragraph of another file) gets the passage that
+    holds a word of the question; with no such window, the answer's words choose."""
+    files = [
+        ("README.md", "# Models\n\nModels live in the user cache dir.\n"),
+        ("protocol.md", "# Socket\n\nThe socket sits under XDG_CACHE_HOME, else ~/.cache.\n"),
+    ]
+    answer = b"Under XDG_CACHE_HOME, else ~/.cache."
+    got = QuoteGuard(V, files, "Where are the models stored?").evidence(answer)
+    assert got == b"\n\n[README.md]\n```\nModels live in the user cache dir.\n```"
+    got = QuoteGuard(V, files, "Where is it?").evidence(answer)  # no word of the question
+    assert got.startswith(b"\n\n[protocol.md]\n```\nThe socket sits")
