@@ -12,8 +12,8 @@ light stem (lower case, common English endings cut, the first six letters; a nam
 every question ("what", "does") left out. A query that shares
 no word with the file returns []: the caller decides what that means (``app.quote_guard`` then
 lets a passage start anywhere). ``best_window(text, query) -> (score, line) | None``: the best
-window's score and first line with words (``app.quote_guard`` starts an inserted passage
-there), None when another window that does not overlap it scores the same (or, with
+window's score and first line with words, or the line its sentence starts on, up to
+``span - 1`` lines before (``app.quote_guard`` starts an inserted passage there), None when another window that does not overlap it scores the same (or, with
 ``first_of_ties``, the first of those); with ``corpus``, a word's rarity is counted over the
 lines of every text in it, so that windows of several files compare; with ``about`` (the
 question), only windows that share one of its words count (a passage that states an answer
@@ -112,7 +112,22 @@ def best_window(
         i = min(words_at(j) for s, j in got if s == score)
     while i < len(lines) - 1 and not _WORD.search(lines[i]):  # a blank line, a rule (-----)
         i += 1
+    for _ in range(span - 1):  # where the sentence it continues starts
+        if not _continues(lines[i - 1] if i else "", lines[i]):
+            break
+        i -= 1
     return score, i
+
+
+def _continues(before: str, line: str) -> bool:
+    """``line`` goes on with the sentence ``before`` began: it starts with a lower-case word
+    (``  of UTF-8 JSON.`` under ``* **Framing:** … followed by N bytes``) and ``before`` has
+    words and ends no sentence."""
+    return bool(
+        re.match(r"\s*[a-z]", line)
+        and _WORD.search(before)
+        and not before.rstrip().endswith((".", ":", "!", "?", "```"))
+    )
 
 
 def _windows(

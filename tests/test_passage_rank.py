@@ -105,3 +105,23 @@ def test_a_window_about_the_question_wins_over_one_with_more_of_the_answers_word
     assert best_window(doc, query, span=1)[1] == 3  # the answer's words alone
     assert best_window(doc, query, span=1, about=q)[1] == 0
     assert best_window(doc, "XDG_CACHE_HOME", span=1, about="What about pens?") is None
+
+
+def test_the_best_window_starts_where_its_sentence_starts():
+    """A window whose first line goes on with the sentence of the line before it (lower case,
+    after a line that ends no sentence) starts at that line: a quote of the framing rule
+    starts at ``* **Framing:**``, not at ``  of UTF-8 JSON.``; at most ``span - 1`` back."""
+    from specedit.app.passage_rank import best_window
+
+    doc = "\n".join(
+        [
+            "Sockets are private.",  # 0
+            "* **Framing:** LSP framing, a header followed by N bytes",  # 1
+            "  of UTF-8 JSON. Other headers are ignored.",  # 2
+            "Limits: a header is at most 8 KiB.",  # 3
+        ]
+    )
+    assert best_window(doc, "UTF-8 JSON headers ignored", span=1)[1] == 2  # none back
+    got = best_window(doc, "UTF-8 JSON headers ignored", span=2)
+    assert got is not None and got[1] == 1
+    assert best_window(doc, "8 KiB limits", span=2)[1] == 3  # after a sentence's end
