@@ -148,10 +148,7 @@ def cmd_rewrite(a) -> int:
 
 
 def _summary(s: dict, message: str, loaded) -> None:
-    from .stages import BY_PROGRAM
-
-    if s.get("edit_mode") in BY_PROGRAM:  # no model call: no engine figures to give
-        line = f"no model call: edit mode {s['edit_mode']} ({s['edit_reason']})"
+    if line := s.get("no_model_call"):  # made by the program: no engine figures to give
         say(f"[bold]{escape(loaded.model_name)}[/]: {escape(line)}")
         if message:
             say(escape(message))

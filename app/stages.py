@@ -109,6 +109,7 @@ class RewriteStats:
             "edit_fallback": self.edit_fallback,
             "edit_repairs": list(self.edit_repairs),
             "file_tokens": self.file_tokens,
+            "no_model_call": no_model_call(self.edit_mode, self.edit_reason),
         }
 
 
@@ -310,6 +311,16 @@ def run_insert(run: RewriteRun) -> RewriteResult | None:
 BY_PROGRAM = {"rename": run_rename, "value": run_value, "insert": run_insert}
 """The edit modes whose result the program makes with no model call, in the order
 ``app.rewrite.rewrite`` tries them: under ``auto``, without a region, before any prompt."""
+
+
+def no_model_call(edit_mode: str, edit_reason: str) -> str:
+    """What every display says of a result the program made (``BY_PROGRAM``), in place of
+    the engine's figures it has none of: "no model call: edit mode rename (why)"; "" for a
+    result the model made. ``RewriteStats.snapshot()`` carries it (``no_model_call``): the
+    CLI, the terminal app and, through ``rewrite/done``, the plugins show it."""
+    if edit_mode not in BY_PROGRAM:
+        return ""
+    return f"no model call: edit mode {edit_mode} ({edit_reason})"
 
 
 def _by_program(run: RewriteRun, new_text: str, why: str) -> RewriteResult:

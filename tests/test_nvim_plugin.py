@@ -312,10 +312,17 @@ def test_review_motions_truncated_and_suspect(tmp_path):
   vim.cmd('SpeceditAcceptAll')
   out.after_suspect = lines()
   out.suspect_done = sp.buffers[buf] == nil
+
+  -- made by the program: the line that says so, no engine figures
+  vim.api.nvim_buf_set_lines(buf, 0, -1, false, { 'a', 'b', 'c', 'd', 'e', 'f', 'g' })
+  start({ status = 'ok', hunks = vim.deepcopy(hunks), stats = { decode_tps = 0, backend = 'torch',
+          no_model_call = 'no model call: edit mode rename (why)' } })
+  out.program_note = out.notes[#out.notes]
 """
     )
     out = run_lua(tmp_path, body)
     assert "3 hunk(s), 12.5 tok/s, torch on cuda, verifier triton, edit whole" in out["done_note"]
+    assert "3 hunk(s), no model call: edit mode rename (why)" in out["program_note"]
     # hunks at rows 2, 4 and 7 (the deleted 'g' is anchored at row 7, the buffer's last)
     assert out["rows"] == [2, 4, 7, 2, 7, 4], out["rows"]
     assert out["after_reject"] == ["a", "b", "c", "d", "e", "f", "g"]

@@ -237,6 +237,10 @@ class EditorScreen(InstructionOps, AskOps, ReviewOps, FileOps, Screen):
         state = {"edit": "idle", "answer": "answered"}.get(self.mode, self.mode)
         note = f"queued: {self.state.queued}" if self.state.queued else ""
         metrics = live.metrics if live is not None else None
+        result = self.state.result
+        if result is not None and self.mode not in RUNNING:
+            if made := result.stats.snapshot()["no_model_call"]:  # no engine figures: say so
+                metrics, note = None, f"{made} · {note}" if note else made
         status.show(
             metrics,
             state=state,

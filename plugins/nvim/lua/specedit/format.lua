@@ -103,12 +103,17 @@ end
 function M.done(p, n_hunks)
   local stats = M.val(p.stats) or {}
   local parts = { ('%d hunk(s)'):format(n_hunks) }
-  if M.val(stats.decode_tps) then
-    table.insert(parts, ('%.1f tok/s'):format(stats.decode_tps))
-  end
-  local engine = M.engine(stats)
-  if engine ~= '' then
-    table.insert(parts, engine)
+  local by_program = M.val(stats.no_model_call)
+  if by_program and by_program ~= '' then
+    table.insert(parts, by_program) -- made by the program: no engine figures to give
+  else
+    if M.val(stats.decode_tps) then
+      table.insert(parts, ('%.1f tok/s'):format(stats.decode_tps))
+    end
+    local engine = M.engine(stats)
+    if engine ~= '' then
+      table.insert(parts, engine)
+    end
   end
   local s = table.concat(parts, ', ')
   local level = vim.log.levels.INFO
