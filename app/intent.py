@@ -13,7 +13,8 @@ about the model's answer:
   * ``each``: the sites the instruction joins with "and" ("of Queue.put and of
     Queue.get", "in do_longs and in do_shorts"), each the definitions its word names: the
     change goes to every site;
-  * ``values``: ``(a, b)`` pairs of "from A to B" (quotes kept as written), and of
+  * ``values``: ``(a, b)`` pairs of "from A to B" (quotes kept as written; "from 12
+    months to 18 months", a number with the same unit on both sides, is (12, 18)), and of
     "change A to B" / "replace A with B" where the file holds A verbatim (A and B are the
     last quoted part of each side when it has one);
   * ``only_values``: the instruction asks for nothing but those changes (no other verb of
@@ -44,6 +45,13 @@ _RENAME = re.compile(
 )
 _NOT_A_DEFINITION = re.compile(r"variable|parameter|argument|attribute|field|constant", re.I)
 _VALUE = re.compile(r"\bfrom\s+(\S+?)\s+to\s+(\S+?)(?=[\s,;]|\.(?:\s|$)|$)", re.I)
+_MEASURE = re.compile(
+    r"\bfrom\s+(-?\d[\d_.]*)\s+((?:[A-Za-z%]+\s*){1,3}?)\s*to\s+(-?\d[\d_.]*)\s+\2"
+    r"(?=[\s,;]|\.(?:\s|$)|$)",
+    re.I,
+)
+"""A number with its unit on both sides ("from 12 months to 18 months", "from 60 per
+minute to 120 per minute"): the numbers change."""
 EVERYWHERE = re.compile(
     r"\b(everywhere|throughout|every\s+\w+|(?:all|each)\s+(?:of\s+)?(?:the\s+|its\s+)?"
     r"(?:occurrences?|uses?|usages?|references?|calls?|places?|functions?|methods?|classes|"
@@ -194,6 +202,11 @@ def read_intent(instruction: str, text: str, path: str | None = None) -> Intent:
         (_strip(m.group(1)), _strip(m.group(2)), m.span())
         for m in _VALUE.finditer(instruction)
         if _strip(m.group(1)) and _strip(m.group(2)) and _strip(m.group(1)) != _strip(m.group(2))
+    ]
+    pairs += [
+        (m.group(1).rstrip("."), m.group(3).rstrip("."), m.span())
+        for m in _MEASURE.finditer(instruction)
+        if m.group(1) != m.group(3)
     ]
     pairs += [c for c in _changes(instruction, text) if c[:2] not in [p[:2] for p in pairs]]
     values = tuple((a, b) for a, b, _ in pairs)

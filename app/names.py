@@ -1,20 +1,25 @@
 """Where a name is used in a text, and the text with it renamed: the one home of that reading.
 
 Contract:
-  * ``uses(text, name, path, scope, words=False) -> list[(line, col)]``: 0-based places
-    of ``name`` as a name in ``text``, within ``scope`` (0-based ``[start, end)`` line
-    ranges; None for the whole text). In Python (``tokenize``) a use is a NAME token,
-    not an attribute (``x.name``) and not a keyword argument (``f(name=…)``), which name
-    other things, unless ``f`` is a function the text defines, inside ``scope``, with a
-    parameter ``name`` (then it is the renamed parameter, at every such call, inside
-    ``scope`` or not: a parameter renamed in its function is renamed at its callers'
-    keywords); with ``words``, whole words inside comments and
+  * ``uses(text, name, path, scope, words=False, attributes=False, mentions=False)
+    -> list[(line, col)]``: 0-based places of ``name`` as a name in ``text``, within
+    ``scope`` (0-based ``[start, end)`` line ranges; None for the whole text). In Python
+    (``tokenize``) a use is a NAME token, not an attribute (``x.name``) and not a keyword
+    argument (``f(name=…)``), which name other things, unless ``f`` is a function the text
+    defines, inside ``scope``, with a parameter ``name`` (then it is the renamed parameter,
+    at every such call, inside ``scope`` or not: a parameter renamed in its function is
+    renamed at its callers' keywords); with ``words``, whole words inside comments and
     strings count too (a rename "comments and docstrings included"); with ``attributes``,
     ``x.name`` counts (the name is a method or an attribute, and its uses are reached
-    through objects). Elsewhere, or where Python does not tokenize, a use is a whole word
-    on a line.
+    through objects); with ``mentions``, the places ``rename`` reads in strings (below).
+    Elsewhere, or where Python does not tokenize, a use is a whole word on a line.
   * ``rename(text, old, new, path, scope, words=False) -> str``: ``text`` with every use
-    of ``old`` in ``scope`` replaced by ``new`` and every other byte as it was.
+    of ``old`` in ``scope`` replaced by ``new`` and every other byte as it was. In Python,
+    strings are read too where they name it as code (``mentions``): in ``scope``, the name
+    marked as code in prose (````old````, ```old```, ``:param old:``, a parameter's entry
+    ``old (int): …`` / ``old : int``), and, anywhere, a doctest's keyword ``old=`` at a call
+    of the file's function whose parameter is renamed (``>>> f(x, old=2)``); a bare word of
+    prose stays ("the data are grouped").
   * ``whole_word(name)``: the pattern of ``name`` as a whole word (no word character on either
     side), the one reading of "a whole word" every module uses.
   * ``code_lines(text, value, path) -> set[int] | None``: the 0-based lines where
@@ -45,7 +50,7 @@ def whole_word(name: str) -> re.Pattern:
 
 
 def _python_uses(
-    text: str, name: str, words: bool, attributes: bool, scope: Scope = None
+    text: str, name: str, words: bool, attributes: bool, scope: Scope = None, mentions: bool = False
 ) -> tuple[list[tuple[int, int]], set[tuple[int, int]]] | None:
     """The uses, and of them the keywords at calls of the functions ``scope`` defines with
     a parameter ``name`` (they follow the parameter wherever the call is)."""
@@ -54,9 +59,29 @@ def _python_uses(
     except (tokenize.TokenError, SyntaxError, IndentationError):
         return None
     word = whole_word(name)
-    out, keywords = [], set()
     sig = [t for t in toks if t.type not in (tokenize.NL, tokenize.NEWLINE, tokenize.COMMENT)]
     own = _defs_with_parameter(sig, name, scope)
+    out, keywords = _code_uses(sig, name, own, attributes)
+    for t in toks if words else ():
+        if t.type in (tokenize.COMMENT, tokenize.STRING):
+            row, col = t.start[0] - 1, t.start[1]
+            for k, piece in enumerate(t.string.split("\n")):
+                base = col if k == 0 else 0
+                out += [(row + k, base + m.start()) for m in word.finditer(piece)]
+    for t in toks if mentions and not words else ():
+        if t.type == tokenize.STRING:
+            found, kw = _string_mentions(t, name, own, scope)
+            out += found
+            keywords |= kw
+    return out, keywords
+
+
+def _code_uses(
+    sig: list[tokenize.TokenInfo], name: str, own: set[str], attributes: bool
+) -> tuple[list[tuple[int, int]], set[tuple[int, int]]]:
+    """``name``'s uses among the tokens ``sig`` (0-based rows), and of them the keywords at
+    calls of ``own`` functions."""
+    out, keywords = [], set()
     # per open bracket: the called name of a call's ("" for a call of something else), None
     # for a def's parameters or any other bracket
     parens: list[str | None] = []
@@ -80,13 +105,63 @@ def _python_uses(
                     continue  # a keyword argument of a call names the callee's parameter
                 keywords.add((t.start[0] - 1, t.start[1]))
             out.append((t.start[0] - 1, t.start[1]))
-    for t in toks if words else ():
-        if t.type in (tokenize.COMMENT, tokenize.STRING):
-            row, col = t.start[0] - 1, t.start[1]
-            for k, piece in enumerate(t.string.split("\n")):
-                base = col if k == 0 else 0
-                out += [(row + k, base + m.start()) for m in word.finditer(piece)]
     return out, keywords
+
+
+_DOCTEST = re.compile(r"^(\s*)(?:>>>|\.\.\.) ")
+
+
+def _marked(name: str) -> re.Pattern:
+    """``name`` marked as code in prose: in backquotes, a reST field, a parameter's entry."""
+    n = re.escape(name)
+    return re.compile(
+        rf"(?<=`)(?P<a>{n})(?=(?:\(\))?`)"
+        rf"|:(?:param|parameter|arg|argument|key|keyword|type|raises?)\s+(?:[^:`\n]*\s)?(?P<b>{n}):"
+        rf"|^\s*\*{{0,2}}(?P<c>{n})(?:\s*\([^)\n]*\))?\s*:(?:\s|$)"
+    )
+
+
+def _string_mentions(
+    t: tokenize.TokenInfo, name: str, own: set[str], scope: Scope
+) -> tuple[list[tuple[int, int]], set[tuple[int, int]]]:
+    """Where the string ``t`` names ``name`` as code (``rename``'s mentions), and of them
+    the doctest keywords (they follow the parameter wherever they are)."""
+    out, keywords = [], set()
+    marked = _marked(name)
+    row, col = t.start[0] - 1, t.start[1]
+    for k, piece in enumerate(t.string.split("\n")):
+        base = col if k == 0 else 0
+        prompt = _DOCTEST.match(piece)
+        if prompt:
+            code = piece[prompt.end() :]
+            sig = [
+                x
+                for x in _tokens(code)
+                if x.type not in (tokenize.NL, tokenize.NEWLINE, tokenize.COMMENT)
+            ]
+            _, kw = _code_uses(sig, name, own, False)
+            at = {(row + k, base + prompt.end() + c) for _, c in kw}
+            out += at
+            keywords |= at
+        elif _inside(row + k, scope):
+            out += [
+                (row + k, base + m.start(m.lastgroup))
+                for m in marked.finditer(piece)
+                if m.lastgroup
+            ]
+    return out, keywords
+
+
+def _tokens(code: str) -> list[tokenize.TokenInfo]:
+    """The tokens of one line of code, as far as they go (a doctest's line may open a
+    bracket the next closes)."""
+    got = []
+    try:
+        for tok in tokenize.generate_tokens(io.StringIO(code).readline):
+            got.append(tok)
+    except (tokenize.TokenError, SyntaxError, IndentationError):
+        pass
+    return got
 
 
 def _defs_with_parameter(sig: list[tokenize.TokenInfo], name: str, scope: Scope) -> set[str]:
@@ -117,11 +192,12 @@ def uses(
     scope: Scope = None,
     words: bool = False,
     attributes: bool = False,
+    mentions: bool = False,
 ) -> list[tuple[int, int]]:
     """The places of ``name`` in ``text`` (module docstring)."""
     python = None
     if language_for_path(path) == "python":
-        python = _python_uses(text, name, words, attributes, scope)
+        python = _python_uses(text, name, words, attributes, scope, mentions)
     if python is None:
         word = whole_word(name)
         found = [
@@ -143,7 +219,7 @@ def rename(
     attributes: bool = False,
 ) -> str:
     """``text`` with ``old`` renamed ``new`` where ``uses`` finds it (module docstring)."""
-    places = uses(text, old, path, scope, words, attributes)
+    places = uses(text, old, path, scope, words, attributes, mentions=True)
     if not places:
         return text
     lines = split_lines(text)

@@ -159,6 +159,55 @@ def test_a_renamed_parameter_s_keyword_follows_at_calls_of_the_file_s_own_functi
     )
 
 
+MEDIAN = '''\
+def median_grouped(data, interval=1):
+    """Return the median of grouped continuous data.
+
+    >>> median_grouped([52, 52, 53, 54])
+    52.5
+
+    Use it when your data is continuous and grouped, each interval one class.
+    Optional argument ``interval`` represents the class interval.
+
+    >>> median_grouped([1, 3, 3, 5, 7], interval=2)
+    3.5
+    >>> sorted([1], key=abs, interval=3)
+
+    :param interval: the width
+    Args:
+        interval (int): the width
+    """
+    return data[0] * interval
+
+
+def other(x):
+    """``interval`` of another thing."""
+    return median_grouped(x, interval=2)
+'''
+
+
+def test_a_renamed_parameter_s_mentions_as_code_follow_but_prose_stays():
+    """statistics.median_grouped: renaming ``interval`` in the function renames its
+    docstring's ``interval``, its field and entry, and the doctest keyword at a call of
+    the function; the word "interval" in prose, another function's docstring and another
+    callee's keyword stay. The collision check still reads code alone."""
+    got = rename(MEDIAN, "interval", "width", "statistics.py", [(0, 18)])
+    want = (
+        MEDIAN.replace("interval=1)", "width=1)")
+        .replace("argument ``interval``", "argument ``width``")
+        .replace("7], interval=2)", "7], width=2)")
+        .replace(":param interval:", ":param width:")
+        .replace("        interval (int)", "        width (int)")
+        .replace("* interval\n", "* width\n")
+        .replace("(x, interval=2)", "(x, width=2)")
+    )
+    assert got == want
+    assert "each interval one class" in got and "the class interval." in got
+    assert "key=abs, interval=3" in got and '"""``interval`` of another' in got
+    # uses (the checks' and the collision's reading) counts code, not mentions
+    assert uses(MEDIAN, "interval", "statistics.py", [(0, 18)]) == [(0, 25), (17, 21), (22, 29)]
+
+
 CHUNK = """\
 class Chunk:
     # Chunk reads one chunk of a file.
@@ -500,6 +549,10 @@ def test_like_lines_changed_beside_an_asked_value_change_are_undone():
         ("Change the timeout to 5.", (), False),  # "the timeout" is not in the file
         ("Change verbose > 1 to verbose >= 1 and add a docstring.", None, False),
         ("Make it louder: change verbose > 1 to verbose > 0.", None, False),
+        # a number with its unit on both sides: the numbers change
+        ("Change the retention from 12 months to 18 months.", (("12", "18"),), True),
+        ("Set it from 60 per minute to 120 per minute.", (("60", "120"),), True),
+        ("Change the delay from 3 days to 3 days.", (), False),  # nothing changes
     ],
 )
 def test_a_literal_change_is_read_from_the_instruction(instruction, values, only):
