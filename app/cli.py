@@ -167,7 +167,7 @@ def _summary(s: dict, message: str, loaded) -> None:
             f"edit mode {s['edit_mode']}: {s['generated_tokens']} tokens generated for a "
             f"{s['file_tokens']}-token text"
             + (escape(f" ({s['edit_reason']})") if s["edit_reason"] else "")
-            + (escape(f" (blocks given up: {s['edit_fallback']})") if s["edit_fallback"] else "")
+            + (escape(f" ({s['given_up']})") if s["given_up"] else "")
             + (
                 escape(f" (repaired: {', '.join(s['edit_repairs'])})")
                 if s.get("edit_repairs")

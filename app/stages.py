@@ -110,6 +110,7 @@ class RewriteStats:
             "edit_repairs": list(self.edit_repairs),
             "file_tokens": self.file_tokens,
             "no_model_call": no_model_call(self.edit_mode, self.edit_reason),
+            "given_up": given_up(self.edit_fallback),
         }
 
 
@@ -321,6 +322,15 @@ def no_model_call(edit_mode: str, edit_reason: str) -> str:
     if edit_mode not in BY_PROGRAM:
         return ""
     return f"no model call: edit mode {edit_mode} ({edit_reason})"
+
+
+def given_up(edit_fallback: str) -> str:
+    """What every display says of a result made after the model's blocks were given up
+    (``Fallback``), beside the edit mode that made it: "blocks given up: why"; "" when none
+    were. ``RewriteStats.snapshot()`` carries it (``given_up``): the CLI, the terminal app
+    and, through ``rewrite/done``, the plugins show it, so a person reviews such a result
+    knowing that the model's own change could not be read or placed."""
+    return f"blocks given up: {edit_fallback}" if edit_fallback else ""
 
 
 def _by_program(run: RewriteRun, new_text: str, why: str) -> RewriteResult:

@@ -65,7 +65,7 @@ def test_blocks_change_only_the_lines_they_name():
     assert res.status == "ok" and res.new_text == WANT and res.edit_mode == "blocks"
     assert [(h.start_line, h.end_line) for h in res.hunks] == [(29, 30)]
     s = res.stats.snapshot()
-    assert s["edit_mode"] == "blocks" and not s["edit_fallback"]
+    assert s["edit_mode"] == "blocks" and not s["edit_fallback"] and s["given_up"] == ""
     assert s["file_tokens"] == len(TEXT) and s["generated_tokens"] < 80
     assert len(prompts) == 1 and BLOCKS in prompts[0]
     # live views get the stream a whole rewrite would have sent: the new text, then the fence
@@ -96,6 +96,7 @@ def test_blocks_that_do_not_apply_fall_back_to_the_whole_file_and_count_both_sta
     assert res.status == "ok" and res.new_text == WANT and res.edit_mode == "whole"
     s = res.stats.snapshot()
     assert "not in the file" in s["edit_fallback"]
+    assert s["given_up"] == f"blocks given up: {s['edit_fallback']}"  # what displays show
     # the blocks, the blocks again told why (the same wrong answer), then the whole file
     assert len(prompts) == 3 and BLOCKS in prompts[0] and BLOCKS not in prompts[2]
     assert "Your blocks could not be applied: block 1 of 1 cannot be placed" in prompts[1]

@@ -102,3 +102,32 @@ def test_a_result_the_program_made_says_so_in_the_status_bar(workdir):
             assert result.new_text == STATS.replace("average", "mean")
 
     asyncio.run(run())
+
+
+def test_a_result_made_after_the_blocks_were_given_up_says_so_in_the_status_bar(workdir):
+    """The model's blocks cannot be read (a second ``=======`` where ``>>>>>>> REPLACE`` goes,
+    as the 0.5B writes them): the whole rewrite that follows is reviewed with the status bar
+    saying the blocks were given up, and why."""
+    from scripted import scripted_loaded
+    from test_edit_modes import BLOCKS, WHOLE, whole_answer
+
+    from specedit.app.tui.widgets.status import StatusBar
+
+    want = STATS.replace("result = 0", "result = 1")
+    broken = "```python\n<<<<<<< SEARCH\n    result = 0\n=======\n    result = 1\n=======\n```\n"
+    loaded = scripted_loaded([(BLOCKS, broken), (WHOLE, whole_answer(want))])
+
+    async def run() -> None:
+        app = app_for(loaded=loaded)
+        async with app.run_test(size=SIZE, notifications=True) as pilot:
+            screen = app.screen
+            screen.instruction.value = "Start the sum from one."
+            await pilot.press("enter")
+            await wait_for(pilot, lambda: screen.mode == "review", timeout=60)
+            result = screen.state.result
+            assert result.new_text == want and result.edit_mode == "whole", notes(app)
+            status = screen.query_one(StatusBar)
+            figures = str(status.query_one("#st-figures").render())
+            assert "blocks given up: the answer is not a list of blocks" in figures, figures
+
+    asyncio.run(run())

@@ -239,8 +239,11 @@ class EditorScreen(InstructionOps, AskOps, ReviewOps, FileOps, Screen):
         metrics = live.metrics if live is not None else None
         result = self.state.result
         if result is not None and self.mode not in RUNNING:
-            if made := result.stats.snapshot()["no_model_call"]:  # no engine figures: say so
+            snap = result.stats.snapshot()
+            if made := snap["no_model_call"]:  # no engine figures: say so
                 metrics, note = None, f"{made} · {note}" if note else made
+            elif given_up := snap["given_up"]:  # made after the model's blocks failed
+                note = f"{given_up} · {note}" if note else given_up
         status.show(
             metrics,
             state=state,

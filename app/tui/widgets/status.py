@@ -181,8 +181,9 @@ class StatusBar(Widget):
         note: str = "",
         seconds: float | None = None,
     ) -> None:
-        """Render ``metrics``; with None (no run yet) show ``flags`` (speculation, exact)
-        and ``note`` (e.g. a queued instruction). ``seconds``: since the run started."""
+        """Render ``metrics``; with None (no run yet) show ``flags`` (speculation, exact).
+        ``note`` (a queued instruction, blocks given up) follows the figures, or stands in
+        their place. ``seconds``: since the run started."""
         if history is not None:
             self.history = deque(history, maxlen=self.history.maxlen)
         if metrics is None:
@@ -210,7 +211,8 @@ class StatusBar(Widget):
         else:
             self.set_text("st-state", state)
             self.set_text("st-tps", f"{tps:6.1f} tok/s")
-            self.set_text("st-figures", format_figures(snap))
+            figures = format_figures(snap)
+            self.set_text("st-figures", f"{figures} · {note}" if note else figures)
             self._graph("spark")
             self.set_text("st-sources", format_sources(snap))
         flags_text = format_flags(snap["speculation"], snap["exact"], bool(snap["off_reason"]))

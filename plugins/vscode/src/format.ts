@@ -78,6 +78,10 @@ export function formatDone(done: Done): { text: string; warning: boolean } {
       parts.push(engine);
     }
   }
+  const givenUp = done.stats?.given_up;
+  if (typeof givenUp === 'string' && givenUp) {
+    parts.push(givenUp); // the model's blocks could not be read or placed
+  }
   let text = parts.join(', ');
   let warning = false;
   const v = done.validation;

@@ -55,6 +55,13 @@ describe('format', () => {
     const made = { ...stats, decode_tps: 0, no_model_call: 'no model call: edit mode rename (why)' };
     assert.equal(formatDone({ ...DONE, stats: made }).text, '1 hunk(s), no model call: edit mode rename (why)');
     assert.equal(formatDone({ ...DONE, stats: { ...stats, no_model_call: '' } }).text, formatDone({ ...DONE, stats }).text);
+    // made after the model's blocks were given up: the line that says so, after the figures
+    const fell = { ...stats, given_up: 'blocks given up: block 1 of 1 cannot be placed' };
+    assert.equal(
+      formatDone({ ...DONE, stats: fell }).text,
+      '1 hunk(s), 31.2 tok/s, torch on cuda, verifier triton, edit whole, blocks given up: block 1 of 1 cannot be placed',
+    );
+    assert.equal(formatDone({ ...DONE, stats: { ...stats, given_up: '' } }).text, formatDone({ ...DONE, stats }).text);
   });
 
   test('status bar', () => {

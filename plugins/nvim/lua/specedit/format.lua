@@ -115,6 +115,10 @@ function M.done(p, n_hunks)
       table.insert(parts, engine)
     end
   end
+  local given_up = M.val(stats.given_up)
+  if given_up and given_up ~= '' then
+    table.insert(parts, given_up) -- the model's blocks could not be read or placed
+  end
   local s = table.concat(parts, ', ')
   local level = vim.log.levels.INFO
   local v = M.val(p.validation)
