@@ -302,7 +302,7 @@ class QuoteGuard:
         if key not in self._chosen_memo:
             best = None
             if self.question:
-                query = self.question + "\n" + prose(before.decode("utf-8", "replace"))
+                query = self.question + "\n" + prose(before.decode("utf-8", "replace"), self.labels)
                 texts = [self.data[f].decode("utf-8", "replace") for f in files]
                 for about in (self.question, ""):  # a window about the question, if any is
                     scored = [
@@ -402,7 +402,7 @@ class QuoteGuard:
         if key not in self._focus_memo:
             got = None
             if self.question:
-                query = self.question + "\n" + prose(before.decode("utf-8", "replace"))
+                query = self.question + "\n" + prose(before.decode("utf-8", "replace"), self.labels)
                 lines = set(relevant_lines(self.data[f].decode("utf-8", "replace"), query))
                 if lines:
                     begin, on_lines = 0, set()

@@ -261,12 +261,7 @@ def check_citations(answer: str, files: Sequence[tuple[str, str]]) -> list[Citat
     passages = fenced_passages(lines)
     inside = {n for p in passages for n in range(p.first, p.last + 1)}
     labels = [lab for lab, _ in files]
-    # ``[x]`` is a checkbox, not a citation: a tag names a context file, a path or lines
-    cites = [
-        c
-        for c in _cites(lines, inside)
-        if c.lines or _resolve(c.file, labels) or re.search(r"\w[./]\w", c.file)
-    ]
+    cites = [c for c in _cites(lines, inside) if _is_citation(c.lines, c.file, labels)]
     sources = {lab: _Source(text) for lab, text in files}
     starts = {p.first: p for p in passages}
     ends = {p.last: p for p in passages}
@@ -298,13 +293,29 @@ NO_QUOTES = "✗ no quotes: nothing in this answer is checked against the files"
 """The verdict of an answer that quotes nothing."""
 
 
-def prose(answer: str) -> str:
-    """``answer`` without its quoted passages and citation tags: what it says in its own
-    words (a quote holds the source's words, right or not, so an answer is judged on
-    this)."""
+def _is_citation(lines, name: str, labels: Sequence[str]) -> bool:
+    """Whether a tag ``[name]`` (``lines``: its line numbers, if any) is a citation: it
+    gives lines, or names a context file or a path. ``[x]`` is a checkbox and ``[-1, 3]``
+    a list, not citations."""
+    return bool(lines) or _resolve(name, labels) is not None or bool(re.search(r"\w[./]\w", name))
+
+
+def _untag(line: str, labels: Sequence[str]) -> str:
+    def cut(m: re.Match) -> str:
+        a = m.group("a")
+        return "" if _is_citation(a, m.group("file").strip(), labels) else m.group(0)
+
+    return CITE_RE.sub(cut, line)
+
+
+def prose(answer: str, labels: Sequence[str] = ()) -> str:
+    """``answer`` without its quoted passages and citation tags (``labels``: the context
+    files' names; a tag that gives lines or names a path is a citation without them): what
+    it says in its own words (a quote holds the source's words, right or not, so an answer
+    is judged on this). A bracketed list or checkbox is the answer's words, and stays."""
     lines = answer.splitlines()
     inside = {n for p in fenced_passages(lines) for n in range(p.first, p.last + 1)}
-    kept = [CITE_RE.sub("", line) for n, line in enumerate(lines) if n not in inside]
+    kept = [_untag(line, labels) for n, line in enumerate(lines) if n not in inside]
     return "\n".join(line for line in kept if line.strip())
 
 

@@ -64,7 +64,7 @@ class RagQuestion:
         is only quotes is judged whole). None: no known answer."""
         if not self.expect:
             return None
-        said = prose(output) or output
+        said = prose(output, self.docs) or output
         return any(re.search(e, said) for e in self.expect)
 
     def supports(self, quotes: list[str]) -> bool | None:

@@ -152,3 +152,13 @@ def test_prose_is_the_answer_in_its_own_words():
     )
     assert prose(answer) == "They live in the user cache dir.\nSee  above."
     assert prose("```\nonly a quote\n```") == ""
+
+
+def test_a_bracketed_list_or_checkbox_is_the_answer_s_own_words():
+    """Only a citation leaves the prose: an answer that says ``[-1, 3]`` (pluggy's toy
+    example returns that list) says it in its own words, and a tag that names a context
+    file with no dot or slash is a citation only where that file is given."""
+    assert prose("It returns [-1, 3], as [x] marks.") == "It returns [-1, 3], as [x] marks."
+    assert check_citations("It returns [-1, 3].", [("a.txt", "[-1, 3]\n")]) == []
+    assert prose("See [Makefile] and [notes.md].") == "See [Makefile] and ."
+    assert prose("See [Makefile] and [notes.md].", ["Makefile"]) == "See  and ."
