@@ -2,7 +2,7 @@
 
 Contract: ``specedit bench rag [--model M] [--styles quote loose free] [--drafts lookup none plain]
 [--questions ID ...] [--spec-bench N] [--max-tokens N] [--exact] [--threads N] [--ctx N]``
-loads one model and asks every question of ``bench/rag_tasks.py`` (91 questions with
+loads one model and asks every question of ``bench/rag_tasks.py`` (101 questions with
 known answers over vendored docs of eleven kinds, plus the first ``N`` Spec-Bench rag
 prompts) through the product's own ``app.rewrite.answer``, in each answer style
 (``quote``: the product: the model's answer in its own words, then the passage the program
