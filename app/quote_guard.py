@@ -13,7 +13,8 @@ top, or wherever their first word happens to match); once the passage has a whol
 words, a newline (a passage may stop mid-line) and, at the start of a line, the closing fence
 are allowed too (a line of the file that starts with a fence is never copied); after a newline
 the file does not have there, and at the end of the paragraph the passage started in (a blank
-line, a fence line, or ``MAX_LINES`` lines), only the closing fence. Once a
+line, a fence line, or ``MAX_LINES`` lines; a lead-in line ending in ``:`` or ``?`` goes on
+into the paragraph after it), only the closing fence. Once a
 passage has closed, the answer is evidence: another citation, blank lines, or the end (the 1.5B
 otherwise went on to invent turns of the chat). A line that starts with ``[`` outside a passage
 is a citation: only a context file's name as the prompt shows it (``app.prompt.shown_paths``),
@@ -58,6 +59,9 @@ _FENCE_LINE = re.compile(rb"(?m)^[ \t]*`{3,}[ \t]*$")
 _FENCE_OPEN = re.compile(rb"^(`{3,})[\w+-]*[ \t]*$")
 _CITE_LINE = re.compile(r"^\s*" + CITE_RE.pattern + r"\s*:?\s*$")
 _PIECES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+_LEAD_IN = re.compile(rb"[ \t]*[^\n`]*\w[^\n`]*[:?][ \t]*(?=(?P<gap>\n[ \t]*\n)[ \t]*[^\s`])")
+"""A line that leads into the next paragraph (a heading or a question ending in ``:`` or
+``?``, then one blank line): a passage that starts on it goes on into that paragraph."""
 
 
 def pieces(target) -> tuple[list[bytes], dict[bytes, list[int]]]:
@@ -352,16 +356,22 @@ class QuoteGuard:
     def _passage_end(self, f: int, start: int) -> int:
         """Where a passage of file ``f`` that starts at ``start`` ends at the latest: after the
         last line of its paragraph (before a blank line, or a line of the file that starts
-        with a fence), at most ``MAX_LINES`` lines, newline included."""
+        with a fence), at most ``MAX_LINES`` lines, newline included. A passage that starts
+        on a lead-in (``_LEAD_IN``: "General notes on the generator:", a FAQ's question)
+        goes on over the one blank line into the paragraph it leads into."""
         key = (f, start)
         if key not in self._pend:
             data, i = self.data[f], start
-            for _ in range(MAX_LINES):
+            lead = _LEAD_IN.match(data, start)  # a lone heading or question: its point follows
+            for n in range(MAX_LINES):
                 nl = data.find(b"\n", i)
                 if nl < 0:
                     i = len(data)
                     break
                 i = nl + 1
+                if n == 0 and lead and lead.end() == nl:
+                    i = lead.end() + len(lead.group("gap"))
+                    continue
                 after = data.find(b"\n", i)
                 line = data[i : after if after >= 0 else len(data)]
                 if not line.strip() or line.startswith(b"```"):

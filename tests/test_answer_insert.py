@@ -156,3 +156,21 @@ def test_a_token_limit_after_the_pin_still_gets_the_passage_and_one_before_does_
     res = answer(loaded, Q, FILES, RewriteOptions(draft="none", max_tokens=20))
     assert res.text == prose[:20] and res.metrics.inserted_tokens == 0
     assert res.metrics.stop_reason == "max_tokens"
+
+
+def test_a_passage_that_starts_on_a_lead_in_goes_on_into_its_paragraph():
+    """random.py's "General notes on the underlying Mersenne Twister core generator:" stands
+    alone before a blank line; the period is in the list after it. The evidence goes on
+    over that blank line; a passage that starts mid-paragraph still ends at the blank."""
+    doc = (
+        "Random variable generators.\n\nGeneral notes on the core generator:\n\n"
+        "* The period is 2**19937-1.\n* It is well tested.\n\nOther notes.\n"
+    )
+    q = "What is the period of the core generator?"
+    plain = "The period is 2^19937-1."
+    res = answer(scripted_loaded([(q, plain)]), q, [("random.py", doc)], RewriteOptions())
+    lead = "General notes on the core generator:\n\n* The period is 2**19937-1.\n"
+    assert res.text == plain + "\n\n[random.py]\n```\n" + lead + "* It is well tested.\n```"
+    assert [c.found for c in res.citations] == [True]
+    res = answer(scripted_loaded([(Q, "Every second evening.")]), Q, FILES, RewriteOptions())
+    assert res.text.endswith("```\n" + PARAGRAPH + "```")  # "# Garden" is not chosen
