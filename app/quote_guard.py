@@ -26,6 +26,10 @@ passage opens, with the passage the program chooses for the question and the ans
 (``app.passage_rank.best_window``), or, where those cannot choose, once the model's first words
 of it pin it to one place: that paragraph as whole lines, and the answer's end.
 
+With ``own_blocks`` (an answer asked in the model's own words, ``app.quote_insert``), a
+block with no citation line before it is the model's own (the path or the call it shows):
+not a passage, and free; only a cited block is.
+
 Tokens are matched by their bytes (``target.detokenize([id])``, computed once per target and
 kept: ``pieces(target)``), so any tokenization of the copy is allowed, not only the one the
 tokenizer would pick. Pieces longer than ``MAX_PIECE`` bytes are not offered inside a quote.
@@ -123,10 +127,16 @@ class QuoteGuard:
     """The ``Constraint`` of quoted passages (module docstring)."""
 
     def __init__(
-        self, target, context_files: Sequence[tuple[str, str]], question: str = ""
+        self,
+        target,
+        context_files: Sequence[tuple[str, str]],
+        question: str = "",
+        own_blocks: bool = False,
     ) -> None:
         self.table, self.index = pieces(target)
         self.question = question
+        self.own_blocks = own_blocks
+        self._own = False  # the text read last ends inside a block of the model's own
         self._focus_memo: dict[tuple[int, bytes], set[int] | None] = {}
         self._pend: dict[tuple[int, int], int] = {}
         self._chosen_memo: dict[tuple[tuple[int, ...], bytes, bool], tuple[int, int] | None] = {}
@@ -194,6 +204,8 @@ class QuoteGuard:
 
     def _allowed(self, text: bytes) -> np.ndarray | None:
         quote = self._open_quote(text)
+        if quote is None and self._own:
+            return None  # the model's own block: its words, free
         if quote is None:
             line = text[text.rfind(b"\n") + 1 :]
             if line.startswith(b"["):
@@ -465,16 +477,17 @@ class QuoteGuard:
             if state != "out":
                 bare = line.strip()
                 if len(bare) >= 3 and not bare.strip(b"`"):
-                    state, closed = "out", True
-            elif _FENCE_OPEN.match(line.strip()):  # every block is a passage; cited or not
+                    state, closed = "out", closed or state == "quote"
+            elif _FENCE_OPEN.match(line.strip()):  # a passage, cited or not (own_blocks: cited)
                 m = _CITE_LINE.match(prev.decode(errors="replace"))
-                state = "quote"
+                state = "quote" if m or not self.own_blocks else "own"
                 cite, body_start = (m.group("file").strip() if m else ""), offset
             if line.strip():
                 prev = line
             saved.append((offset, (state, cite, body_start, prev, closed)))
         self._parsed = text
         self._closed = closed
+        self._own = state == "own"
         if state != "quote":
             return None
         f = _resolve(cite, self.labels)

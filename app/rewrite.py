@@ -491,7 +491,7 @@ def answer(
     if guarded:
         from .quote_guard import QuoteGuard
 
-        guard = QuoteGuard(loaded.target, context_files, question)
+        guard = QuoteGuard(loaded.target, context_files, question, own_blocks=inserting)
         if inserting:
             from .quote_insert import QuoteInserter
 

@@ -174,3 +174,21 @@ def test_a_passage_that_starts_on_a_lead_in_goes_on_into_its_paragraph():
     assert [c.found for c in res.citations] == [True]
     res = answer(scripted_loaded([(Q, "Every second evening.")]), Q, FILES, RewriteOptions())
     assert res.text.endswith("```\n" + PARAGRAPH + "```")  # "# Garden" is not chosen
+
+
+OWN = "Every second evening, with the hose:\n```\nwater(tomatoes, every=2)\n```"
+
+
+@pytest.mark.parametrize("draft", ["lookup", "none"])
+def test_a_block_the_model_opens_itself_stays_its_own_and_the_evidence_follows(draft):
+    """Asked in its own words, the model shows a path or a call in a block with no
+    citation: those are its words (platformdirs' Linux log path was one), so the program
+    neither guards nor replaces them, and adds the evidence after the answer; the check
+    then lists the model's block too, found or not. Under a citation the program writes
+    the passage as before."""
+    res = answer(scripted_loaded([(Q, OWN)]), Q, FILES, RewriteOptions(draft=draft))
+    assert res.text == OWN + "\n\n[garden.md]\n```\n" + PARAGRAPH + "```"
+    assert [(c.file, c.found) for c in res.citations] == [(None, False), ("garden.md", True)]
+    cited = OWN.replace("hose:\n", "hose.\n\n[garden.md]\n")
+    res = answer(scripted_loaded([(Q, cited)]), Q, FILES, RewriteOptions(draft=draft))
+    assert res.text == cited[: cited.index("```") + 4] + PARAGRAPH + "```"
