@@ -381,8 +381,8 @@ class QuoteGuard:
                     i = len(data)
                     break
                 i = nl + 1
-                if n == 0 and lead and lead.end() == nl:
-                    i = lead.end() + len(lead.group("gap"))
+                if n == 0 and lead:  # (it ends at this newline: it holds none)
+                    i = nl + len(lead["gap"])
                     continue
                 after = data.find(b"\n", i)
                 line = data[i : after if after >= 0 else len(data)]

@@ -161,7 +161,7 @@ def test_a_token_limit_after_the_pin_still_gets_the_passage_and_one_before_does_
 def test_a_passage_that_starts_on_a_lead_in_goes_on_into_its_paragraph():
     """random.py's "General notes on the underlying Mersenne Twister core generator:" stands
     alone before a blank line; the period is in the list after it. The evidence goes on
-    over that blank line; a passage that starts mid-paragraph still ends at the blank."""
+    over that blank line; the garden's evidence, which starts on no lead-in, is as before."""
     doc = (
         "Random variable generators.\n\nGeneral notes on the core generator:\n\n"
         "* The period is 2**19937-1.\n* It is well tested.\n\nOther notes.\n"
