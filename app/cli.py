@@ -1,14 +1,16 @@
-"""The ``specedit`` command line: rewrite, generate, models, undo, bench, serve and the TUI.
+"""The ``specedit`` command line: rewrite, rename, generate, models, undo, bench, serve and
+the TUI.
 
 Contract: every user-fixable problem (bad file, unknown or corrupt model, file
 too long, hash conflict) ends with one clear line on stderr, exit status 1,
-and the file untouched. The streaming text goes to stderr when it is a
-terminal; the diff (or ``--json`` object) goes to stdout, so pipes get clean
-output. Lines for people (errors, the stats line, "wrote … (backup …)") go
-through :func:`say`: wrapped to the terminal's width on a terminal, one line each
-in a pipe or a log file, with user text (paths, messages) never read as markup.
-All the work is done by ``app.rewrite`` / ``app.files``, which the TUI and the
-server use too.
+and the file untouched (``rename``: exit status 2, as argparse's own errors). The
+streaming text goes to stderr when it is a terminal; the diff (or ``--json`` object)
+goes to stdout, so pipes get clean output. Lines for people (errors, the stats line,
+"wrote … (backup …)") go through :func:`say`: wrapped to the terminal's width on a
+terminal, one line each in a pipe or a log file, with user text (paths, messages) never
+read as markup.
+All the work is done by ``app.rewrite`` / ``app.files`` (``app.refactor`` for
+``rename``), which the TUI and the server use too.
 """
 
 from __future__ import annotations
@@ -147,12 +149,84 @@ def cmd_rewrite(a) -> int:
     return 0
 
 
+def cmd_rename(a) -> int:
+    """``specedit rename FILE OLD NEW``: rope's rename (``app.refactor``), no model. The
+    diff goes to stdout, warnings and the summary to stderr; a problem the user can fix
+    (a file that is not Python or does not parse, a name not found, taken or ambiguous, a
+    result rope was unsure of with ``--write`` and no ``--force``) is one line and status 2,
+    the file untouched."""
+    from .diff import unified_diff
+    from .files import FileError, check_writable, read_source, write_atomic
+    from .refactor import RenameError, is_python, rename_python
+
+    def refuse(kind: str, message: str, obj: dict | None = None) -> int:
+        if a.json:
+            obj = obj or {"status": "error"}
+            obj["error"] = {"kind": kind, "message": message}
+            out.out(json.dumps(obj, ensure_ascii=False))
+        error(message)
+        return 2
+
+    try:
+        src = read_source(a.path)
+        if a.write:
+            check_writable(src, force=a.force)
+    except FileError as e:
+        return refuse("file", str(e))
+    if not is_python(a.path, src.text):
+        return refuse(
+            "not_python",
+            f"{a.path} is not a Python file: specedit rename renames Python names "
+            "(other languages: specedit rewrite -i 'Rename ...')",
+        )
+    res = rename_python(src.text, a.old, a.new, line=a.line, docs=a.docs)
+    if isinstance(res, RenameError):
+        return refuse(res.kind, f"{a.path}: {res.message}")
+    obj = {"status": "ok", "path": a.path, **res.to_json()}
+    obj["diff"] = unified_diff(src.text, res.new_text, path=a.path)
+    written = None
+    if a.write and res.doubtful and not a.force:
+        obj["written"] = False
+        if not a.json:
+            out.out(obj["diff"], end="")
+            _rename_notes(res)
+        return refuse(
+            "doubtful",
+            f"{a.path}: not written: rope left occurrences it was unsure of (the warnings "
+            "above); --force writes it anyway",
+            obj,
+        )
+    if a.write and res.hunks:
+        try:
+            written = write_atomic(src, res.new_text, force=a.force)
+        except FileError as e:
+            return refuse("file", str(e))
+    obj["written"] = bool(written)
+    obj["backup"] = str(written.backup_path) if written and written.backup_path else None
+    if a.json:
+        out.out(json.dumps(obj, ensure_ascii=False))
+        return 0
+    out.out(obj["diff"], end="")
+    _rename_notes(res)
+    lines = len(res.changed_lines)
+    say(
+        escape(
+            f"renamed {a.old} to {a.new}: {res.occurrences} occurrences on {lines} "
+            f"line{'s' * (lines != 1)} (rope, no model)"
+        )
+    )
+    if written:
+        undo = shlex.join(["specedit", "undo", str(written.path)])
+        say(escape(f"wrote {written.path} (backup {written.backup_path}; undo: {undo})"))
+    return 0
+
+
+def _rename_notes(res) -> None:
+    for n in res.notes:
+        say(f"[yellow]warning:[/] {escape(f'line {n.line}: {n.message}')}")
+
+
 def _summary(s: dict, message: str, loaded) -> None:
-    if line := s.get("no_model_call"):  # made by the program: no engine figures to give
-        say(f"[bold]{escape(loaded.model_name)}[/]: {escape(line)}")
-        if message:
-            say(escape(message))
-        return
     line = (
         f"{s['generated_tokens']} tokens"
         + (f" and {s['inserted_tokens']} copied from the files" if s.get("inserted_tokens") else "")
@@ -268,7 +342,7 @@ def main(argv: list[str] | None = None) -> int:
         from ..bench.cli import main as bench_main
 
         return bench_main(argv[1:])
-    known = set("rewrite generate models undo redo bench serve tui doctor -h --help".split())
+    known = set("rewrite rename generate models undo redo bench serve tui doctor -h --help".split())
     tui_opts = ("--model", "--draft-model", "--backend", "--gpu-layers", "--device", "--quant")
     if not argv or (argv[0] not in known and (not argv[0].startswith("--") or argv[0] in tui_opts)):
         argv = ["tui", *argv]  # `specedit` and `specedit PATH` open the terminal app
@@ -280,6 +354,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if a.cmd == "rewrite":
             return cmd_rewrite(a)
+        if a.cmd == "rename":
+            return cmd_rename(a)
         if a.cmd == "generate":
             return cmd_generate(a)
         if a.cmd == "models":

@@ -48,6 +48,16 @@ def _lines(v: str) -> tuple[int, int]:
     return start - 1, end
 
 
+def _line(v: str) -> int:
+    try:
+        n = int(v)
+    except ValueError:
+        n = 0
+    if n < 1:
+        raise argparse.ArgumentTypeError("--line takes a line number (1-based)")
+    return n
+
+
 def _draft(v: str) -> str:
     if (v in DRAFT_MODES and v != "model") or (v.startswith("model:") and len(v) > 6):
         return v
@@ -192,6 +202,35 @@ def build_parser() -> argparse.ArgumentParser:
         "deleting lines it was not asked to",
     )
     _add_decoding(r)
+
+    n = sub.add_parser(
+        "rename",
+        help="rename a Python name in one file with rope's analysis (no model)",
+        description="Rename OLD to NEW in one Python file with rope's analysis, without a "
+        "model: its definition and the uses rope resolves to it, nothing else (not "
+        "os.environ.get when a method get is renamed). Only FILE is read or changed.",
+    )
+    n.add_argument("path", metavar="FILE")
+    n.add_argument("old", metavar="OLD", help="the name to rename (defined in FILE)")
+    n.add_argument("new", metavar="NEW", help="its new name")
+    n.add_argument(
+        "--line",
+        type=_line,
+        default=None,
+        metavar="N",
+        help="start from OLD on line N (1-based): needed when OLD names several things",
+    )
+    n.add_argument(
+        "--docs", action="store_true", help="also rename in strings and comments (rope's docs)"
+    )
+    n.add_argument("--write", action="store_true", help="apply the result (atomic, backed up)")
+    n.add_argument(
+        "--force",
+        action="store_true",
+        help="with --write: write a read-only or foreign file, or a result with occurrences "
+        "rope was unsure of",
+    )
+    n.add_argument("--json", action="store_true", help="print one JSON object")
 
     g = sub.add_parser(
         "generate", help="answer a question from context files, quoting them (quotes checked)"

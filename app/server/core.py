@@ -15,7 +15,9 @@ Contract (the wire protocol is documented in ``docs/protocol.md``):
   with checked quotes, ``app.server.answers``, queued with the rewrites),
   ``rewrite/cancel`` (alias ``answer/cancel``), ``$/cancelRequest`` (cancels the session its
   request started),
-  ``rewrite/apply`` (atomic write with backup; -32801 when the file changed), ``shutdown``
+  ``rewrite/apply`` (atomic write with backup; -32801 when the file changed),
+  ``refactor/rename`` (a Python rename by rope, ``app.server.renames``: no model, no
+  write; answered at once from a worker thread, never queued behind a rewrite), ``shutdown``
   then ``exit`` (stops the server; ``exit`` alone just closes that connection).
   Notifications ``rewrite/progress``, ``rewrite/preview`` and ``rewrite/done`` come from
   ``app.server.jobs``, ``answer/progress`` and ``answer/done`` from ``app.server.answers``;
@@ -61,6 +63,7 @@ from .paths import (
     release,
     write_discovery,
 )
+from .renames import rename_request
 from .rpc import (
     CONTENT_MODIFIED,
     INVALID_PARAMS,
@@ -144,6 +147,7 @@ class Server:
             "answer/cancel": self._cancel,
             "$/cancelRequest": self._cancel_request,
             "rewrite/apply": self._apply,
+            "refactor/rename": self._rename,
             "shutdown": self._shutdown,
             "exit": self._exit,
         }
@@ -376,6 +380,10 @@ class Server:
             )
         log.info("%s: apply session %s to %s", conn.name, job.id, p.path)
         return await asyncio.to_thread(_apply_job, job, p.path, p.hunk_ids)
+
+    async def _rename(self, conn: Connection, params: Any) -> dict[str, Any]:
+        self._check_open(conn)
+        return await asyncio.to_thread(rename_request, params)  # rope, maybe a file read
 
     async def _shutdown(self, conn: Connection, params: Any) -> None:
         self._check_auth(conn)

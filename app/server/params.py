@@ -1,8 +1,9 @@
 """Validation of ``specedit serve`` request params: wrong params become JSON-RPC -32602.
 
-Contract: :func:`parse_start`, :func:`parse_warm`, :func:`parse_apply` and
-:func:`parse_answer` take the raw ``params`` of ``rewrite/start`` / ``rewrite/warm`` /
-``rewrite/apply`` / ``answer/start`` and return typed values, or raise
+Contract: :func:`parse_start`, :func:`parse_warm`, :func:`parse_apply`,
+:func:`parse_answer` and :func:`parse_rename` take the raw ``params`` of ``rewrite/start`` /
+``rewrite/warm`` / ``rewrite/apply`` / ``answer/start`` / ``refactor/rename`` and return
+typed values, or raise
 :class:`~specedit.app.server.rpc.RpcError` with code -32602 and a message naming the field.
 A ``text`` is at most :data:`~specedit.app.files.MAX_SOURCE_BYTES` of UTF-8, as a file the
 CLI reads is. These functions may take a while on a large text (tree-sitter): the server
@@ -278,3 +279,36 @@ def parse_answer(params: Any) -> AnswerParams:
     if not isinstance(verbatim, bool):
         raise _bad("verbatim must be a boolean")
     return AnswerParams(question, files, style, RewriteOptions(verbatim=verbatim, **kw))
+
+
+@dataclass(frozen=True)
+class RenameParams:
+    text: str | None
+    """None: read the file at ``path`` (an absolute path)."""
+    path: str | None
+    old: str
+    new: str
+    line: int | None
+    """0-based, as every line of the protocol."""
+    docs: bool = False
+
+
+def parse_rename(params: Any) -> RenameParams:
+    """``refactor/rename``'s params (``docs/protocol.md``); whether ``old`` and ``new`` are
+    identifiers is ``app.refactor``'s to say."""
+    p = _obj(params, "refactor/rename")
+    path = _opt_str(p, "path")
+    if path is not None and ("\x00" in path or not path):
+        raise _bad("path must be a non-empty string without NUL")
+    text = _text(p, "") if p.get("text") is not None else None
+    if text is None and (path is None or not os.path.isabs(path)):
+        raise _bad("give text (the buffer's content), or a path: an absolute file path to read")
+    names = [p.get("old"), p.get("new")]
+    for key, v in zip(("old", "new"), names, strict=True):
+        if not isinstance(v, str) or not v or len(v) > 1000:
+            raise _bad(f"{key} must be a non-empty string: a name")
+    line = None if p.get("line") is None else _int(p["line"], "line", 0)
+    docs = p.get("docs", False)
+    if not isinstance(docs, bool):
+        raise _bad("docs must be a boolean")
+    return RenameParams(text, path, names[0], names[1], line, docs)
