@@ -38,7 +38,7 @@ def check(mod, path):
         fail("without ignorecase, the comparison is no longer case-sensitive")
     if gcm("appel", ["ape", "apple", "peach", "puppy"]) != ["apple", "ape"]:
         fail("get_close_matches without ignorecase changed")
-    if gcm("STAUS", commands, 3, 0.6, False) != [] or gcm("staus", commands, 1, 0.6) != ["status"]:
+    if gcm("STAUS", commands, 3, 0.6) != [] or gcm("staus", commands, 1, 0.6) != ["status"]:
         fail("positional n and cutoff changed")
     try:
         gcm("x", ["x"], n=0, ignorecase=True)

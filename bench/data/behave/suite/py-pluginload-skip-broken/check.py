@@ -54,9 +54,9 @@ def check(mod, path):
         fail(f"load_plugins did not load the two good plugins: {None if reg is None else reg.names()!r}")
     if mod.render_all(reg, "r") != [("plug_alpha", "alpha:r"), ("beta", "beta:r")]:
         fail("render_all changed")
-    for bad in ("plug_misspelt_xyz", "plug_needs_dep"):
-        if not any(r.levelno >= logging.WARNING and bad in r.getMessage() for r in keep.records):
-            fail(f"no warning was logged naming the plugin {bad}")
+    for bad, missing in (("plug_misspelt_xyz", "plug_misspelt_xyz"), ("plug_needs_dep", "no_such_dependency_xyz")):
+        if not any(r.levelno >= logging.WARNING and (bad in r.getMessage() or missing in r.getMessage()) for r in keep.records):
+            fail(f"no warning was logged about the plugin {bad}")
     if any(r.levelno >= logging.WARNING and "plug_alpha" in r.getMessage() for r in keep.records):
         fail("a warning was logged about a plugin that loaded fine")
     reg2 = mod.load_plugins(["plug_alpha"], reg)
