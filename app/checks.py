@@ -52,7 +52,7 @@ MIN_SHARE_LINES = 5
 
 @dataclass(frozen=True)
 class Suspect:
-    """Why a complete result looks like lost lines rather than the edit asked for."""
+    """One check's verdict on a complete result: what it saw, and where."""
 
     reason: str
     """``drops_tail``, ``drops_share``, ``drops_on_add``, ``rename_left``, ``site_missed``,
@@ -83,16 +83,16 @@ def suspect_deletion(old: str, new: str, instruction: str) -> Suspect | None:
         return Suspect(
             "drops_tail",
             tail,
-            f"the result deletes the last {tail} non-blank lines, which the instruction did "
-            "not ask to remove (the model may have stopped early)",
+            f"lines {last.start_line + 1}-{n_old}, the end of the file, are deleted ({tail} "
+            "non-blank lines); the instruction asks to remove nothing",
         )
     lost = sum(_nonblank(h.old_text) - _nonblank(h.new_text) for h in hunks)
     if lost >= MIN_SHARE_LINES and total and lost >= SHARE * total:
         return Suspect(
             "drops_share",
             lost,
-            f"the result deletes {lost} of {total} non-blank lines ({lost / total:.0%}), "
-            "which the instruction did not ask to remove",
+            f"{lost} of the file's {total} non-blank lines are deleted ({lost / total:.0%}); "
+            "the instruction asks to remove nothing",
         )
     if lost > 0 and _ONLY_ADDS.match(instruction) and not _REWORDS.search(instruction):
         at = next(h for h in hunks if _nonblank(h.old_text) > _nonblank(h.new_text))
@@ -179,7 +179,7 @@ def rename_scope(
     return [(d.start, d.end) for d in inner] or None
 
 
-def _map_scope(old: str, new: str, scope: list[tuple[int, int]] | None):
+def map_scope(old: str, new: str, scope: list[tuple[int, int]] | None):
     """``scope`` (``old``'s lines) in ``new``'s line numbers (via the hunks between them)."""
     if scope is None:
         return None
@@ -223,7 +223,7 @@ def rename_left(old: str, new: str, intent: Intent, path: str | None) -> Suspect
     attrs = rename_attributes(old, intent, path)
     if not uses(old, a, path, scope, attributes=attrs):
         return None  # nothing of that name to rename there
-    left = uses(new, a, path, _map_scope(old, new, scope), rename_words(intent), attrs)
+    left = uses(new, a, path, map_scope(old, new, scope), rename_words(intent), attrs)
     if not left:
         return None
     names = [d.name for d in intent.named if scope and (d.start, d.end) in scope]

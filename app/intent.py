@@ -1,4 +1,7 @@
-"""What an instruction asks of a file, read without a model: the facts checks and repairs use.
+"""What an instruction asks of a file, read without a model: the facts the checks use.
+
+Reading the instruction shapes a check (a verdict, feedback to the model) or which prompt is
+asked, never the file: nothing here writes an edit.
 
 Contract: ``read_intent(instruction, text, path) -> Intent``. Every field is a plain reading
 of the words and of the file's definitions (``app.syntax.definitions``), never a guess
@@ -17,17 +20,8 @@ about the model's answer:
     months to 18 months", a number with the same unit on both sides, is (12, 18)), and of
     "change A to B" / "replace A with B" where the file holds A verbatim (A and B are the
     last quoted part of each side when it has one);
-  * ``only_values``: the instruction asks for nothing but those changes (no other verb of
-    ``_ACTIONS`` outside them, nothing after the last): a changed line that never held an A
-    is not asked for;
   * ``everywhere``: the instruction asks for a change across the file (``EVERYWHERE``);
-  * ``layout``, ``comments``, ``removal``: it asks to change white space or formatting,
-    comments or docstrings, or to remove something (``app.checks.asks_removal``): the
-    repairs that would undo such changes stay away;
-  * ``only_rename``: it asks for the rename and nothing else ("rename the class Chunk to
-    RiffChunk everywhere, comments and docstrings included", "… in its definition and
-    where Timer.__init__ calls it": words that say where are no other change; not "… and
-    add a docstring"): a hunk that is not the rename is not asked for.
+  * ``comments``: it names comments or docstrings (a rename then reaches them too).
 """
 
 from __future__ import annotations
@@ -60,12 +54,6 @@ EVERYWHERE = re.compile(
     re.I,
 )
 """Words that ask for a change across the file (``app.rewrite.broad`` reads them too)."""
-_LAYOUT = re.compile(
-    r"\b(indent\w*|white\s*space|spaces|tabs?|format\w*|reformat\w*|align\w*|wrap\w*|"
-    r"pep\s*8|style|blank\s+lines?|line\s+length|(?:on|into|to)\s+(?:one|a\s+single)\s+line|"
-    r"join\s+the|split\s+the\s+line)\b",
-    re.I,
-)
 _COMMENTS = re.compile(r"\b(comments?|docstrings?|documentation|docs?)\b", re.I)
 _REMOVAL = re.compile(
     r"\b(remov\w*|delet\w*|drop\w*|strip\w*|cut|trim\w*|eras\w*|eliminat\w*|get rid|"
@@ -73,14 +61,6 @@ _REMOVAL = re.compile(
     r"clean(?:s|ed|ing)?[ -]?up)\b",
     re.I,
 )
-_WHERE_USED = re.compile(
-    r"\b(?:(?:where(?:ver)?|that|which)\s+(?:[\w.()]+\s+){0,4}?(?:is\s+|are\s+)?"
-    r"(?:call|use|reference|invoke)[sd]?(?:\s+(?:it|them))?|(?:its|their)\s+(?:calls|uses|"
-    r"usages|references|callers|call\s+sites))\b",
-    re.I,
-)
-"""Words that say where a rename goes, not another change: "where Timer.__init__ calls
-it", "in its definition and its calls"."""
 _DOTTED = re.compile(r"[A-Za-z_][\w.]*\w|[A-Za-z_]")
 _AND = re.compile(
     r"[\s,]*(?:and|&)\s+(?:(?:of|in|to|for)\s+)?(?:the\s+)?(?:(?:function|method|class)\s+)?",
@@ -100,14 +80,8 @@ class Intent:
     each: tuple[tuple[Definition, ...], ...] = ()
     """Per site the change goes to, the definitions its word names (one of them changes)."""
     values: tuple[tuple[str, str], ...] = ()
-    only_values: bool = False
     everywhere: bool = False
-    layout: bool = False
     comments: bool = False
-    removal: bool = False
-    only_rename: bool = False
-    """The instruction asks for the rename and nothing else: no other verb of ``_ACTIONS``
-    outside it and the words that say where (``EVERYWHERE``)."""
 
 
 def asks_removal(instruction: str) -> bool:
@@ -124,13 +98,6 @@ _CHANGE = re.compile(
     re.I,
 )
 _QUOTED = re.compile(r"`([^`]+)`|\"([^\"]+)\"|'([^']+)'")
-_ACTIONS = re.compile(
-    r"\b(add|insert|append|remove|delete|drop|rename|fix|move|wrap|call|use|make|replace|"
-    r"change|swap|convert|document|raise|log|sort|split|merge|extract|inline)\w*\b",
-    re.I,
-)
-"""Verbs that ask for a change: besides a value change, one of them asks for more."""
-_VERB = re.compile(r"\b(change|set|update|bump|increase|decrease|lower|raise|replace)\b", re.I)
 
 
 def _literal(phrase: str) -> str:
@@ -210,12 +177,6 @@ def read_intent(instruction: str, text: str, path: str | None = None) -> Intent:
     ]
     pairs += [c for c in _changes(instruction, text) if c[:2] not in [p[:2] for p in pairs]]
     values = tuple((a, b) for a, b, _ in pairs)
-    rest = instruction
-    for _, _, (x, y) in sorted(pairs, key=lambda p: -p[2][0]):
-        rest = rest[:x] + " " + rest[y:]
-    rest = _VERB.sub(" ", rest, count=len(pairs))  # the verbs of "from A to B"
-    tail = instruction[max((p[2][1] for p in pairs), default=0) :]  # ", and its comment…"
-    only = bool(values) and _ACTIONS.search(rest) is None and not re.search(r"\w", tail)
     return Intent(
         instruction,
         rename,
@@ -224,21 +185,6 @@ def read_intent(instruction: str, text: str, path: str | None = None) -> Intent:
         tuple(named),
         tuple(each),
         values,
-        only,
         EVERYWHERE.search(instruction) is not None,
-        _LAYOUT.search(instruction) is not None,
         _COMMENTS.search(instruction) is not None,
-        asks_removal(instruction),
-        rename is not None and _ACTIONS.search(_where(_cut(instruction, r))) is None,
     )
-
-
-def _where(text: str) -> str:
-    """``text`` without the words that say where a rename goes (``EVERYWHERE``,
-    ``_WHERE_USED``)."""
-    return _WHERE_USED.sub(" ", EVERYWHERE.sub(" ", text))
-
-
-def _cut(text: str, m: re.Match | None) -> str:
-    """``text`` without what ``m`` matched."""
-    return text if m is None else text[: m.start()] + " " + text[m.end() :]

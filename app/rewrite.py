@@ -11,19 +11,16 @@ whole rewrite or fell back to one, and the length of the text a whole rewrite re
     a repair round (``app.rounds``), then, if that brings nothing, a whole rewrite on that prefix;
   * ``whole`` (``--edit whole``, a region, or, under ``auto``, a ``broad`` change that reaches
     across the file): the whole text, or the region, written out (``app.prompt.rewrite_prompt``);
-  * ``rename`` (``auto``): a rename asked and nothing else, whose place the instruction and
-    the file fix, is made by the program, with no model call (``app.stages.run_rename``);
-  * ``value`` (``auto``): "from A to B" changes asked and nothing else, each with one place
-    in the file, made by the program, with no model call (``app.stages.run_value``);
-  * ``insert`` (``auto``): an addition the instruction states in full, text and place ("add
-    ttl_s = 900 after key_prefix"), made by the program (``app.stages.run_insert``);
   * a file whose whole rewrite does not fit the context is shown as its outline (``app.outline``)
     plus windows of its lines (``app.prompt.outline_prompt``): a region is rewritten with a window
     around it (``locate+whole``); else a short first answer locates the definitions the change goes
     to and blocks are written for them (``locate+blocks``; ``auto`` falls back to ``locate+whole``
     on located lines at most ``FALLBACK_TOKENS`` long).
-The result's ``status`` is ``ok`` (a complete answer; ``suspect`` is set when it deletes lines the
-instruction did not ask to remove, ``app.checks``: front ends write it only when forced),
+Every result is the model's answer: the program places it, repairs only its copies
+(``app.repair``) and checks it (``app.checks``); under ``auto`` what a check sees goes back
+to the model once (``app.rounds``), never into the file by the program.
+The result's ``status`` is ``ok`` (a complete answer; ``suspect`` is set when a check flags it,
+``app.checks``: front ends write it only when forced),
 ``truncated`` (the output stopped before its closing fence: ``new_text`` is None, ``hunks`` only
 those of the lines completed before the cut, never a deletion of the rest; never written or applied
 as a whole), ``cancelled`` or ``no_output`` (nothing usable; nothing changed). Blocks are never
@@ -58,9 +55,8 @@ from .options import EDIT_MODES, RewriteOptions
 from .outline import Outline, outline, widen
 from .prompt import Prompt, answer_prompt, outline_prompt, rewrite_prompt
 from .quotes import Citation, all_found, check_citations
-from .rounds import redo_definitions, retry_blocks, round_targets
+from .rounds import FLAGS, LOST, again_whole, redo_definitions, retry_blocks, round_targets
 from .stages import (
-    BY_PROGRAM,
     Fallback,
     RewriteResult,
     RewriteRun,
@@ -82,6 +78,9 @@ OUTLINE_SHARE = 0.4
 FALLBACK_TOKENS = 1024
 """A big file's located lines are rewritten whole, when blocks fail, up to this length."""
 
+
+ROUND_VERDICTS = {*FLAGS, *LOST}
+"""Verdicts on a whole rewrite under ``auto`` that send it back to the model once."""
 
 BROAD_LINES = 10
 """A rename of a name that is on at least this many lines of the file is a broad edit."""
@@ -129,7 +128,9 @@ def edit_mode(opts: RewriteOptions, text: str, path: str | None = None) -> tuple
     return ("whole", why) if why else ("blocks", "")
 
 
-def _whole_prompt(run: RewriteRun, edit: str = "whole") -> Prompt:
+def _whole_prompt(
+    run: RewriteRun, edit: str = "whole", feedback: tuple[str, str] | None = None
+) -> Prompt:
     o = run.opts
     return rewrite_prompt(
         run.loaded.target,
@@ -139,7 +140,7 @@ def _whole_prompt(run: RewriteRun, edit: str = "whole") -> Prompt:
         path=run.path,
         context_files=o.context_files,
         region=o.region,
-        feedback=o.feedback,
+        feedback=feedback or o.feedback,
         edit=edit,
     )
 
@@ -207,11 +208,6 @@ def rewrite(
         raise UserError("no instruction given")
     m = metrics if metrics is not None else Metrics()
     run = RewriteRun(loaded, text, split_lines(text), opts, path, on_text, cancel, m)
-    if opts.edit == "auto" and opts.region is None:
-        for mode, by_program in BY_PROGRAM.items():
-            made = by_program(run)
-            if made is not None:
-                return run.close(made, mode)
     plan = plan_rewrite(run)
     run.edit_reason, run.file_tokens = plan.reason, plan.whole.part_tokens
     if plan.mode == "outline":
@@ -226,7 +222,20 @@ def rewrite(
         log.info("edit blocks given up (%s): rewriting the whole file", res.why)
         run.next_stage()
         return run.close(run_whole(run, plan.whole), "whole", res.why)
-    return run.close(run_whole(run, plan.prompt), "whole")
+    return run.close(_whole_round(run, run_whole(run, plan.prompt)), "whole")
+
+
+def _whole_round(run: RewriteRun, first: RewriteResult) -> RewriteResult:
+    """Under ``auto``, a whole rewrite the checks flag is asked once more, told what they
+    saw (``app.rounds.again_whole``); the better of the two (fewer verdicts; the first on
+    a tie)."""
+    reasons = {v.reason for v in first.verdicts}
+    if run.opts.edit != "auto" or run.opts.region is not None or not reasons & ROUND_VERDICTS:
+        return first
+    res = again_whole(run, first, lambda fb: _whole_prompt(run, feedback=fb))
+    if res is not None and (res.status == "cancelled" or len(res.verdicts) < len(first.verdicts)):
+        return res
+    return first
 
 
 def _mend(run: RewriteRun, first: RewriteResult | Fallback) -> RewriteResult | None:

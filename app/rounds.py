@@ -1,23 +1,27 @@
-"""Repair rounds with the model: rewrite the definitions a change goes to, each whole; or
-ask for the blocks again, told why the first ones did not apply.
+"""Repair rounds with the model: what the checks saw, or why the blocks did not place, is
+sent back to the model, which makes the change again; the program never makes it.
 
 When a blocks answer cannot be placed, or the checks (``app.checks``) flag what it did (a
 second site left unchanged, the value asked for not set, a change outside the named
-definitions, a rename left half done, no change at all), the change is asked again of a
-smaller piece: each definition it goes to is rewritten whole as a region of the file
-(``app.stages.run_whole``; the prompt shares the file's warm prefix, so only the
-instruction and the definition are read), with the lookup drafter copying its lines.
+definitions, a rename left half done, a name nothing defines, worse syntax, no change at
+all), the change is asked again of a smaller piece: each definition it goes to is
+rewritten whole as a region of the file (``app.stages.run_whole``; the prompt shares the
+file's warm prefix, so only the instruction and the definition are read), with the
+lookup drafter copying its lines, and, for a flagged answer, the model's own try at that
+definition and what the checks saw as feedback (``checks_note``).
 
 Contract: ``round_targets(run, first, intent) -> list[Definition]``: the definitions to
 rewrite (the missed ones of the named sites; for a half-made change (a name used that
-nothing defines, a new parameter not used), the definitions it touched, else the named ones;
-else the named ones; for an answer that could not be placed, the named ones, else the
-definitions its search sides are most like), innermost, each at most ``WIDEN_TOKENS`` long;
-[] when there are none or one is too long.
+nothing defines, a new parameter not used, worse syntax), the definitions it touched, else
+the named ones; else the named ones; for an answer that could not be placed, the named
+ones, else the definitions its search sides are most like), innermost, each at most
+``WIDEN_TOKENS`` long; [] when there are none or one is too long.
 ``redo_definitions(run, first, defs) -> RewriteResult | None``: the file with each definition
-rewritten and the first answer's hunks outside them kept, checked and repaired as any
-result (``app.stages.finished``), or None when no definition came back complete. One
-round, never more; ``run.repairs`` gets ``widen``.
+rewritten and the first answer's hunks outside them kept, checked as any result
+(``app.stages.finished``), or None when no definition came back complete. One round,
+never more; ``run.repairs`` gets ``widen``.
+``again_whole(run, first, prompt_of)``: a whole rewrite the checks flag, asked once more
+with its answer and what they saw (``run.repairs`` gets ``again``).
 ``retry_blocks(run, first) -> RewriteResult | None``: for a blocks answer that could not be
 applied and has no definition to widen to (none named and none like it, or too long),
 the blocks asked once more, their SEARCH sides guarded (``app.search_guard``: only lines
@@ -38,8 +42,8 @@ import difflib
 import logging
 
 from . import edits
-from .checks import touches
-from .diff import Hunk, apply_hunks, compute_hunks
+from .checks import Suspect, map_scope, touches
+from .diff import Hunk, apply_hunks, compute_hunks, split_lines
 from .intent import Intent
 from .prompt import rewrite_fence, rewrite_prompt
 from .stages import Fallback, RewriteResult, RewriteRun, finished, run_blocks, run_whole
@@ -49,8 +53,18 @@ log = logging.getLogger(__name__)
 
 WIDEN_TOKENS = 1024
 """A definition longer than this is not rewritten whole by a repair round."""
-FLAGS = ("rename_left", "site_missed", "value_missed", "outside_named", "unbound", "param_unused")
+FLAGS = (
+    "rename_left",
+    "site_missed",
+    "value_missed",
+    "outside_named",
+    "unbound",
+    "param_unused",
+    "syntax",
+)
 """Verdicts a repair round may mend."""
+LOST = ("drops_tail", "drops_share", "drops_on_add")
+"""Verdicts of lost lines: a whole rewrite that has them is asked again too."""
 _SCOPED = {"rename_left", "value_missed", "outside_named"}
 """Verdicts whose round goes to the named definitions, whatever else is flagged."""
 LIKE = 0.75
@@ -100,7 +114,7 @@ def round_targets(
                 for g in intent.each
                 if len(g) == 1 and not any(touches(h, g[0], before=True) for h in first.hunks)
             ]
-        elif reasons & {"unbound", "param_unused"} and not reasons & _SCOPED:
+        elif reasons & {"unbound", "param_unused", "syntax"} and not reasons & _SCOPED:
             # where the change was made (the function given the parameter), not every
             # definition the instruction names (the class the parameter is passed to)
             defs = definitions(run.text, language_for_path(run.path))
@@ -130,11 +144,17 @@ def redo_definitions(
         kept = [h for h in first.hunks if not any(touches(h, d, before=True) for d in defs)]
     made: list[Hunk] = []
     raws = []
+    flagged = isinstance(first, RewriteResult) and first.status == "ok" and first.verdicts
     for d in defs:
         run.next_stage()
         sub = dataclasses.replace(
             run, opts=dataclasses.replace(run.opts, region=(d.start, d.end)), on_text=None
         )
+        feedback = None
+        if flagged and first.new_text is not None:  # its own try at d, and what was seen
+            ((a, b),) = map_scope(text, first.new_text, [(d.start, d.end)])
+            mine = "".join(split_lines(first.new_text)[a:b])
+            feedback = (mine, checks_note(first.verdicts)) if mine.strip() else None
         prompt = rewrite_prompt(
             run.loaded.target,
             text,
@@ -143,6 +163,7 @@ def redo_definitions(
             path=run.path,
             context_files=run.opts.context_files,
             region=(d.start, d.end),
+            feedback=feedback,
         )
         res = run_whole(sub, prompt)
         raws.append(res.raw)
@@ -161,6 +182,30 @@ def redo_definitions(
     if run.on_text is not None:  # the new text at once, as a blocks answer sends it
         fence = rewrite_fence(text)
         run.on_text(merged + ("" if merged.endswith("\n") else "\n") + fence + "\n")
+    return res
+
+
+def checks_note(verdicts: list[Suspect]) -> str:
+    """The feedback of a round on a flagged answer: what the checks saw, in their words."""
+    seen = "; ".join(v.message for v in verdicts)
+    return f"The checks found: {seen}. Make the change the instruction asks for, and nothing else."
+
+
+def again_whole(run: RewriteRun, first: RewriteResult, prompt_of) -> RewriteResult | None:
+    """A whole rewrite the checks flag, asked once more with its answer and what the checks
+    saw as feedback (``prompt_of(feedback)`` builds the prompt); the better of the two is the
+    caller's to choose. None when nothing came back complete; ``run.repairs`` gets
+    ``again``."""
+    if first.status != "ok" or first.new_text is None:
+        return None
+    run.next_stage()
+    res = run_whole(run, prompt_of((first.new_text, checks_note(first.verdicts))))
+    if res.status == "cancelled":
+        return res
+    if res.status != "ok":
+        log.info("again: %s", res.status)
+        return None
+    run.repairs.append("again")
     return res
 
 

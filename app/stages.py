@@ -14,24 +14,6 @@ Contract:
     Returns the result, or, when ``run.opts.edit`` is ``auto``, a ``Fallback`` (why,
     and the answer) instead of a failed result, so the caller can fall back or repair;
     nothing is applied then.
-  * ``run_rename(run)``: under ``auto``, a rename asked alone (``Intent.only_rename``)
-    whose scope the instruction and the file fix (``app.checks.asked_rename_scope``: across
-    the file, the definitions it names, every use of a definition of the file) made by the
-    program, every use of the name there (``app.names.rename``; comments and strings too
-    when asked), with no model call: the repairs would set a model's answer aside for
-    exactly this text anyway (``app.repair.complete_rename``); None when that is not the
-    instruction, the name is not in its scope or the new name already is (the model is
-    asked then).
-  * ``run_value(run)``: under ``auto``, value changes asked alone ("from A to B",
-    ``Intent.only_values``) made by the program where each has one place
-    (``app.repair.set_value``: the one line of the named definitions, or of the file, that
-    holds A bound to the name the instruction says, or holds it once, or holds the most of
-    the instruction's other words), with no model call; None when one of them has no
-    such place (the model is asked then).
-  * ``run_insert(run)``: under ``auto``, an addition the instruction states in full ("add
-    TEXT after ANCHOR", "add the item TEXT at the end of the list in SECTION") made by the
-    program where the file says one place for it (``app.insertion``), with no model call;
-    None otherwise (the model is asked then).
   * ``run_locate(run, prompt, outline)``: the line ranges of a big file a change goes to
     (``app.outline.read_located``), from a short first answer.
   * ``check_fits(loaded, prompt, what, fix)`` raises ``FileError`` naming the real sizes
@@ -54,20 +36,17 @@ from dataclasses import dataclass, field
 
 from ..engine.metrics import Metrics
 from . import edits
-from .checks import Suspect, asked_rename_scope, suspect_deletion, vouch
+from .checks import Suspect, suspect_deletion, vouch
 from .diff import Hunk, apply_hunks, compute_hunks, preview_in_file, unified_diff
 from .files import FileError
 from .generation import run_prompt
-from .insertion import insert, read_addition
 from .intent import Intent, read_intent
 from .loaded_model import LoadedModel
-from .names import uses
 from .options import RewriteOptions
 from .outline import Outline, read_located
 from .prompt import Prompt, feedback_note
-from .repair import complete_rename, keep_copies, repair, set_value
+from .repair import repair
 from .search_guard import SearchGuard
-from .stream import fence_for
 
 log = logging.getLogger(__name__)
 
@@ -109,7 +88,6 @@ class RewriteStats:
             "edit_fallback": self.edit_fallback,
             "edit_repairs": list(self.edit_repairs),
             "file_tokens": self.file_tokens,
-            "no_model_call": no_model_call(self.edit_mode, self.edit_reason),
             "given_up": given_up(self.edit_fallback),
         }
 
@@ -129,6 +107,9 @@ class RewriteResult:
     """Set on an ``ok`` result the checks flag (``app.checks.vouch``): the first verdict."""
     verdicts: list[Suspect] = field(default_factory=list)
     """Every verdict of the checks on an ``ok`` result (``suspect`` is the first)."""
+    first_answer: str | None = None
+    """The model's first answer placed in the file as it is, before any repair or round
+    (None when it could not be placed): what the bench compares the result with."""
 
     @property
     def metrics(self) -> Metrics:
@@ -181,6 +162,10 @@ class RewriteRun:
     """Why ``auto`` chose a whole rewrite without trying blocks (``app.rewrite.broad``)."""
     repairs: list[str] = field(default_factory=list)
     """The repairs made to the answer (``app.repair``) and repair rounds run, in order."""
+    first_answer: str | None = None
+    """The first answer placed as it is (``RewriteResult.first_answer``)."""
+    answered: bool = False
+    """The first answer is in: ``first_answer`` is set for good."""
     _intent: Intent | None = field(default=None, repr=False)
 
     @property
@@ -206,6 +191,7 @@ class RewriteRun:
             self.metrics.add(m)
         self.earlier = []
         res.stats = self.stats(mode, fallback)
+        res.first_answer = self.first_answer
         return res
 
     def stats(self, mode: str = "", fallback: str = "") -> RewriteStats:
@@ -244,21 +230,19 @@ def cut_message(stop_reason: str, max_tokens: int, region: bool) -> str:
 
 
 def finished(run: RewriteRun, new_text: str, raw: str, part: str, body: str) -> RewriteResult:
-    """The ``ok`` result of a complete rewrite: the answer repaired (``app.repair``; a
-    region's answer only has its copies kept and an asked value the model missed set),
-    hunks, diff and the checks' verdicts (``app.checks.vouch``; a region's lost lines are judged on ``body`` against ``part``,
-    what the model was shown to rewrite); the first verdict is the result's ``suspect``."""
-    text, asked, intent = run.text, run.asked, run.intent
+    """The ``ok`` result of a complete rewrite: the answer's fidelity repaired
+    (``app.repair``: copies only, never what it changes), hunks, diff and the checks'
+    verdicts (``app.checks.vouch``; a region's lost lines are judged on ``body`` against
+    ``part``, what the model was shown to rewrite); the first verdict is the result's
+    ``suspect``. The first answer of a rewrite is kept as it came (``first_answer``)."""
+    text, intent = run.text, run.intent
+    if not run.answered:
+        run.first_answer, run.answered = new_text, True
+    new_text, labels = repair(text, new_text, run.path)
     if run.opts.region is None and part == text:
-        new_text, labels = repair(text, new_text, intent, run.path)
         verdicts = vouch(text, new_text, intent, run.path)
     else:
-        fixed = keep_copies(text, new_text, intent, run.path)
-        labels = ["copies"] if fixed != new_text else []
-        valued = set_value(text, fixed, intent, run.path)  # the asked value the model missed
-        labels += ["value"] if valued != fixed else []
-        new_text = valued
-        lost = suspect_deletion(part, body, asked)
+        lost = suspect_deletion(part, body, run.asked)
         verdicts = [lost] if lost else []
         verdicts += [v for v in vouch(text, new_text, intent, run.path) if not v.deleted_lines]
     run.repairs += [x for x in labels if x not in run.repairs]
@@ -271,59 +255,6 @@ def finished(run: RewriteRun, new_text: str, raw: str, part: str, body: str) -> 
     )
 
 
-def run_rename(run: RewriteRun) -> RewriteResult | None:
-    """The rename the program makes itself (module docstring), or None."""
-    it = run.intent
-    if it.rename is None or not it.only_rename:
-        return None
-    known, scope = asked_rename_scope(run.text, it, run.path)
-    if not known:
-        return None  # no place said for a name the file does not define: the model's part
-    if uses(run.text, it.rename[1], run.path, scope):
-        return None  # the new name is taken there: a merge of two names, not a rename
-    new_text = complete_rename(run.text, run.text, it, run.path)  # the model's part: none
-    if new_text == run.text:
-        return None
-    where = "across the file" if it.everywhere else "where it says"
-    return _by_program(run, new_text, f"the instruction asks only for a rename {where}")
-
-
-def run_value(run: RewriteRun) -> RewriteResult | None:
-    """The value changes the program makes itself (module docstring), or None."""
-    if not run.intent.only_values:
-        return None
-    new_text = set_value(run.text, run.text, run.intent, run.path)
-    if new_text == run.text:
-        return None
-    return _by_program(
-        run, new_text, 'the instruction asks only for "from A to B", each in one place'
-    )
-
-
-def run_insert(run: RewriteRun) -> RewriteResult | None:
-    """The addition the program makes itself (module docstring), or None."""
-    add = read_addition(run.opts.instruction)
-    new_text = None if add is None else insert(run.text, add, run.path)
-    if new_text is None or new_text == run.text:
-        return None
-    return _by_program(run, new_text, "the instruction states the addition and where it goes")
-
-
-BY_PROGRAM = {"rename": run_rename, "value": run_value, "insert": run_insert}
-"""The edit modes whose result the program makes with no model call, in the order
-``app.rewrite.rewrite`` tries them: under ``auto``, without a region, before any prompt."""
-
-
-def no_model_call(edit_mode: str, edit_reason: str) -> str:
-    """What every display says of a result the program made (``BY_PROGRAM``), in place of
-    the engine's figures it has none of: "no model call: edit mode rename (why)"; "" for a
-    result the model made. ``RewriteStats.snapshot()`` carries it (``no_model_call``): the
-    CLI, the terminal app and, through ``rewrite/done``, the plugins show it."""
-    if edit_mode not in BY_PROGRAM:
-        return ""
-    return f"no model call: edit mode {edit_mode} ({edit_reason})"
-
-
 def given_up(edit_fallback: str) -> str:
     """What every display says of a result made after the model's blocks were given up
     (``Fallback``), beside the edit mode that made it: "blocks given up: why"; "" when none
@@ -331,14 +262,6 @@ def given_up(edit_fallback: str) -> str:
     and, through ``rewrite/done``, the plugins show it, so a person reviews such a result
     knowing that the model's own change could not be read or placed."""
     return f"blocks given up: {edit_fallback}" if edit_fallback else ""
-
-
-def _by_program(run: RewriteRun, new_text: str, why: str) -> RewriteResult:
-    """``new_text``, made by the program, as a result: the stream a whole rewrite would have
-    sent, ``why`` as the reason, checked and repaired as any result."""
-    run.edit_reason = f"{why}: made by the program"
-    _send_whole(run, new_text, fence_for(run.text))
-    return finished(run, new_text, "", run.text, run.text)
 
 
 def _send_whole(run: RewriteRun, new_text: str, fence: str) -> None:
@@ -436,6 +359,7 @@ def run_blocks(
         why = "the blocks change nothing"
     if why:
         log.info("blocks not applied: %s; the answer was %r", why, raw[:2000])
+        run.answered = True  # the first answer, if this was it, could not be placed
         if not forced:
             return Fallback(why, raw)
         if cut:

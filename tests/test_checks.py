@@ -15,7 +15,7 @@ def test_a_block_closed_early_is_flagged_even_in_a_short_file():
     cut = "def plus(a, b):\n    return a + b\n"
     s = suspect_deletion(SHORT, cut, "Rename the function add to plus.")
     assert s is not None and s.reason == "drops_tail" and s.deleted_lines == 2
-    assert "last 2 non-blank lines" in s.message
+    assert "the end of the file, are deleted (2 non-blank lines)" in s.message
 
 
 def test_a_trailing_block_of_a_long_file_is_flagged():

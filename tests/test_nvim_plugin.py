@@ -313,12 +313,6 @@ def test_review_motions_truncated_and_suspect(tmp_path):
   out.after_suspect = lines()
   out.suspect_done = sp.buffers[buf] == nil
 
-  -- made by the program: the line that says so, no engine figures
-  vim.api.nvim_buf_set_lines(buf, 0, -1, false, { 'a', 'b', 'c', 'd', 'e', 'f', 'g' })
-  start({ status = 'ok', hunks = vim.deepcopy(hunks), stats = { decode_tps = 0, backend = 'torch',
-          no_model_call = 'no model call: edit mode rename (why)' } })
-  out.program_note = out.notes[#out.notes]
-
   -- made after the model's blocks were given up: the line that says so, after the figures
   vim.api.nvim_buf_set_lines(buf, 0, -1, false, { 'a', 'b', 'c', 'd', 'e', 'f', 'g' })
   start({ status = 'ok', hunks = vim.deepcopy(hunks), stats = { decode_tps = 12.5,
@@ -328,7 +322,6 @@ def test_review_motions_truncated_and_suspect(tmp_path):
     )
     out = run_lua(tmp_path, body)
     assert "3 hunk(s), 12.5 tok/s, torch on cuda, verifier triton, edit whole" in out["done_note"]
-    assert "3 hunk(s), no model call: edit mode rename (why)" in out["program_note"]
     assert (
         "3 hunk(s), 12.5 tok/s, blocks given up: block 1 of 1 cannot be placed"
         in out["given_up_note"]

@@ -33,7 +33,7 @@ from toy_server import ScriptedToy, toy_loaded  # noqa: E402
 
 FILE = "TIMEOUT = 30\n\n\ndef fetch(url):\n    return get(url, timeout=TIMEOUT)\n"
 ASK = "Make TIMEOUT 60 seconds instead of 30."
-"""Asked so the model answers ("from 30 to 60" alone is made by the program, no model call)."""
+"""The instruction every test here sends."""
 
 
 def remote(path, url: str):

@@ -62,6 +62,8 @@ def test_a_second_site_the_blocks_missed_gets_a_round_of_its_own():
 
 
 def test_a_round_that_does_no_better_leaves_the_first_answer_flagged():
+    """The round on f9 is told what the checks saw; its answer changes nothing, so the
+    first answer stays, flagged."""
     one = TEXT.replace("return x + 3\n", "return x * 3\n")
     res, prompts = run(
         [
@@ -73,7 +75,7 @@ def test_a_round_that_does_no_better_leaves_the_first_answer_flagged():
     assert res.new_text == one and res.suspect is not None
     assert res.suspect.reason == "site_missed" and "f9 is not changed" in res.suspect.message
     assert res.to_json()["verdicts"][0]["reason"] == "site_missed"
-    assert len(prompts) == 2
+    assert len(prompts) == 2 and "The checks found: f9 is not changed" in prompts[1]
 
 
 def test_without_a_named_definition_a_failed_answer_is_redone_where_it_points():
@@ -105,22 +107,45 @@ def test_nothing_to_point_at_falls_back_to_the_whole_file():
     assert "Your blocks could not be applied" in prompts[1]
 
 
-def test_a_whole_answer_with_a_collapsed_indent_and_no_tail_is_repaired():
-    text = (
-        'def open_log(path, mode="a",\n             bufsize=-1):\n    return open(path, mode)\n'
-        "\n\ndef close_log(f):\n    f.close()\n\n\ndef flush_log(f):\n    f.flush()\n"
-    )
-    want = text.replace('mode="a"', 'mode="w"')
+LOG = (
+    'def open_log(path, mode="a",\n             bufsize=-1):\n    return open(path, mode)\n'
+    "\n\ndef close_log(f):\n    f.close()\n\n\ndef flush_log(f):\n    f.flush()\n"
+)
+
+
+def test_a_whole_answer_with_a_collapsed_indent_and_no_tail_is_flagged_not_mended():
+    """Forced whole: the mis-copied indent is put back (fidelity), the dropped tail is not
+    (the program cannot know it was not asked): the result is flagged."""
+    want = LOG.replace('mode="a"', 'mode="w"')
     bad = want.replace("             bufsize", " bufsize")
     bad = bad[: bad.index("def flush_log")]
-    res, _ = run(
+    res, prompts = run(
         [(WHOLE, whole_answer(bad))],
         'Change the default mode of open_log from "a" to "w".',
-        text=text,
+        text=LOG,
         edit="whole",
     )
-    assert res.new_text == want and res.suspect is None
-    assert res.stats.snapshot()["edit_repairs"] == ["copies", "tail"]
+    assert res.new_text == want[: want.index("def flush_log")] and len(prompts) == 1
+    assert res.suspect is not None and res.suspect.reason == "drops_tail"
+    assert res.stats.snapshot()["edit_repairs"] == ["copies"]
+    assert res.first_answer == bad
+
+
+def test_a_flagged_whole_answer_under_auto_is_asked_again_with_what_the_checks_saw():
+    """A broad change written whole under auto drops the file's tail: the model is asked
+    once more, told which lines are gone, and its second answer is the result."""
+    instr = "Rename open_log to open_file everywhere."
+    want = LOG.replace("open_log", "open_file")
+    cut = want[: want.index("def flush_log")]
+    res, prompts = run(
+        [("The checks found:", whole_answer(want)), (WHOLE, whole_answer(cut))],
+        instr,
+        text=LOG,
+    )
+    assert res.new_text == want and res.suspect is None and len(prompts) == 2
+    assert "lines 10-11, the end of the file, are deleted" in prompts[1]
+    assert res.stats.snapshot()["edit_repairs"] == ["again"]
+    assert res.first_answer == cut
 
 
 def test_forced_blocks_get_no_round():

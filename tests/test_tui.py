@@ -298,8 +298,7 @@ def test_end_to_end_rewrite_review_write_undo(workdir, qwen05, monkeypatch):
     _slowed(qwen05.target, monkeypatch)
 
     async def run() -> None:
-        # the model must change something: a rename asked alone is the program's under
-        # auto (no model call), so the model rewrites the file whole
+        # the whole file rewritten: the live diff follows the generation front
         app = app_for(loaded=qwen05, settings=replace(EXACT, edit="whole"))
         async with app.run_test(size=SIZE) as pilot:
             screen = app.screen

@@ -79,31 +79,6 @@ def test_f_asks_what_was_wrong_and_reruns_with_it(workdir):
     asyncio.run(run())
 
 
-def test_a_result_the_program_made_says_so_in_the_status_bar(workdir):
-    """A rename asked alone is made by the program under ``auto``: the status bar says
-    "no model call" and why, not "0.0 tok/s"."""
-    from specedit.app.tui.widgets.status import StatusBar
-
-    loaded = toy_loaded()
-
-    async def run() -> None:
-        app = app_for(loaded=loaded)
-        async with app.run_test(size=SIZE, notifications=True) as pilot:
-            screen = app.screen
-            screen.instruction.value = "Rename the function average to mean."
-            await pilot.press("enter")
-            await wait_for(pilot, lambda: screen.mode == "review", timeout=60)
-            status = screen.query_one(StatusBar)
-            figures = str(status.query_one("#st-figures").render())
-            assert figures.startswith("no model call: edit mode rename ("), notes(app)
-            assert str(status.query_one("#st-tps").render()) == ""
-            result = screen.state.result
-            assert result.edit_mode == "rename" and result.metrics.generated_tokens == 0
-            assert result.new_text == STATS.replace("average", "mean")
-
-    asyncio.run(run())
-
-
 def test_a_result_made_after_the_blocks_were_given_up_says_so_in_the_status_bar(workdir):
     """The model's blocks cannot be read (a second ``=======`` where ``>>>>>>> REPLACE`` goes,
     as the 0.5B writes them): the whole rewrite that follows is reviewed with the status bar

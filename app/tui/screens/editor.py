@@ -240,9 +240,7 @@ class EditorScreen(InstructionOps, AskOps, ReviewOps, FileOps, Screen):
         result = self.state.result
         if result is not None and self.mode not in RUNNING:
             snap = result.stats.snapshot()
-            if made := snap["no_model_call"]:  # no engine figures: say so
-                metrics, note = None, f"{made} · {note}" if note else made
-            elif given_up := snap["given_up"]:  # made after the model's blocks failed
+            if given_up := snap["given_up"]:  # made after the model's blocks failed
                 note = f"{given_up} · {note}" if note else given_up
         status.show(
             metrics,

@@ -65,18 +65,13 @@ export function formatEngine(stats: Record<string, unknown> | null | undefined):
 /** The notice for a finished rewrite with hunks to review, and whether it is a warning. */
 export function formatDone(done: Done): { text: string; warning: boolean } {
   const parts = [`${done.hunks.length} hunk(s)`];
-  const byProgram = done.stats?.no_model_call;
   const tps = done.stats?.decode_tps;
-  if (typeof byProgram === 'string' && byProgram) {
-    parts.push(byProgram); // made by the program: no engine figures to give
-  } else {
-    if (typeof tps === 'number') {
-      parts.push(`${tps.toFixed(1)} tok/s`);
-    }
-    const engine = formatEngine(done.stats);
-    if (engine) {
-      parts.push(engine);
-    }
+  if (typeof tps === 'number') {
+    parts.push(`${tps.toFixed(1)} tok/s`);
+  }
+  const engine = formatEngine(done.stats);
+  if (engine) {
+    parts.push(engine);
   }
   const givenUp = done.stats?.given_up;
   if (typeof givenUp === 'string' && givenUp) {

@@ -51,10 +51,6 @@ describe('format', () => {
     assert.ok(s.warning && s.text.endsWith('WARNING: it drops the last function'), s.text);
     const bare = formatDone({ ...DONE, suspect: { reason: 'drops_share', message: '', deletedLines: 40 } });
     assert.match(bare.text, /deletes 40 line\(s\).*drops_share/);
-    // a result the program made: no engine figures, the line that says so
-    const made = { ...stats, decode_tps: 0, no_model_call: 'no model call: edit mode rename (why)' };
-    assert.equal(formatDone({ ...DONE, stats: made }).text, '1 hunk(s), no model call: edit mode rename (why)');
-    assert.equal(formatDone({ ...DONE, stats: { ...stats, no_model_call: '' } }).text, formatDone({ ...DONE, stats }).text);
     // made after the model's blocks were given up: the line that says so, after the figures
     const fell = { ...stats, given_up: 'blocks given up: block 1 of 1 cannot be placed' };
     assert.equal(

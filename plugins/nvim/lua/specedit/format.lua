@@ -103,17 +103,12 @@ end
 function M.done(p, n_hunks)
   local stats = M.val(p.stats) or {}
   local parts = { ('%d hunk(s)'):format(n_hunks) }
-  local by_program = M.val(stats.no_model_call)
-  if by_program and by_program ~= '' then
-    table.insert(parts, by_program) -- made by the program: no engine figures to give
-  else
-    if M.val(stats.decode_tps) then
-      table.insert(parts, ('%.1f tok/s'):format(stats.decode_tps))
-    end
-    local engine = M.engine(stats)
-    if engine ~= '' then
-      table.insert(parts, engine)
-    end
+  if M.val(stats.decode_tps) then
+    table.insert(parts, ('%.1f tok/s'):format(stats.decode_tps))
+  end
+  local engine = M.engine(stats)
+  if engine ~= '' then
+    table.insert(parts, engine)
   end
   local given_up = M.val(stats.given_up)
   if given_up and given_up ~= '' then
