@@ -26,7 +26,7 @@ SUITES = {
     "torch": ("torch_bench", "torch backend vs transformers' prompt lookup"),
     "draft": ("draft_bench", "draft-model pair vs plain and lookup"),
     "latency": ("latency", "end-to-end latency of specedit rewrite, by part"),
-    "edits": ("edits_bench", "the edit suite: each edit mode's right results, wait and tokens"),
+    "edits": ("edits_bench", "the edit suite judged by running the code: right, flagged, wait"),
     "tui": ("tui_bench", "tokens/s inside the terminal app vs headless"),
     "kernel": ("kernel_bench", "Triton verification kernel vs torch"),
     "replay": ("replay_bench", "speculation policies replayed on recorded outputs, without noise"),

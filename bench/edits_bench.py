@@ -1,31 +1,24 @@
-"""The edit suite: each edit mode's correctness, wait after Enter and tokens, side by side.
+"""The edit suite judged by behaviour: right, wrong and flagged, wrong and not flagged, wait.
 
-Contract: ``specedit bench edits [--model M] [--modes auto whole] [--set suite|holdout]
-[--tasks ...] [--kinds ...] [-r R] [--threads N] [--ctx N]`` loads one model and runs
-every task of a set of ``bench/edit_tasks.py`` (``EDIT_TASKS``, the default, or the
-held-out ``HOLDOUT_TASKS``, which nothing is tuned on) in every mode through the
-product's own ``app.rewrite.rewrite``, warm, as an editor runs it: the cache held
-another file, the file was read while the instruction was typed (``app.rewrite.warm``,
-to the end), then Enter; ``wait`` is the time from Enter to the result. Modes share that
-warm-up (the file's prefix is the same for every mode) and take turns going first, task
-by task, so the machine's noise hits them alike. Each run records whether the result is
-right (``EditTask.judge``: the exact change, every other byte as it was), the wait,
-tokens generated against the file's length, the mode that produced the result
-(``edit_mode``; ``edit_reason`` when ``auto`` chose a whole rewrite at once,
-``edit_fallback`` when blocks were given up), the machine's load average, the diff and,
-for a wrong result, what the model wrote and why it is wrong (``failure``, a class of
-``bench/edit_failures.py``; after a fall-back, ``failure_after_fallback`` is the class
-of the whole rewrite itself).
+Contract: ``specedit bench edits [--model M]... [--modes auto whole] [--set suite|holdout]
+[--phrasings suite user terse] [--tasks ...] [--threads N] [--ctx N]`` loads each model
+once and runs every task of a set (``bench/behave_tasks.py``: real files, each with a
+check that runs the edited code, and a scope) in every phrasing and mode through the
+product's own ``app.rewrite.rewrite``, warm, as an editor runs it: the cache held another
+file, the file was read while the instruction was typed (``app.rewrite.warm``), then
+Enter; ``wait_s`` is the time from Enter to the result. A task's phrasings and modes share
+that warm-up and take turns going first, task by task.
 
-The record (``bench/results/edits-<time>.json``, rewritten after each task: a run cut
-short keeps its rows, and says which set ran) has every run and, per mode, the number of
-right results and the medians of wait and generated tokens: over all tasks, over the
-few-line kinds (``FEW_LINES``), the config and doc files among them, the broad edits and
-the big file, each with its wrong results counted by failure class (``failures``); the
-report ends with those classes per model and mode. A mode that cannot run a task (a
-whole rewrite of a file longer than the context) records it as wrong, with the error. A
-plot (``.png``) shows right results and median waits by group and mode. ``--model`` may
-be given twice: both models run, one after the other.
+Each run records the verdict (``behave_tasks.judge``: the check passes and no line out of
+scope changed), whether the product flagged the result (its first verdict, or a status
+other than ``ok``: nothing to write), the same judge on the model's first answer placed as
+it is (``RewriteResult.first_answer``: no repair, no round, the baseline the product must
+not fall below), the edit mode, fallback, repairs and rounds, tokens and the diff. Per
+model, mode and phrasing (and per kind: semantic or not, and by language) the summary
+counts right, wrong and flagged, wrong and not flagged, the first answer's right
+results, false alarms (right and flagged) and the median wait. The record
+(``bench/results/edits-<time>.json``) is rewritten after each task, so a run cut short
+keeps its rows.
 """
 
 from __future__ import annotations
@@ -36,30 +29,18 @@ import os
 import statistics
 import sys
 import time
-from collections import Counter
-from pathlib import Path
 
-from .edit_failures import CLASSES, classify, failure_table
-from .edit_tasks import FEW_LINES, KINDS, TASK_SETS, EditTask
-from .record import machine, pyplot, save_record
+from .behave_tasks import PHRASINGS, SETS, BehaveTask, judge, load
+from .record import machine, save_record
 
 log = logging.getLogger(__name__)
 
 MODELS = ("qwen2.5-coder-1.5b",)
-MODES = ("auto", "whole")
-GROUPS = {
-    "few-line": FEW_LINES,
-    "conf/doc": ("config", "doc"),
-    "broad": ("broad",),
-    "big": ("big",),
-    "all": KINDS,
-}
+MODES = ("auto",)
 
 
-def run_task(
-    loaded, task: EditTask, modes: list[str], first: int, verbatim: bool = True
-) -> list[dict]:
-    """One task, warm, in each mode (starting with ``modes[first]``): one row per mode."""
+def run_task(loaded, task: BehaveTask, plan: list[tuple[str, str]], verbatim: bool = True):
+    """One task, warm, for each ``(phrasing, mode)`` of ``plan`` in that order: a row each."""
     from ..app.options import RewriteOptions
     from ..app.rewrite import rewrite, warm
     from ..engine.backend import UserError
@@ -68,198 +49,148 @@ def run_task(
     loaded.target.rollback(0)  # the cache held another file
     w = warm(loaded, text, path=task.file)
     rows = []
-    for mode in modes[first:] + modes[:first]:
-        opts = RewriteOptions(instruction=task.instruction, edit=mode, verbatim=verbatim)
-        load = os.getloadavg()[0]
+    for phrasing, mode in plan:
+        instruction = task.instructions[phrasing]
+        opts = RewriteOptions(instruction=instruction, edit=mode, verbatim=verbatim)
+        row = {
+            "task": task.name,
+            "kind": task.kind,
+            "semantic": task.semantic,
+            "lang": task.lang,
+            "phrasing": phrasing,
+            "mode": mode,
+            "warm_s": round(w.seconds, 3),
+            "load": round(os.getloadavg()[0], 2),
+        }
         t = time.perf_counter()
         try:
             res = rewrite(loaded, text, opts, path=task.file)
-        except UserError as e:
-            rows.append(_row(task, mode, w, load, error=str(e)))
-            rows[-1]["failure"] = classify(task, None, rows[-1])
+        except (UserError, OSError) as e:  # FileError is an OSError: a file too long
+            row.update(right=False, flagged="error", why=str(e), first_right=False)
+            rows.append(row)
             continue
-        wait = time.perf_counter() - t
+        row["wait_s"] = round(time.perf_counter() - t, 3)
+        v = judge(task, res.new_text if res.status == "ok" else None)
+        first = judge(task, res.first_answer)
         s = res.stats.snapshot()
-        rows.append(
-            _row(
-                task,
-                mode,
-                w,
-                load,
-                right=task.judge(res.new_text),
-                status=res.status,
-                message=res.message,
-                wait_s=round(wait, 3),
-                generated_tokens=s["generated_tokens"],
-                file_tokens=s["file_tokens"],
-                prompt_tokens=s["prompt_tokens"],
-                cached_tokens=s["cached_tokens"],
-                prefill_s=s["prefill_s"],
-                decode_s=s["decode_s"],
-                edit_mode=s["edit_mode"],
-                edit_reason=s["edit_reason"],
-                edit_fallback=s["edit_fallback"],
-                edit_repairs=s.get("edit_repairs", []),
-                flagged=res.suspect.reason if res.suspect else "",
-                flag_message=res.suspect.message if res.suspect else "",
-                diff=res.diff,
-            )
+        row.update(
+            right=v.right,
+            runs=v.runs,
+            in_scope=v.in_scope,
+            why=v.why,
+            status=res.status,
+            flagged=res.suspect.reason
+            if res.suspect
+            else ("" if res.status == "ok" else res.status),
+            flag_message=res.message if (res.suspect or res.status != "ok") else "",
+            first_right=first.right,
+            generated_tokens=s["generated_tokens"],
+            prefill_s=s["prefill_s"],
+            decode_s=s["decode_s"],
+            edit_mode=s["edit_mode"],
+            edit_reason=s["edit_reason"],
+            edit_fallback=s["edit_fallback"],
+            edit_repairs=s["edit_repairs"],
+            diff=res.diff,
+            raw=res.raw,
         )
-        rows[-1]["raw"] = res.raw  # what the model wrote (tests replay some)
-        if not rows[-1]["right"]:
-            row = rows[-1]
-            row["failure"] = classify(task, res.new_text, row)
-            if row["edit_fallback"]:  # and what went wrong in the whole rewrite itself
-                row["failure_after_fallback"] = classify(
-                    task, res.new_text, {**row, "edit_fallback": ""}
-                )
+        rows.append(row)
         log.warning(
-            "%s %s: %s in %.1f s, %d tokens (%s%s)",
+            "%s [%s] %s: %s%s in %.1f s (%s%s)",
             task.name,
+            phrasing,
             mode,
-            "right" if rows[-1]["right"] else f"WRONG ({rows[-1]['failure']})",
-            wait,
-            s["generated_tokens"],
+            "right" if v.right else f"WRONG ({v.why})",
+            f", flagged {row['flagged']}" if row["flagged"] else "",
+            row["wait_s"],
             s["edit_mode"],
-            (f": {s['edit_reason']}" if s["edit_reason"] else "")
-            + (f", fell back: {s['edit_fallback']}" if s["edit_fallback"] else ""),
+            f", repairs {','.join(s['edit_repairs'])}" if s["edit_repairs"] else "",
         )
     return rows
 
 
-def _row(task: EditTask, mode: str, w, load: float, **kw) -> dict:
-    row = {
-        "task": task.name,
-        "kind": task.kind,
-        "mode": mode,
-        "right": False,
-        "warm_tokens": w.prefix_tokens,
-        "warm_s": round(w.seconds, 3),
-        "load": round(load, 2),
-    }
-    row.update(kw)
-    return row
-
-
 def _median(xs):
     xs = [x for x in xs if x is not None]
-    return round(statistics.median(xs), 3) if xs else None
+    return round(statistics.median(xs), 2) if xs else None
 
 
-def summarise(runs: list[dict], modes: list[str]) -> dict:
-    """Per mode and group: right results (of tasks) and medians of wait and tokens."""
+def tally(rows: list[dict]) -> dict:
+    """Counts of a group of runs (module docstring)."""
+    wrong = [r for r in rows if not r["right"]]
+    return {
+        "runs": len(rows),
+        "right": sum(r["right"] for r in rows),
+        "wrong_flagged": sum(bool(r.get("flagged")) for r in wrong),
+        "wrong_unflagged": sum(not r.get("flagged") for r in wrong),
+        "false_alarms": sum(bool(r.get("flagged")) for r in rows if r["right"]),
+        "first_right": sum(bool(r.get("first_right")) for r in rows),
+        "median_wait_s": _median(r.get("wait_s") for r in rows),
+    }
+
+
+def summarise(rows: list[dict]) -> dict:
+    """Per mode, per phrasing (and ``all``): the tally over all tasks, over semantic and
+    other tasks, and per language."""
     out: dict = {}
-    for mode in modes:
+    for mode in sorted({r["mode"] for r in rows}):
         out[mode] = {}
-        for group, kinds in GROUPS.items():
-            rs = [r for r in runs if r["mode"] == mode and r["kind"] in kinds]
+        for ph in [*PHRASINGS, "all"]:
+            rs = [r for r in rows if r["mode"] == mode and ph in ("all", r["phrasing"])]
             if not rs:
                 continue
-            done = [r for r in rs if "wait_s" in r]
-            out[mode][group] = {
-                "runs": len(rs),
-                "right": sum(r["right"] for r in rs),
-                "median_wait_s": _median(r["wait_s"] for r in done),
-                "median_generated_tokens": _median(r["generated_tokens"] for r in done),
-                "median_file_tokens": _median(r["file_tokens"] for r in done),
-                "fell_back": sum(bool(r.get("edit_fallback")) for r in rs),
-                # what the checks said: wrong results flagged, right ones flagged (false alarms)
-                "wrong_flagged": sum(bool(r.get("flagged")) for r in rs if not r["right"]),
-                "right_flagged": sum(bool(r.get("flagged")) for r in rs if r["right"]),
-                "repairs": dict(
-                    sorted(Counter(x for r in rs for x in r.get("edit_repairs", [])).items())
-                ),
-                "errors": sum("error" in r for r in rs),
-                "failures": failure_table(rs).get(mode, {}),
+            groups = {
+                "all": rs,
+                "semantic": [r for r in rs if r["semantic"]],
+                "other": [r for r in rs if not r["semantic"]],
             }
+            for lang in sorted({r["lang"] for r in rs}):
+                groups[f"lang:{lang}"] = [r for r in rs if r["lang"] == lang]
+            out[mode][ph] = {g: tally(x) for g, x in groups.items() if x}
     return out
 
 
-def run_model(model: str, a, tasks: list[EditTask], on_task=None) -> dict:
-    """Every task in every mode on ``model``; ``on_task(result)`` after each task with the
-    result so far (the bench saves its record then)."""
+def run_model(model: str, a, tasks: list[BehaveTask], on_task=None) -> dict:
+    """Every task in every phrasing and mode on ``model``; ``on_task(result)`` after each."""
     from ..app.loaded_model import load_model
 
     loaded = load_model(model, n_ctx=a.n_ctx, threads=a.threads)
-    runs: list[dict] = []
-    out = {"model": model, "describe": loaded.describe(), "summary": {}, "runs": runs}
+    rows: list[dict] = []
+    out = {"model": model, "describe": loaded.describe(), "summary": {}, "runs": rows}
+    plan = [(ph, mode) for ph in a.phrasings for mode in a.modes]
     try:
-        for rep in range(a.repeats):
-            for i, task in enumerate(tasks):
-                first = (i + rep) % len(a.modes)
-                runs += run_task(loaded, task, list(a.modes), first, not a.no_verbatim)
-                out["summary"] = summarise(runs, list(a.modes))
-                loads = [r["load"] for r in runs]
-                out["load_range"] = [min(loads), max(loads)]
-                if on_task is not None:
-                    on_task(out)
+        for i, task in enumerate(tasks):
+            turn = i % len(plan)
+            rows += run_task(loaded, task, plan[turn:] + plan[:turn], not a.no_verbatim)
+            out["summary"] = summarise(rows)
+            loads = [r["load"] for r in rows]
+            out["load_range"] = [min(loads), max(loads)]
+            if on_task is not None:
+                on_task(out)
     finally:
         loaded.target.close()
     return out
 
 
 def table(rec: dict) -> str:
-    """Per model: right results, waits and tokens by mode and group, then the wrong
-    results by failure class (rows) and mode (columns), over all tasks."""
+    """Per model and mode: one line per phrasing and group."""
+    head = (
+        f"  {'mode':<6} {'phrasing':<8} {'group':<14} {'right':>8} {'wrong+flag':>10} "
+        f"{'wrong unflagged':>15} {'first answer':>12} {'false alarms':>12} {'median wait s':>13}"
+    )
     lines = []
     for m in rec["models"]:
-        lines.append(f"{m['model']}  (load average {m['load_range'][0]}-{m['load_range'][1]})")
-        lines.append(
-            f"  {'mode':<6} {'group':<9} {'right':>8} {'median wait s':>14} "
-            f"{'median tokens':>14} {'file tokens':>12} {'fell back':>9}"
-        )
-        for mode, groups in m["summary"].items():
-            for group, g in groups.items():
-                lines.append(
-                    f"  {mode:<6} {group:<9} {g['right']:>4}/{g['runs']:<3} "
-                    f"{_fmt(g['median_wait_s']):>14} {_fmt(g['median_generated_tokens']):>14} "
-                    f"{_fmt(g['median_file_tokens']):>12} {g['fell_back']:>9}"
-                )
-        lines += failures_table(m)
+        lo, hi = m.get("load_range", [0, 0])
+        lines += [f"{m['model']}  (load average {lo}-{hi})", head]
+        for mode, phs in m["summary"].items():
+            for ph, groups in phs.items():
+                for g, t in groups.items():
+                    wait = "-" if t["median_wait_s"] is None else f"{t['median_wait_s']:.1f}"
+                    lines.append(
+                        f"  {mode:<6} {ph:<8} {g:<14} {t['right']:>4}/{t['runs']:<3} "
+                        f"{t['wrong_flagged']:>10} {t['wrong_unflagged']:>15} "
+                        f"{t['first_right']:>12} {t['false_alarms']:>12} {wait:>13}"
+                    )
     return "\n".join(lines) + "\n"
-
-
-def failures_table(m: dict) -> list[str]:
-    """The lines of one model's failure classes by mode (all tasks)."""
-    modes = list(m["summary"])
-    counts = {md: m["summary"][md].get("all", {}).get("failures", {}) for md in modes}
-    seen = [c for c in (*CLASSES, "unclassified") if any(c in counts[md] for md in modes)]
-    if not seen:
-        return []
-    out = [f"  {'failure class (wrong results)':<30}" + "".join(f"{md:>8}" for md in modes)]
-    for c in seen:
-        out.append(f"  {c:<30}" + "".join(f"{counts[md].get(c, 0):>8}" for md in modes))
-    return out
-
-
-def _fmt(x) -> str:
-    return "-" if x is None else f"{x:.1f}"
-
-
-def plot(rec: dict, path: Path) -> bool:
-    plt = pyplot()
-    if plt is None:
-        return False
-    models = rec["models"]
-    fig, axes = plt.subplots(len(models), 2, figsize=(11, 3.6 * len(models)), squeeze=False)
-    for row, m in zip(axes, models, strict=True):
-        modes = list(m["summary"])
-        groups = [g for g in GROUPS if any(g in m["summary"][md] for md in modes)]
-        w = 0.8 / max(len(modes), 1)
-        for i, mode in enumerate(modes):
-            xs = [x + i * w for x in range(len(groups))]
-            s = m["summary"][mode]
-            row[0].bar(xs, [s.get(g, {}).get("right", 0) for g in groups], w, label=mode)
-            waits = [s.get(g, {}).get("median_wait_s") or 0 for g in groups]
-            row[1].bar(xs, waits, w, label=mode)
-        for ax, title in zip(row, ("right results", "median wait after Enter (s)"), strict=True):
-            ax.set_xticks([x + w * (len(modes) - 1) / 2 for x in range(len(groups))], groups)
-            ax.set_title(f"{m['model']}: {title}")
-            ax.legend()
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return True
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -268,15 +199,9 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="specedit bench edits", description=__doc__)
     ap.add_argument("--model", action="append", help="repeatable (default: the 1.5B)")
     ap.add_argument("--modes", nargs="+", default=list(MODES), choices=EDIT_MODES)
-    ap.add_argument(
-        "--set",
-        default="suite",
-        choices=list(TASK_SETS),
-        help="the suite (default) or the held-out tasks, which nothing is tuned on",
-    )
+    ap.add_argument("--set", default="suite", choices=SETS, help="held out: nothing tuned on it")
+    ap.add_argument("--phrasings", nargs="+", default=list(PHRASINGS), choices=PHRASINGS)
     ap.add_argument("--tasks", nargs="+", default=None, help="task names (default: all)")
-    ap.add_argument("--kinds", nargs="+", default=list(KINDS), choices=KINDS)
-    ap.add_argument("-r", "--repeats", type=int, default=1)
     ap.add_argument("--ctx", dest="n_ctx", type=int, default=DEFAULT_CTX)
     ap.add_argument("--threads", type=int, default=None)
     ap.add_argument(
@@ -288,17 +213,15 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", default="bench/results")
     a = ap.parse_args(argv)
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
-    # where a big file's change was located, and what blocks were given up, on stderr
-    logging.getLogger("specedit.app.stages").setLevel(logging.INFO)
-    pool = TASK_SETS[a.set]
-    tasks = [t for t in pool if t.kind in a.kinds and (not a.tasks or t.name in a.tasks)]
+    tasks = [t for t in load(a.set) if not a.tasks or t.name in a.tasks]
     if not tasks:
-        ap.error(f"no task of --set {a.set} matches --tasks/--kinds")
+        ap.error(f"no task of --set {a.set} matches --tasks")
     record: dict = {
         "set": a.set,
         "verbatim": not a.no_verbatim,
         "tasks": [t.name for t in tasks],
         "modes": a.modes,
+        "phrasings": a.phrasings,
         "machine": machine(),
         "models": [],
     }
@@ -313,8 +236,6 @@ def main(argv: list[str] | None = None) -> int:
         save(run_model(model, a, tasks, on_task=save))
     sys.stdout.write(table(record))
     sys.stdout.write(f"wrote {path}\n")
-    if plot(record, path.with_suffix(".png")):
-        sys.stdout.write(f"wrote {path.with_suffix('.png')}\n")
     return 0
 
 
