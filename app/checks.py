@@ -35,6 +35,7 @@ or apply a flagged result only when forced; a cut one (``truncated``, no closing
 
 from __future__ import annotations
 
+import keyword
 import re
 from dataclasses import dataclass
 
@@ -262,7 +263,8 @@ def value_missed(old: str, new: str, intent: Intent, path: str | None) -> Suspec
     for a, b in intent.values:
         if a not in old:  # the file never says it so: nothing to check against
             continue
-        made = [h for h in hunks if a in h.old_text and b in h.new_text]
+        head = b.split()[0] if b.split() else b  # "60 in fetch": the value is 60
+        made = [h for h in hunks if a in h.old_text and (b in h.new_text or head in h.new_text)]
         if not made:
             return Suspect("value_missed", 0, f"no line that held {a} now holds {b}")
         code = code_lines(old, a, path)
@@ -306,7 +308,10 @@ def outside_named(old: str, new: str, intent: Intent, path: str | None) -> Suspe
 
 def unasked_hunks(old: str, new: str, intent: Intent, path: str | None) -> list[Hunk]:
     """The hunks ``outside_named`` finds (module docstring). A change "everywhere" asks for
-    nothing outside the named definitions but the rename it names, if any."""
+    nothing outside the named definitions but the rename it names, if any. A hunk outside
+    them that names a name the change inside them brought in or took out of their code (the
+    constant it uses, the import it needs, a caller of the parameter it added, the renamed
+    name in ``__all__`` or a usage note) goes with that change and is not stray."""
     if not intent.named or (intent.everywhere and intent.rename is None):
         return []
     scope = rename_scope(old, new, intent, path)
@@ -314,12 +319,50 @@ def unasked_hunks(old: str, new: str, intent: Intent, path: str | None) -> list[
     if intent.rename is not None:
         words, attrs = rename_words(intent), rename_attributes(old, intent, path)
         made = split_lines(rename(old, *intent.rename, path, scope, words, attrs))
+    hunks = compute_hunks(old, new)
+    inside = [h for h in hunks if any(_within(h, d) for d in intent.named)]
+    # names of the file's code the instruction says (MAX_ATTEMPTS, port), and those the
+    # change inside brought in or took out
+    said = set(_NAME.findall(intent.instruction)) & _code_names(old, path)
+    moved = set()
+    for h in inside:
+        moved |= _code_names(h.old_text, path) ^ _code_names(h.new_text, path)
     return [
         h
-        for h in compute_hunks(old, new)
-        if not any(touches(h, d) for d in intent.named)
+        for h in hunks
+        if h not in inside
         and not _is_rename(h, intent, scope, path, made)
+        and not said & _code_names(h.old_text + h.new_text, path)
+        and not moved & _code_names(h.old_text + h.new_text, path, strings=True)
     ]
+
+
+def _within(h: Hunk, d: Definition) -> bool:
+    """True when hunk ``h`` changes ``d``'s lines or adds lines at its end (a method added
+    at the end of a class)."""
+    return touches(h, d) or (h.start_line == h.end_line == d.end)
+
+
+_STRING_OR_COMMENT = re.compile(
+    r'"""[\s\S]*?"""|\'\'\'[\s\S]*?\'\'\'|"(?:\\.|[^"\\\n])*"|\'(?:\\.|[^\'\\\n])*\''
+    r"|`(?:\\.|[^`\\])*`|(?<![:\w$])//[^\n]*|#[^\n]*"
+)
+_NAME = re.compile(r"[A-Za-z_]\w{2,}")
+_KEYWORDS = frozenset(
+    keyword.kwlist
+    + "self this function const let var new typeof null undefined true false then done else "
+    "elif echo local export readonly fn pub impl mut struct enum use mod match crate where "
+    "string int str float bool list dict none".split()
+)
+"""Words of code that name nothing of the file (keywords and common types)."""
+
+
+def _code_names(text: str, path: str | None, strings: bool = False) -> set[str]:
+    """The names of three letters or more in ``text`` outside its strings and comments
+    (inside them too with ``strings``; a rough reading for any language, of the hunks'
+    own lines)."""
+    names = set(_NAME.findall(text if strings else _STRING_OR_COMMENT.sub(" ", text)))
+    return names - _KEYWORDS
 
 
 def names_unbound(old: str, new: str, intent: Intent, path: str | None) -> Suspect | None:

@@ -94,7 +94,7 @@ def _strip(value: str) -> str:
 
 
 _CHANGE = re.compile(
-    r"\b(?:change|replace)\s+(.+?)\s+(?:to|with|by)\s+(.+?)(?=\s*(?:;|,\s|\s+and\s|\.(?:\s|$)|$))",
+    r"\b(?:change|replace)\s+(.+?)\s+(?:to|with|by)\s+(.+?)(?=\s*(?:;|:\s|,\s|\s+and\s|\.(?:\s|$)|$))",
     re.I,
 )
 _QUOTED = re.compile(r"`([^`]+)`|\"([^\"]+)\"|'([^']+)'")

@@ -29,6 +29,8 @@ DRAFT_MODES = ("lookup", "none", "model", "auto")
 """``RewriteOptions.draft``: who proposes drafts (``app.generation.proposers``); the CLI
 spells ``model`` as ``model:NAME|PATH``."""
 EDIT_MODES = ("auto", "blocks", "whole")
+FIRST_ANSWERS = ("blocks", "guarded", "region")
+"""The ways ``auto`` may ask for a few-line change first (``RewriteOptions.first``)."""
 """``RewriteOptions.edit``: how the model writes its answer (``app.rewrite.edit_mode``)."""
 ANSWER_STYLES = ("quote", "free")
 """How ``generate --context`` answers (``app.prompt.answer_messages``): quoting the files, or not."""
@@ -101,6 +103,11 @@ class RewriteOptions:
     """How the model writes the change: ``blocks`` (only the lines that change, as
     search/replace blocks), ``whole`` (the whole text or region, today's rewrite) or
     ``auto`` (blocks, falling back to whole when they do not apply; whole for a region)."""
+    first: str = "blocks"
+    """How ``auto`` asks for a few-line change first (``FIRST_ANSWERS``): ``blocks``
+    (search/replace blocks), ``guarded`` (blocks whose SEARCH sides can only copy the
+    file's lines, ``app.search_guard``, with ``verbatim``) or ``region`` (each definition
+    the instruction names rewritten whole as a region, blocks when it names none)."""
     prompt_cache: bool = False
     """Keep the KV state of the prompt's file prefix on disk for the next process
     (``app.prompt_cache``); for one-shot front ends such as ``specedit rewrite``."""

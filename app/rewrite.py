@@ -55,7 +55,16 @@ from .options import EDIT_MODES, RewriteOptions
 from .outline import Outline, outline, widen
 from .prompt import Prompt, answer_prompt, outline_prompt, rewrite_prompt
 from .quotes import Citation, all_found, check_citations
-from .rounds import FLAGS, LOST, again_whole, redo_definitions, retry_blocks, round_targets
+from .rounds import (
+    FLAGS,
+    LOST,
+    WIDEN_TOKENS,
+    again_whole,
+    innermost,
+    redo_definitions,
+    retry_blocks,
+    round_targets,
+)
 from .stages import (
     Fallback,
     RewriteResult,
@@ -213,7 +222,11 @@ def rewrite(
     if plan.mode == "outline":
         return _big(run, plan)
     if plan.mode == "blocks":
-        res = run_blocks(run, plan.prompt)
+        if opts.edit == "auto" and opts.first == "region":
+            made = _named_regions(run)
+            if made is not None:
+                return run.close(made, "region")
+        res = run_blocks(run, plan.prompt, guard=opts.edit == "auto" and opts.first == "guarded")
         if isinstance(res, RewriteResult):
             return run.close(_mend(run, res) or res, "blocks")
         mended = _mend(run, res)
@@ -236,6 +249,22 @@ def _whole_round(run: RewriteRun, first: RewriteResult) -> RewriteResult:
     if res is not None and (res.status == "cancelled" or len(res.verdicts) < len(first.verdicts)):
         return res
     return first
+
+
+def _named_regions(run: RewriteRun) -> RewriteResult | None:
+    """``RewriteOptions.first`` ``region``: each definition the instruction names (the
+    innermost, each at most ``WIDEN_TOKENS`` long) rewritten whole as a region of the file,
+    as the first answer; None when it names none (blocks then)."""
+    defs = innermost(list(run.intent.named))
+    tok = run.loaded.target.tokenize
+    if not defs or any(
+        len(tok("".join(run.lines[d.start : d.end]), special=False)) > WIDEN_TOKENS for d in defs
+    ):
+        return None
+    res = redo_definitions(run, None, defs, label="")
+    if res is None:
+        run.answered = True  # nothing came back: blocks now, their answer is not the first
+    return res
 
 
 def _mend(run: RewriteRun, first: RewriteResult | Fallback) -> RewriteResult | None:

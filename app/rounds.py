@@ -71,7 +71,7 @@ LIKE = 0.75
 """A failed search line stands for the file line it is at least this like."""
 
 
-def _innermost(defs: list[Definition]) -> list[Definition]:
+def innermost(defs: list[Definition]) -> list[Definition]:
     out = [
         d
         for d in defs
@@ -97,7 +97,7 @@ def _like(run: RewriteRun, raw: str) -> list[Definition]:
                 best, at = r, k
         if best >= LIKE:
             found += [d for d in defs if d.start <= at < d.end]
-    return _innermost(found)
+    return innermost(found)
 
 
 def round_targets(
@@ -124,7 +124,7 @@ def round_targets(
             chosen = list(intent.named)
     else:
         chosen = list(intent.named) or _like(run, first.raw)
-    chosen = _innermost(chosen)
+    chosen = innermost(chosen)
     if not chosen:
         return []
     tok = run.loaded.target.tokenize
@@ -135,18 +135,29 @@ def round_targets(
 
 
 def redo_definitions(
-    run: RewriteRun, first: RewriteResult | Fallback, defs: list[Definition]
+    run: RewriteRun,
+    first: RewriteResult | Fallback | None,
+    defs: list[Definition],
+    label: str = "widen",
 ) -> RewriteResult | None:
-    """Rewrite each of ``defs`` whole and merge (module docstring)."""
+    """Rewrite each of ``defs`` whole and merge (module docstring); with no ``first``
+    answer, the first answer itself (``RewriteOptions.first``: ``region``)."""
     text = run.text
     kept = []
     if isinstance(first, RewriteResult) and first.status == "ok":
-        kept = [h for h in first.hunks if not any(touches(h, d, before=True) for d in defs)]
+        # the first answer's other hunks stay, unless a check saw them as the stray ones
+        stray = any(v.reason == "outside_named" for v in first.verdicts)
+        kept = [
+            h
+            for h in first.hunks
+            if not stray and not any(touches(h, d, before=True) for d in defs)
+        ]
     made: list[Hunk] = []
     raws = []
     flagged = isinstance(first, RewriteResult) and first.status == "ok" and first.verdicts
     for d in defs:
-        run.next_stage()
+        if first is not None or d is not defs[0]:
+            run.next_stage()
         sub = dataclasses.replace(
             run, opts=dataclasses.replace(run.opts, region=(d.start, d.end)), on_text=None
         )
@@ -175,7 +186,8 @@ def redo_definitions(
         made += compute_hunks(text, res.new_text)
     if not made:
         return None
-    run.repairs.append("widen")
+    if label:
+        run.repairs.append(label)
     hunks = sorted([*kept, *made], key=lambda h: (h.start_line, h.end_line))
     merged = apply_hunks(text, [dataclasses.replace(h, id=i) for i, h in enumerate(hunks)])
     res = finished(run, merged, "\n".join(raws), text, merged)

@@ -1,7 +1,8 @@
 """The edit suite judged by behaviour: right, wrong and flagged, wrong and not flagged, wait.
 
 Contract: ``specedit bench edits [--model M]... [--modes auto whole] [--set suite|holdout]
-[--phrasings suite user terse] [--tasks ...] [--threads N] [--ctx N]`` loads each model
+[--phrasings suite user terse] [--first blocks guarded region] [--tasks ...] [--threads N]
+[--ctx N]`` loads each model
 once and runs every task of a set (``bench/behave_tasks.py``: real files, each with a
 check that runs the edited code, and a scope) in every phrasing and mode through the
 product's own ``app.rewrite.rewrite``, warm, as an editor runs it: the cache held another
@@ -39,8 +40,11 @@ MODELS = ("qwen2.5-coder-1.5b",)
 MODES = ("auto",)
 
 
-def run_task(loaded, task: BehaveTask, plan: list[tuple[str, str]], verbatim: bool = True):
-    """One task, warm, for each ``(phrasing, mode)`` of ``plan`` in that order: a row each."""
+def run_task(
+    loaded, task: BehaveTask, plan: list[tuple[str, str, str]], verbatim: bool = True
+) -> list[dict]:
+    """One task, warm, for each ``(phrasing, mode, first)`` of ``plan`` in that order (``first``:
+    ``RewriteOptions.first``): a row each."""
     from ..app.options import RewriteOptions
     from ..app.rewrite import rewrite, warm
     from ..engine.backend import UserError
@@ -49,16 +53,18 @@ def run_task(loaded, task: BehaveTask, plan: list[tuple[str, str]], verbatim: bo
     loaded.target.rollback(0)  # the cache held another file
     w = warm(loaded, text, path=task.file)
     rows = []
-    for phrasing, mode in plan:
+    for phrasing, mode, first_ask in plan:
         instruction = task.instructions[phrasing]
-        opts = RewriteOptions(instruction=instruction, edit=mode, verbatim=verbatim)
+        opts = RewriteOptions(
+            instruction=instruction, edit=mode, verbatim=verbatim, first=first_ask
+        )
         row = {
             "task": task.name,
             "kind": task.kind,
             "semantic": task.semantic,
             "lang": task.lang,
             "phrasing": phrasing,
-            "mode": mode,
+            "mode": mode if mode != "auto" or first_ask == "blocks" else f"auto/{first_ask}",
             "warm_s": round(w.seconds, 3),
             "load": round(os.getloadavg()[0], 2),
         }
@@ -99,7 +105,7 @@ def run_task(loaded, task: BehaveTask, plan: list[tuple[str, str]], verbatim: bo
             "%s [%s] %s: %s%s in %.1f s (%s%s)",
             task.name,
             phrasing,
-            mode,
+            row["mode"],
             "right" if v.right else f"WRONG ({v.why})",
             f", flagged {row['flagged']}" if row["flagged"] else "",
             row["wait_s"],
@@ -156,7 +162,8 @@ def run_model(model: str, a, tasks: list[BehaveTask], on_task=None) -> dict:
     loaded = load_model(model, n_ctx=a.n_ctx, threads=a.threads)
     rows: list[dict] = []
     out = {"model": model, "describe": loaded.describe(), "summary": {}, "runs": rows}
-    plan = [(ph, mode) for ph in a.phrasings for mode in a.modes]
+    plan = [(ph, mode, "blocks") for ph in a.phrasings for mode in a.modes if mode != "auto"]
+    plan += [(ph, "auto", f) for ph in a.phrasings for f in a.first if "auto" in a.modes]
     try:
         for i, task in enumerate(tasks):
             turn = i % len(plan)
@@ -174,7 +181,7 @@ def run_model(model: str, a, tasks: list[BehaveTask], on_task=None) -> dict:
 def table(rec: dict) -> str:
     """Per model and mode: one line per phrasing and group."""
     head = (
-        f"  {'mode':<6} {'phrasing':<8} {'group':<14} {'right':>8} {'wrong+flag':>10} "
+        f"  {'mode':<12} {'phrasing':<8} {'group':<14} {'right':>8} {'wrong+flag':>10} "
         f"{'wrong unflagged':>15} {'first answer':>12} {'false alarms':>12} {'median wait s':>13}"
     )
     lines = []
@@ -186,7 +193,7 @@ def table(rec: dict) -> str:
                 for g, t in groups.items():
                     wait = "-" if t["median_wait_s"] is None else f"{t['median_wait_s']:.1f}"
                     lines.append(
-                        f"  {mode:<6} {ph:<8} {g:<14} {t['right']:>4}/{t['runs']:<3} "
+                        f"  {mode:<12} {ph:<8} {g:<14} {t['right']:>4}/{t['runs']:<3} "
                         f"{t['wrong_flagged']:>10} {t['wrong_unflagged']:>15} "
                         f"{t['first_right']:>12} {t['false_alarms']:>12} {wait:>13}"
                     )
@@ -194,13 +201,20 @@ def table(rec: dict) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from ..app.options import DEFAULT_CTX, EDIT_MODES
+    from ..app.options import DEFAULT_CTX, EDIT_MODES, FIRST_ANSWERS
 
     ap = argparse.ArgumentParser(prog="specedit bench edits", description=__doc__)
     ap.add_argument("--model", action="append", help="repeatable (default: the 1.5B)")
     ap.add_argument("--modes", nargs="+", default=list(MODES), choices=EDIT_MODES)
     ap.add_argument("--set", default="suite", choices=SETS, help="held out: nothing tuned on it")
     ap.add_argument("--phrasings", nargs="+", default=list(PHRASINGS), choices=PHRASINGS)
+    ap.add_argument(
+        "--first",
+        nargs="+",
+        default=["blocks"],
+        choices=FIRST_ANSWERS,
+        help="how auto asks first (several: each is a mode of its own, auto/guarded...)",
+    )
     ap.add_argument("--tasks", nargs="+", default=None, help="task names (default: all)")
     ap.add_argument("--ctx", dest="n_ctx", type=int, default=DEFAULT_CTX)
     ap.add_argument("--threads", type=int, default=None)
@@ -222,6 +236,7 @@ def main(argv: list[str] | None = None) -> int:
         "tasks": [t.name for t in tasks],
         "modes": a.modes,
         "phrasings": a.phrasings,
+        "first": a.first,
         "machine": machine(),
         "models": [],
     }

@@ -551,3 +551,29 @@ def test_blank_lines_a_copy_dropped_are_put_back():
     assert _both(two, grown, "Add a docstring to f.", "m.py")[0] == grown.replace(
         "pass\ndef g", "pass\n\n\ndef g"
     )
+
+
+def test_a_change_outside_the_named_definition_that_goes_with_it_is_not_flagged():
+    """The constant the change uses, the import it needs, a caller of the parameter it
+    added, a method added at the end of the named class, a name the instruction says:
+    not stray. A docstring added elsewhere is."""
+    text = (
+        "import os\n\nLIMIT = 3\n\n\nclass Pool:\n    def get(self, n):\n        return n\n\n\n"
+        "def use(p):\n    return p.get(1)\n\n\ndef other():\n    return 2\n"
+    )
+    new = text.replace("import os\n", "import logging\nimport os\n")
+    new = new.replace("LIMIT = 3\n", "LIMIT = 3\nPAGE = 20\n")
+    new = new.replace(
+        "    def get(self, n):\n        return n\n",
+        "    def get(self, n, page=PAGE):\n        logging.info(n)\n        return n\n"
+        "\n    def close(self):\n        pass\n",
+    )
+    new = new.replace("return p.get(1)", "return p.get(1, page=5)")
+    intent = read_intent("In Pool, give get a page parameter and log n.", text, "m.py")
+    assert vouch(text, new, intent, "m.py") == []
+    stray = new.replace("def other():\n", 'def other():\n    """Two."""\n')
+    (v,) = vouch(text, stray, intent, "m.py")
+    assert v.reason == "outside_named" and "line 16, outside Pool" in v.message
+    said = text.replace("LIMIT = 3", "LIMIT = 5")
+    intent = read_intent("In Pool.get, use a LIMIT of 5.", text, "m.py")
+    assert vouch(text, said, intent, "m.py") == []

@@ -201,3 +201,20 @@ def test_a_parameter_to_pass_on_is_redone_where_it_was_added_not_where_it_goes()
     assert res.new_text == want and res.suspect is None, res.suspect
     assert res.stats.snapshot()["edit_repairs"] == ["widen"]
     assert not any(p.split(REGION)[1].startswith("def f5(x):") for p in prompts if REGION in p)
+
+
+def test_region_first_rewrites_the_named_definition_as_the_first_answer():
+    """``RewriteOptions.first = "region"``: an instruction that names f7 gets f7 rewritten
+    whole as the first answer (no blocks asked); one that names nothing gets blocks."""
+    want = TEXT.replace("return x + 7\n", "return x * 7\n")
+    rules = [
+        region_rule("f7", "def f7(x):\n    return x * 7\n"),
+        (BLOCKS, blocks_answer(block("    return x + 5\n", "    return x - 5\n"))),
+    ]
+    res, prompts = run(rules, "In f7, multiply instead of adding.", first="region")
+    assert res.new_text == want and res.edit_mode == "region" and res.suspect is None
+    assert len(prompts) == 1 and REGION in prompts[0] and BLOCKS not in prompts[0]
+    assert res.first_answer == want and res.stats.snapshot()["edit_repairs"] == []
+    res, prompts = run(rules, "Subtract five instead of adding it.", first="region")
+    assert res.edit_mode == "blocks" and BLOCKS in prompts[0]
+    assert res.new_text == TEXT.replace("return x + 5\n", "return x - 5\n")

@@ -146,6 +146,33 @@ def test_a_retry_guards_its_search_sides_and_a_first_answer_does_not(monkeypatch
         assert made == [(TEXT, None)] * guards
 
 
+def test_a_first_answer_is_guarded_when_asked(monkeypatch):
+    """``RewriteOptions.first = "guarded"``: the first blocks answer's SEARCH sides can only
+    copy the file's lines, as a retry's can."""
+    from scripted import scripted_loaded
+    from test_edit_modes import BLOCKS, TEXT, block, blocks_answer
+
+    from specedit.app import stages
+    from specedit.app.options import RewriteOptions
+    from specedit.app.rewrite import rewrite
+
+    made = []
+
+    class Recording(SearchGuard):
+        def __init__(self, target, text, within=None):
+            super().__init__(target, text, within)
+            made.append(text)
+
+    monkeypatch.setattr(stages, "SearchGuard", Recording)
+    rules = [(BLOCKS, blocks_answer(block("    return x + 7\n", "    return x * 7\n")))]
+    for first, guards in (("guarded", 1), ("blocks", 0)):
+        made.clear()
+        opts = RewriteOptions(instruction="Make f7 multiply.", first=first)
+        res = rewrite(scripted_loaded(rules), TEXT, opts, path="m.py")
+        assert res.new_text == TEXT.replace("return x + 7\n", "return x * 7\n")
+        assert made == [TEXT] * guards
+
+
 @pytest.mark.model
 @pytest.mark.parametrize(
     "name",
