@@ -1,5 +1,6 @@
 # specedit: two commands on a fresh machine (Python 3.11, pip, make):
-#   make demo   set up .venv, pull the default model, rewrite a sample file (diff + speed)
+#   make demo   set up .venv, pull the default model, edit a sample file (a rename by rope,
+#               a docstring by the model: each diff, how it was made, the speed)
 #   make test   set up .venv with the test tools and run the whole test suite
 SHELL := /bin/bash
 PY ?= python3.11
@@ -42,8 +43,7 @@ setup-test: $(VENV)/.test
 
 demo: setup
 	$(BIN)/specedit models pull qwen2.5-coder-1.5b
-	$(BIN)/specedit rewrite app/samples/inventory.py \
-	  -i "Rename the class Inventory to Stock everywhere and add a docstring to total_value."
+	bash scripts/demo.sh $(BIN)
 
 test: setup-test
 	$(BIN)/ruff check . && $(BIN)/ruff format --check .
