@@ -3,7 +3,7 @@ the TUI.
 
 Contract: every user-fixable problem (bad file, unknown or corrupt model, file
 too long, hash conflict) ends with one clear line on stderr, exit status 1,
-and the file untouched (``rename``: exit status 2, as argparse's own errors). The
+and the file untouched. The
 streaming text goes to stderr when it is a terminal; the diff (or ``--json`` object)
 goes to stdout, so pipes get clean output. Lines for people (errors, the stats line,
 "wrote … (backup …)") go through :func:`say`: wrapped to the terminal's width on a
@@ -153,7 +153,7 @@ def cmd_rename(a) -> int:
     """``specedit rename FILE OLD NEW``: rope's rename (``app.refactor``), no model. The
     diff goes to stdout, warnings and the summary to stderr; a problem the user can fix
     (a file that is not Python or does not parse, a name not found, taken or ambiguous, a
-    result rope was unsure of with ``--write`` and no ``--force``) is one line and status 2,
+    result rope was unsure of with ``--write`` and no ``--force``) is one line and status 1,
     the file untouched."""
     from .diff import unified_diff
     from .files import FileError, check_writable, read_source, write_atomic
@@ -165,7 +165,7 @@ def cmd_rename(a) -> int:
             obj["error"] = {"kind": kind, "message": message}
             out.out(json.dumps(obj, ensure_ascii=False))
         error(message)
-        return 2
+        return 1
 
     try:
         src = read_source(a.path)

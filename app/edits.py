@@ -39,6 +39,7 @@ import difflib
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from enum import Enum
 
 from .diff import Hunk, apply_hunks, split_lines
 from .edit_readings import indent as _indent
@@ -57,8 +58,28 @@ FORMAT = (
 _MARKER = re.compile(r"^[ \t]*(<{7} SEARCH|={7}|>{7} REPLACE)[ \t]*$", re.MULTILINE)
 
 
+class Miss(Enum):
+    """Why a block cannot be placed (``EditError.miss``): what a retry's hint is chosen by."""
+
+    EMPTY = "empty"
+    """Its SEARCH side has no text."""
+    AMBIGUOUS = "ambiguous"
+    """Its SEARCH side is found, or about as like, in several places."""
+    NOT_FOUND = "not_found"
+    """Its SEARCH lines are not in the file."""
+    DIFFERS = "differs"
+    """A line of its SEARCH side differs from the file's line it stands for."""
+    OVERLAP = "overlap"
+    """Two blocks change the same lines."""
+
+
 class EditError(ValueError):
-    """A block that cannot be placed in the file; the message is one line."""
+    """A block that cannot be placed in the file; the message is one line, ``miss`` says
+    which kind of failure it is."""
+
+    def __init__(self, message: str, miss: Miss) -> None:
+        super().__init__(message)
+        self.miss = miss
 
 
 @dataclass(frozen=True)
@@ -232,7 +253,7 @@ def _find(
     """The alignment of ``search`` in ``file`` (module docstring), and whether it is only
     similar (the fuzzy level); of several places, those inside ``prefer`` win."""
     if not any(s.strip() for s in search):
-        raise EditError("its SEARCH side is empty")
+        raise EditError("its SEARCH side is empty", Miss.EMPTY)
     first = next(j for j, s in enumerate(search) if s.strip())
     for level in (0, 1, 2, 3):
         hits: list[tuple[list[int], float]] = []
@@ -251,14 +272,18 @@ def _find(
             if best < FUZZY_MEAN:
                 hits = []
             elif len(hits) > 1:
-                raise EditError(f"its SEARCH lines are about as like {len(hits)} places")
+                raise EditError(
+                    f"its SEARCH lines are about as like {len(hits)} places", Miss.AMBIGUOUS
+                )
         if not hits:
             continue
         later = [h for h in hits if min(x for x in h[0] if x >= 0) >= after]
         if len(hits) > 1 and not later:
-            raise EditError(f"its SEARCH side occurs {len(hits)} times, none after the last")
+            raise EditError(
+                f"its SEARCH side occurs {len(hits)} times, none after the last", Miss.AMBIGUOUS
+            )
         return (later or hits)[0][0], level == 3
-    raise EditError("its SEARCH lines are not in the file")
+    raise EditError("its SEARCH lines are not in the file", Miss.NOT_FOUND)
 
 
 def _reindent(line: str, shift: int) -> str:
@@ -313,13 +338,18 @@ def _block_hunks(
             for i, j in zip(range(i1, i2), range(j1, j2), strict=True):
                 new = _line_pair(file[where[i]], search[i], replace[j])
                 if new is None:
-                    raise EditError(f"its line {search[i].strip()[:50]!r} differs from the file's")
+                    raise EditError(
+                        f"its line {search[i].strip()[:50]!r} differs from the file's",
+                        Miss.DIFFERS,
+                    )
                 out.append((where[i], where[i] + 1, new))
             continue
         if fuzzy and any(
             file[where[i]].strip() != search[i].strip() for i in range(i1, i2) if where[i] >= 0
         ):
-            raise EditError("its SEARCH lines are only like the file's where lines change")
+            raise EditError(
+                "its SEARCH lines are only like the file's where lines change", Miss.DIFFERS
+            )
         new = "".join(_reindent(x, shift) for x in replace[j1:j2])
         if mapped:
             start, end = mapped[0], mapped[-1] + 1
@@ -349,14 +379,14 @@ def place_blocks(
         try:
             parts, after = _block_hunks(file, block, after, within, prefer)
         except EditError as e:
-            raise EditError(f"block {n} of {len(blocks)} cannot be placed: {e}") from None
+            raise EditError(f"block {n} of {len(blocks)} cannot be placed: {e}", e.miss) from None
         found += parts
     found.sort(key=lambda p: (p[0], p[1]))
     hunks: list[Hunk] = []
     for s, e, new in found:
         prev = hunks[-1] if hunks else None
         if prev and (s < prev.end_line or s == e == prev.start_line == prev.end_line):
-            raise EditError("two blocks change the same lines")
+            raise EditError("two blocks change the same lines", Miss.OVERLAP)
         old = "".join(file[s:e])
         if new != old:
             hunks.append(Hunk(len(hunks), s, e, old, new))

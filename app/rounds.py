@@ -44,9 +44,18 @@ import logging
 from . import edits
 from .checks import Suspect, map_scope, touches
 from .diff import Hunk, apply_hunks, compute_hunks, split_lines
+from .edits import Miss
 from .intent import Intent
 from .prompt import rewrite_fence, rewrite_prompt
-from .stages import Fallback, RewriteResult, RewriteRun, finished, run_blocks, run_whole
+from .stages import (
+    Fallback,
+    GiveUp,
+    RewriteResult,
+    RewriteRun,
+    finished,
+    run_blocks,
+    run_whole,
+)
 from .syntax import Definition, definitions, language_for_path
 
 log = logging.getLogger(__name__)
@@ -221,16 +230,19 @@ def again_whole(run: RewriteRun, first: RewriteResult, prompt_of) -> RewriteResu
     return res
 
 
-_HINTS = (
-    ("as like", "Copy one more line of the file into the SEARCH side, so that it matches "
-     "one place only: the place the instruction is about."),
-    ("not in the file", "Copy the SEARCH lines exactly as they are in the file now, with "
-     "their indentation, and nothing else."),
-    ("differs from the file", "Copy the SEARCH lines exactly as they are in the file now, "
-     "with their indentation."),
-    ("change nothing", "Each REPLACE side was the same as its SEARCH side. Write the "
-     "lines as they must be after the change."),
-)  # fmt: skip
+_HINTS = {
+    Miss.AMBIGUOUS: "Copy one more line of the file into the SEARCH side, so that it matches "
+    "one place only: the place the instruction is about.",
+    Miss.NOT_FOUND: "Copy the SEARCH lines exactly as they are in the file now, with their "
+    "indentation, and nothing else.",
+    Miss.DIFFERS: "Copy the SEARCH lines exactly as they are in the file now, with their "
+    "indentation.",
+}
+"""The hint of a retry, by how a block failed to place."""
+_NOTHING = (
+    "Each REPLACE side was the same as its SEARCH side. Write the lines as they must be "
+    "after the change."
+)
 
 
 _ADDED = (
@@ -251,15 +263,20 @@ def _added_on_both_sides(body: str) -> bool:
     return any(lines(b.search) == lines(b.replace) for b in parsed.blocks)
 
 
-def retry_note(why: str, added: bool = False) -> str | None:
+def retry_note(first: Fallback, added: bool = False) -> str | None:
     """The feedback of a retry round: why the first blocks did not apply, and what to do
     (``added``: a block's search side not in the file was its replace side too); None for
     an answer cut at its limit or not in the format (a runaway or a loop, which a second ask
-    repeats)."""
-    hint = next((h for key, h in _HINTS if key in why), None)
-    if added and "not in the file" in why:
-        hint = _ADDED
-    return None if hint is None else f"Your blocks could not be applied: {why}. {hint}"
+    repeats), or a failure no hint helps with."""
+    if first.kind is GiveUp.NOTHING:
+        hint = _NOTHING
+    elif first.kind is GiveUp.PLACE and first.miss is not None:
+        hint = _HINTS.get(first.miss)
+        if added and first.miss is Miss.NOT_FOUND:
+            hint = _ADDED
+    else:
+        hint = None
+    return None if hint is None else f"Your blocks could not be applied: {first.why}. {hint}"
 
 
 def retry_blocks(run: RewriteRun, first: Fallback) -> RewriteResult | None:
@@ -269,7 +286,7 @@ def retry_blocks(run: RewriteRun, first: Fallback) -> RewriteResult | None:
     fence = rewrite_fence(run.text)
     if body.endswith(fence):
         body = body[: -len(fence)]
-    note = retry_note(first.why, _added_on_both_sides(body))
+    note = retry_note(first, _added_on_both_sides(body))
     if note is None or not body.strip() or run.opts.region is not None:
         return None
     run.next_stage()

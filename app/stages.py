@@ -33,6 +33,7 @@ import logging
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from enum import Enum
 
 from ..engine.metrics import Metrics
 from . import edits
@@ -134,6 +135,21 @@ class RewriteResult:
         }
 
 
+class GiveUp(Enum):
+    """Why a blocks answer is given up (``Fallback.kind``)."""
+
+    NO_ROOM = "no_room"
+    """No room left in the context for the blocks."""
+    PLACE = "place"
+    """A block cannot be placed in the file (``Fallback.miss`` says how)."""
+    CUT = "cut"
+    """The answer stopped at its limit before the end."""
+    NOT_BLOCKS = "not_blocks"
+    """The answer is not a list of blocks."""
+    NOTHING = "nothing"
+    """The blocks change nothing."""
+
+
 @dataclass(frozen=True)
 class Fallback:
     """A blocks answer given up under ``auto``: why, and what the model wrote."""
@@ -141,6 +157,9 @@ class Fallback:
     why: str
     """One line (``edit_fallback`` in the stats)."""
     raw: str = ""
+    kind: GiveUp = GiveUp.PLACE
+    miss: edits.Miss | None = None
+    """How a block failed to place (``kind`` ``PLACE``)."""
 
 
 @dataclass
@@ -315,7 +334,9 @@ def run_blocks(
     room = prompt.room(loaded.target.n_ctx)
     if room < 64:
         why = "no room left in the context for the blocks"
-        return run.result("no_output", f"{why}; nothing changed") if forced else Fallback(why)
+        if forced:
+            return run.result("no_output", f"{why}; nothing changed")
+        return Fallback(why, kind=GiveUp.NO_ROOM)
     # what the blocks can change: the file, or the windows of a big file's prompt
     shown = prompt.part_tokens or sum(e - s for s, e, lab in prompt.spans if lab == "whole")
     share = 1.0 if forced else BLOCKS_SHARE
@@ -341,32 +362,32 @@ def run_blocks(
     stopped = m.stop_reason == "stop" and not fenced.closed
     broken = parsed.problem if stopped and parsed.problem in edits.BROKEN else ""
     cut = not fenced.closed and not (m.stop_reason == "eos" and parsed.complete) and not broken
-    why, hunks = "", []
+    why, hunks, kind, miss = "", [], GiveUp.PLACE, None
     # a SEARCH side found in several places goes to the one in a definition the
     # instruction names ("in TopologicalSorter.done, rename n2i")
     prefer = [(d.start, d.end) for d in run.intent.named] or None
     try:
         hunks = edits.place_blocks(text, parsed.blocks, within, prefer)
     except edits.EditError as e:
-        why = str(e)
+        why, miss = str(e), e.miss
     if cut:
-        why = cut_message(m.stop_reason, max_tokens, False).split(";")[0]
+        why, kind = cut_message(m.stop_reason, max_tokens, False).split(";")[0], GiveUp.CUT
     elif broken:
-        why = f"the answer is not a list of blocks: {broken}"
+        why, kind = f"the answer is not a list of blocks: {broken}", GiveUp.NOT_BLOCKS
     elif not parsed.complete:
-        why = f"the answer is not a list of blocks: {parsed.problem}"
+        why, kind = f"the answer is not a list of blocks: {parsed.problem}", GiveUp.NOT_BLOCKS
     elif not why and not hunks:
-        why = "the blocks change nothing"
+        why, kind = "the blocks change nothing", GiveUp.NOTHING
     if why:
         log.info("blocks not applied: %s; the answer was %r", why, raw[:2000])
         run.answered = True  # the first answer, if this was it, could not be placed
         if not forced:
-            return Fallback(why, raw)
+            return Fallback(why, raw, kind, miss)
         if cut:
             return run.result(
                 "truncated", cut_message(m.stop_reason, max_tokens, False), raw, hunks
             )
-        if parsed.complete and not hunks and why == "the blocks change nothing":
+        if kind is GiveUp.NOTHING:
             return finished(run, text, raw, text, text)
         msg = f"the edit blocks cannot be applied ({why}); nothing changed: try --edit whole"
         return run.result("no_output", msg, raw)

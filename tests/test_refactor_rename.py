@@ -1,6 +1,6 @@
 """``specedit rename`` and the server's ``refactor/rename``: rope's rename of a Python name in
 one file, with no model. What rope renames and leaves (``os.environ.get`` beside a method
-``get``), what is refused (exit status 2, one line, the file byte-identical), what is
+``get``), what is refused (exit status 1, one line, the file byte-identical), what is
 only flagged, and that only the file itself is ever read or written."""
 
 from __future__ import annotations
@@ -142,7 +142,7 @@ Registry().get(2)
 def test_line_picks_between_two_definitions(tmp_path, capsys):
     f = _file(tmp_path, TWO)
     rc, out, err = _run(capsys, str(f), "get", "fetch")
-    assert rc == 2 and out == ""
+    assert rc == 1 and out == ""
     assert err == [
         f"error: {f}: get names 2 different things here (defined on lines 2, 7): pick one by "
         "its line (--line N)"
@@ -180,7 +180,7 @@ def test_errors_exit_2_with_one_line_and_leave_the_file(
     f = _file(tmp_path, text, name)
     before = f.read_bytes()
     rc, out, err = _run(capsys, str(f), *argv, "--write")
-    assert rc == 2 and out == ""
+    assert rc == 1 and out == ""
     assert len(err) == 1 and err[0].startswith("error: ") and message in err[0], err
     assert f.read_bytes() == before
     assert sorted(p.name for p in f.parent.iterdir()) == [name]
@@ -226,7 +226,7 @@ def test_what_rope_is_unsure_of_is_left_flagged_and_written_only_with_force(tmp_
     assert [(n.line, n.kind) for n in res.notes] == [(7, "unsure")]
     f = _file(tmp_path, UNSURE)
     rc, out, err = _run(capsys, str(f), "get", "fetch", "--write")
-    assert rc == 2 and "+    def fetch(self, key):" in out
+    assert rc == 1 and "+    def fetch(self, key):" in out
     assert err[0].startswith("warning: line 7: rope could not tell")
     assert err[-1].startswith("error: ") and "--force writes it anyway" in err[-1]
     assert f.read_text() == UNSURE and not list_backups(f)
