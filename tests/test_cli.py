@@ -233,16 +233,21 @@ def test_a_cut_generation_is_never_written(capsys, tmp_path, qwen05_path):
 
 
 @pytest.mark.model
-def test_a_result_that_drops_the_last_function_gets_its_tail_back(capsys, tmp_path, qwen05_path):
-    """Issue 12, then 22: the 0.5B, asked to rename add to plus in this file, closes its
-    block after the first function. The tail repair puts the dropped function back."""
+def test_a_result_that_drops_the_last_function_is_flagged_and_not_written(
+    capsys, tmp_path, qwen05_path
+):
+    """Issues 12, 22, then 45: the 0.5B, asked to rename add to plus in this file, closes
+    its block after the first function. The program does not put the dropped function
+    back (it cannot know it was not asked): the check says which lines are gone and
+    --write refuses the result, the file untouched."""
     f = tmp_path / "m.py"
     f.write_text(SHORT)
     args = ["rewrite", str(f), "-i", "Rename the function add to plus.", "--write", "--exact"]
     args += ["--model", str(qwen05_path), "--ctx", "2048", "--no-prompt-cache", "--edit", "whole"]
-    assert main(args) == 0
-    assert f.read_text() == SHORT.replace("def add(", "def plus(")
-    assert "repaired: tail" in _err(capsys)
+    assert main(args) == 1
+    assert f.read_text() == SHORT
+    err = _err(capsys)
+    assert "the end of the file, are deleted" in err and "--force" in err
 
 
 def test_write_refuses_a_flagged_result_unless_forced(capsys, tmp_path, monkeypatch):
@@ -259,7 +264,6 @@ def test_write_refuses_a_flagged_result_unless_forced(capsys, tmp_path, monkeypa
     monkeypatch.setattr(cli, "_load", lambda a: scripted_loaded([("Instruction:", answer)]))
     f = tmp_path / "m.py"
     f.write_text(text)
-    # asked with more than the rename: a rename asked alone is the program's to make
     args = ["rewrite", str(f), "-i", "Rename the function add to plus and fix its return."]
     args += ["--write"]
     assert main([*args, "--edit", "whole"]) == 1
