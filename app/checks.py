@@ -323,17 +323,19 @@ def unasked_hunks(old: str, new: str, intent: Intent, path: str | None) -> list[
     inside = [h for h in hunks if any(_within(h, d) for d in intent.named)]
     # names of the file's code the instruction says (MAX_ATTEMPTS, port), and those the
     # change inside brought in or took out
-    said = set(_NAME.findall(intent.instruction)) & _code_names(old, path)
+    said = set(_NAME.findall(intent.instruction)) & _code_names(old)
     moved = set()
     for h in inside:
-        moved |= _code_names(h.old_text, path) ^ _code_names(h.new_text, path)
+        moved |= _code_names(h.old_text) ^ _code_names(h.new_text)
+
+    def goes_with(h: Hunk) -> bool:
+        both = h.old_text + h.new_text
+        return bool(said & _code_names(both) or moved & _code_names(both, strings=True))
+
     return [
         h
         for h in hunks
-        if h not in inside
-        and not _is_rename(h, intent, scope, path, made)
-        and not said & _code_names(h.old_text + h.new_text, path)
-        and not moved & _code_names(h.old_text + h.new_text, path, strings=True)
+        if h not in inside and not goes_with(h) and not _is_rename(h, intent, scope, path, made)
     ]
 
 
@@ -357,7 +359,7 @@ _KEYWORDS = frozenset(
 """Words of code that name nothing of the file (keywords and common types)."""
 
 
-def _code_names(text: str, path: str | None, strings: bool = False) -> set[str]:
+def _code_names(text: str, strings: bool = False) -> set[str]:
     """The names of three letters or more in ``text`` outside its strings and comments
     (inside them too with ``strings``; a rough reading for any language, of the hunks'
     own lines)."""

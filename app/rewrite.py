@@ -56,14 +56,13 @@ from .outline import Outline, outline, widen
 from .prompt import Prompt, answer_prompt, outline_prompt, rewrite_prompt
 from .quotes import Citation, all_found, check_citations
 from .rounds import (
-    FLAGS,
-    LOST,
-    WIDEN_TOKENS,
+    WHOLE_VERDICTS,
     again_whole,
     innermost,
     redo_definitions,
     retry_blocks,
     round_targets,
+    short_enough,
 )
 from .stages import (
     Fallback,
@@ -87,9 +86,6 @@ OUTLINE_SHARE = 0.4
 FALLBACK_TOKENS = 1024
 """A big file's located lines are rewritten whole, when blocks fail, up to this length."""
 
-
-ROUND_VERDICTS = {*FLAGS, *LOST}
-"""Verdicts on a whole rewrite under ``auto`` that send it back to the model once."""
 
 BROAD_LINES = 10
 """A rename of a name that is on at least this many lines of the file is a broad edit."""
@@ -243,7 +239,7 @@ def _whole_round(run: RewriteRun, first: RewriteResult) -> RewriteResult:
     saw (``app.rounds.again_whole``); the better of the two (fewer verdicts; the first on
     a tie)."""
     reasons = {v.reason for v in first.verdicts}
-    if run.opts.edit != "auto" or run.opts.region is not None or not reasons & ROUND_VERDICTS:
+    if run.opts.edit != "auto" or run.opts.region is not None or not reasons & WHOLE_VERDICTS:
         return first
     res = again_whole(run, first, lambda fb: _whole_prompt(run, feedback=fb))
     if res is not None and (res.status == "cancelled" or len(res.verdicts) < len(first.verdicts)):
@@ -253,13 +249,10 @@ def _whole_round(run: RewriteRun, first: RewriteResult) -> RewriteResult:
 
 def _named_regions(run: RewriteRun) -> RewriteResult | None:
     """``RewriteOptions.first`` ``region``: each definition the instruction names (the
-    innermost, each at most ``WIDEN_TOKENS`` long) rewritten whole as a region of the file,
+    innermost, each ``app.rounds.short_enough``) rewritten whole as a region of the file,
     as the first answer; None when it names none (blocks then)."""
     defs = innermost(list(run.intent.named))
-    tok = run.loaded.target.tokenize
-    if not defs or any(
-        len(tok("".join(run.lines[d.start : d.end]), special=False)) > WIDEN_TOKENS for d in defs
-    ):
+    if not defs or not short_enough(run, defs):
         return None
     res = redo_definitions(run, None, defs, label="")
     if res is None:

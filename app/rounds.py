@@ -74,6 +74,8 @@ FLAGS = (
 """Verdicts a repair round may mend."""
 LOST = ("drops_tail", "drops_share", "drops_on_add")
 """Verdicts of lost lines: a whole rewrite that has them is asked again too."""
+WHOLE_VERDICTS = frozenset((*FLAGS, *LOST))
+"""Verdicts on a whole rewrite under ``auto`` that send it back to the model once."""
 _SCOPED = {"rename_left", "value_missed", "outside_named"}
 """Verdicts whose round goes to the named definitions, whatever else is flagged."""
 LIKE = 0.75
@@ -134,13 +136,16 @@ def round_targets(
     else:
         chosen = list(intent.named) or _like(run, first.raw)
     chosen = innermost(chosen)
-    if not chosen:
-        return []
+    return chosen if chosen and short_enough(run, chosen) else []
+
+
+def short_enough(run: RewriteRun, defs: list[Definition]) -> bool:
+    """True when each of ``defs`` is at most ``WIDEN_TOKENS`` long: short enough for a
+    round to rewrite it whole."""
     tok = run.loaded.target.tokenize
-    for d in chosen:
-        if len(tok("".join(run.lines[d.start : d.end]), special=False)) > WIDEN_TOKENS:
-            return []
-    return chosen
+    return all(
+        len(tok("".join(run.lines[d.start : d.end]), special=False)) <= WIDEN_TOKENS for d in defs
+    )
 
 
 def redo_definitions(
