@@ -15,8 +15,9 @@ is asked for an answer in its own words, the ``free`` prompt, and the program qu
     paragraph the program chooses for the question and the whole answer, under its
     citation); else ``text`` (cut by the token limit, cancelled, or no passage to choose).
     The metrics
-    then count as generated only the model's tokens the final text keeps, and the rest of
-    the text as ``inserted_tokens`` (``engine.metrics``: output tokens with no target call);
+    then count as generated only the model's tokens the final text keeps (those it does not
+    keep as ``dropped_tokens``), and the rest of the text as ``inserted_tokens``
+    (``engine.metrics``: output tokens with no target call, in no tok/s);
     ``stop_reason`` is ``quote_inserted`` when the program wrote any of it.
 Text that is not generated cannot be misquoted and costs no decode time.
 """
@@ -70,6 +71,7 @@ class QuoteInserter:
                     break
                 kept += 1
             text = done.decode("utf-8", "replace")
+            metrics.dropped_tokens += len(tokens) - kept  # decoded, then replaced
             metrics.generated_tokens = kept
             if done[head:]:
                 metrics.inserted_tokens += len(self.target.tokenize(done[head:].decode()))

@@ -11,12 +11,16 @@ Definitions:
   * tokens per target call = tokens emitted by decode calls / decode target
     calls (mean acceptance length: 1 for plain decoding);
   * acceptance per draft position i = accepted at position i / drafted at i;
-  * decode tok/s = tokens after the first / seconds after the first token: decode
+  * *model tokens* = the tokens the target decoded: ``generated_tokens`` (those the
+    output keeps) and ``dropped_tokens`` (decoded, then replaced by text the caller wrote).
+    Every tok/s here counts model tokens only: text the caller writes without a target
+    call (``inserted_tokens``: a quoted passage copied from its file, ``app.quote_insert``)
+    is reported beside the rate, never inside it, so a copied passage cannot raise it;
+    two answers are compared by their model tokens and their wall time;
+  * decode tok/s = model tokens after the first / seconds after the first token: decode
     time only (the first token comes out of the prefill). Every display and the
     benchmarks use this one rate; ``recent_tps`` is the same rate over a window;
-    the tokens are the output's: the generated ones and ``inserted_tokens``, text the
-    caller wrote without a target call (a quoted passage copied from its file:
-    ``app.quote_guard``);
+  * e2e tok/s = model tokens / (prefill + decode seconds);
   * the *reading* phase is the prefill: ``read_tokens`` of ``read_total`` prompt tokens
     evaluated so far at ``read_tps``; then the *generating* phase.
 
@@ -48,7 +52,11 @@ class Metrics:
     prompt_tokens: int = 0
     generated_tokens: int = 0
     inserted_tokens: int = 0
-    """Output tokens the caller wrote itself, with no target call (module docstring)."""
+    """Output tokens the caller wrote itself, with no target call: in no rate (module
+    docstring)."""
+    dropped_tokens: int = 0
+    """Tokens the target decoded that the output does not keep (text the caller wrote took
+    their place): model tokens, counted in the rates."""
     target_calls: int = 0
     drafted_tokens: int = 0
     accepted_tokens: int = 0
@@ -130,6 +138,7 @@ class Metrics:
         "prompt_tokens",
         "generated_tokens",
         "inserted_tokens",
+        "dropped_tokens",
         "target_calls",
         "drafted_tokens",
         "accepted_tokens",
@@ -177,16 +186,21 @@ class Metrics:
         return self.emitted_tokens / self.target_calls if self.target_calls else 0.0
 
     @property
+    def model_tokens(self) -> int:
+        """The tokens the target decoded, kept or dropped (module docstring)."""
+        return self.generated_tokens + self.dropped_tokens
+
+    @property
     def decode_tps(self) -> float:
-        """Tokens after the first / seconds after the first token (module docstring)."""
-        n = self.generated_tokens + self.inserted_tokens - 1
+        """Model tokens after the first / seconds after the first token (module docstring)."""
+        n = self.model_tokens - 1
         return n / self.decode_s if n > 0 and self.decode_s > 0 else 0.0
 
     @property
     def e2e_tps(self) -> float:
-        """Output tokens over prefill plus decode time (what a user waits for)."""
+        """Model tokens over prefill plus decode time (module docstring)."""
         total = self.prefill_s + self.decode_s
-        return (self.generated_tokens + self.inserted_tokens) / total if total > 0 else 0.0
+        return self.model_tokens / total if total > 0 else 0.0
 
     @property
     def prefill_tps(self) -> float:
@@ -236,6 +250,8 @@ class Metrics:
             "prompt_tokens": self.prompt_tokens,
             "generated_tokens": self.generated_tokens,
             "inserted_tokens": self.inserted_tokens,
+            "dropped_tokens": self.dropped_tokens,
+            "model_tokens": self.model_tokens,
             "target_calls": self.target_calls,
             "drafted_tokens": self.drafted_tokens,
             "accepted_tokens": self.accepted_tokens,

@@ -18,6 +18,7 @@ from test_quote_guard import NOTES  # noqa: E402
 
 from specedit.app.options import RewriteOptions  # noqa: E402
 from specedit.app.rewrite import answer  # noqa: E402
+from specedit.engine.metrics import Metrics  # noqa: E402
 
 DOC = (
     "# Garden\n\nWater the tomatoes every second evening;\nin a heat wave, every evening.\n\n"
@@ -70,6 +71,34 @@ def test_where_the_words_cannot_choose_the_first_words_of_the_model_s_passage_do
     s = res.metrics.snapshot()
     assert s["generated_tokens"] == len(prose)  # "t..." pinned it, then was replaced
     assert s["generated_tokens"] + s["inserted_tokens"] == len(res.text.encode())
+    assert s["model_tokens"] == len(prose) + s["dropped_tokens"] > len(prose)  # "t..."
+
+
+def test_a_copied_passage_raises_no_rate():
+    """The issue's figures: 38 tokens of the model's and 59 copied in, in 2 s of decoding,
+    read as 48 tok/s when the copy counted; the model's own rate is 37 / 2."""
+    m = Metrics(generated_tokens=38, inserted_tokens=59, prefill_s=1.0, decode_s=2.0)
+    bare = Metrics(generated_tokens=38, prefill_s=1.0, decode_s=2.0)
+    assert m.decode_tps == bare.decode_tps == 37 / 2
+    assert m.e2e_tps == bare.e2e_tps == 38 / 3
+    s = m.snapshot()
+    assert (s["decode_tps"], s["model_tokens"], s["inserted_tokens"]) == (18.5, 38, 59)
+
+
+def test_the_rates_count_the_tokens_the_target_decoded_kept_or_replaced():
+    """A passage the model began is replaced by the program's: its bytes are decoded, then
+    dropped (``dropped_tokens``), and count in the rates as the model's; the passage counts
+    in none. Without a drafter every token after the first is one target call's, so the
+    model's tokens are the calls' plus the first."""
+    loaded = scripted_loaded([(NO_WORD, SAID_NO_WORD)])
+    m = answer(loaded, NO_WORD, FILES, RewriteOptions(draft="none")).metrics
+    assert m.inserted_tokens > 0 and m.dropped_tokens > 0
+    assert m.model_tokens == m.generated_tokens + m.dropped_tokens == m.emitted_tokens + 1
+    assert m.decode_tps == pytest.approx((m.model_tokens - 1) / m.decode_s)
+    assert m.e2e_tps == pytest.approx(m.model_tokens / (m.prefill_s + m.decode_s))
+    copied = m.decode_tps
+    m.inserted_tokens = 0
+    assert m.decode_tps == copied  # the same figure with or without the passage
 
 
 def test_typed_quotes_leave_the_passages_to_the_model():
