@@ -1,7 +1,7 @@
 """Checks on a finished rewrite before it may be written: verdicts that need no answer key.
 
-A check reads only the instruction, without a model (``app.intent``), and the file's own structure
-(``app.syntax``). Each takes ``(old, new, intent, path)`` and returns a ``Suspect`` (a verdict with
+A check reads only the instruction, without a model (``app.intent``), the file's own structure
+(``app.syntax``) and what the language's tools say of it without running it (``app.compilers``). Each takes ``(old, new, intent, path)`` and returns a ``Suspect`` (a verdict with
 its reason and one line for any front end) or None:
   * ``suspect_deletion`` (of ``(old, new, instruction)``): the instruction asks for nothing to be
     removed (``app.intent.asks_removal``) and the result deletes a trailing block (its last hunk
@@ -27,7 +27,12 @@ its reason and one line for any front end) or None:
     though the instruction says how it is used: names it again ("pass
     compresslevel=compresslevel") or takes it as a verb's object ("and pass it to …")
     (``param_unused``);
-  * ``syntax_worse``: the result has more syntax errors than the original (``syntax``).
+  * ``syntax_worse``: the result has more syntax errors than the original (``syntax``);
+  * ``compile_worse``: the language's own tool reports an error on the result that it does not
+    report on the original (``app.compilers``: Python's ``compile()``, ``rustc``, ``bash -n``)
+    (``compile``);
+  * ``no_change``: the result is the original (``unchanged``): every instruction asks for a
+    change, and an answer that makes none is not one.
 ``vouch(old, new, intent, path)`` runs them all, returning the verdicts in that order;
 ``Suspect.to_json`` is the wire form (``rewrite/done.suspect``: the first verdict). Front ends write
 or apply a flagged result only when forced; a cut one (``truncated``, no closing fence) never.
@@ -40,6 +45,7 @@ import re
 from dataclasses import dataclass
 
 from .bindings import parameters, unbound
+from .compilers import new_errors
 from .diff import Hunk, compute_hunks, split_lines
 from .intent import Intent, asks_removal
 from .names import code_lines, rename, uses, whole_word
@@ -57,7 +63,8 @@ class Suspect:
 
     reason: str
     """``drops_tail``, ``drops_share``, ``drops_on_add``, ``rename_left``, ``site_missed``,
-    ``value_missed``, ``outside_named``, ``unbound``, ``param_unused`` or ``syntax``."""
+    ``value_missed``, ``outside_named``, ``unbound``, ``param_unused``, ``syntax``, ``compile``
+    or ``unchanged``."""
     deleted_lines: int
     """Non-blank lines removed on balance (0 for the verdicts on what changed)."""
     message: str
@@ -426,7 +433,22 @@ def syntax_worse(old: str, new: str, intent: Intent, path: str | None) -> Suspec
     return Suspect("syntax", 0, warning) if warning else None
 
 
+def compile_worse(old: str, new: str, intent: Intent, path: str | None) -> Suspect | None:
+    """The verdict when the language's tool reports an error the original did not have."""
+    found = new_errors(old, new, path)
+    if not found:
+        return None
+    more = f" (and {len(found) - 1} more)" if len(found) > 1 else ""
+    return Suspect("compile", 0, f"{found[0].describe()}{more}; the original has no such error")
+
+
+def no_change(old: str, new: str, intent: Intent, path: str | None) -> Suspect | None:
+    """The verdict when the result is the original."""
+    return Suspect("unchanged", 0, "the answer changes nothing in the file") if old == new else None
+
+
 CHECKS = (
+    no_change,
     rename_left,
     sites_missed,
     value_missed,
@@ -434,6 +456,7 @@ CHECKS = (
     names_unbound,
     param_unused,
     syntax_worse,
+    compile_worse,
 )
 
 

@@ -3,19 +3,20 @@ sent back to the model, which makes the change again; the program never makes it
 
 When a blocks answer cannot be placed, or the checks (``app.checks``) flag what it did (a
 second site left unchanged, the value asked for not set, a change outside the named
-definitions, a rename left half done, a name nothing defines, worse syntax, no change at
-all), the change is asked again of a smaller piece: each definition it goes to is
-rewritten whole as a region of the file (``app.stages.run_whole``; the prompt shares the
-file's warm prefix, so only the instruction and the definition are read), with the
-lookup drafter copying its lines, and, for a flagged answer, the model's own try at that
-definition and what the checks saw as feedback (``checks_note``).
+definitions, a rename left half done, a name nothing defines, worse syntax, an error the
+language's own tool reports, no change at all), the change is asked again of a smaller
+piece: each definition it goes to is rewritten whole as a region of the file
+(``app.stages.run_whole``; the prompt shares the file's warm prefix, so only the
+instruction and the definition are read), with the lookup drafter copying its lines, and,
+for a flagged answer, the model's own try at that definition and what the checks saw as
+feedback (``checks_note``).
 
 Contract: ``round_targets(run, first, intent) -> list[Definition]``: the definitions to
 rewrite (the missed ones of the named sites; for a half-made change (a name used that
-nothing defines, a new parameter not used, worse syntax), the definitions it touched, else
-the named ones; else the named ones; for an answer that could not be placed, the named
-ones, else the definitions its search sides are most like), innermost, each at most
-``WIDEN_TOKENS`` long; [] when there are none or one is too long.
+nothing defines, a new parameter not used, worse syntax, a tool's new error), the
+definitions it touched, else the named ones; else the named ones; for an answer that could
+not be placed, the named ones, else the definitions its search sides are most like),
+innermost, each at most ``WIDEN_TOKENS`` long; [] when there are none or one is too long.
 ``redo_definitions(run, first, defs) -> RewriteResult | None``: the file with each definition
 rewritten and the first answer's hunks outside them kept, checked as any result
 (``app.stages.finished``), or None when no definition came back complete. One round,
@@ -70,6 +71,8 @@ FLAGS = (
     "unbound",
     "param_unused",
     "syntax",
+    "compile",
+    "unchanged",
 )
 """Verdicts a repair round may mend."""
 LOST = ("drops_tail", "drops_share", "drops_on_add")
@@ -77,6 +80,8 @@ LOST = ("drops_tail", "drops_share", "drops_on_add")
 WHOLE_VERDICTS = frozenset((*FLAGS, *LOST))
 """Verdicts on a whole rewrite under ``auto`` that send it back to the model once."""
 _SCOPED = {"rename_left", "value_missed", "outside_named"}
+_TOUCHED = {"unbound", "param_unused", "syntax", "compile"}
+"""Verdicts of a half-made change: its round goes where the change was made."""
 """Verdicts whose round goes to the named definitions, whatever else is flagged."""
 LIKE = 0.75
 """A failed search line stands for the file line it is at least this like."""
@@ -125,7 +130,7 @@ def round_targets(
                 for g in intent.each
                 if len(g) == 1 and not any(touches(h, g[0], before=True) for h in first.hunks)
             ]
-        elif reasons & {"unbound", "param_unused", "syntax"} and not reasons & _SCOPED:
+        elif reasons & _TOUCHED and not reasons & _SCOPED:
             # where the change was made (the function given the parameter), not every
             # definition the instruction names (the class the parameter is passed to)
             defs = definitions(run.text, language_for_path(run.path))

@@ -27,6 +27,7 @@ SUITES = {
     "draft": ("draft_bench", "draft-model pair vs plain and lookup"),
     "latency": ("latency", "end-to-end latency of specedit rewrite, by part"),
     "edits": ("edits_bench", "the edit suite judged by running the code: right, flagged, wait"),
+    "checks": ("checks_bench", "the checks' false alarms on right answers (no model)"),
     "tui": ("tui_bench", "tokens/s inside the terminal app vs headless"),
     "kernel": ("kernel_bench", "Triton verification kernel vs torch"),
     "replay": ("replay_bench", "speculation policies replayed on recorded outputs, without noise"),

@@ -167,7 +167,8 @@ def test_forced_blocks_never_half_apply_and_say_why(answer, why):
         text = "```python\n" + answer + "```\n"
     res, _ = run([(BLOCKS, text)], edit="blocks")
     if why == "change nothing":
-        assert res.status == "ok" and res.new_text == TEXT and res.message == "no changes"
+        assert res.status == "ok" and res.new_text == TEXT and res.suspect.reason == "unchanged"
+        assert res.message == "the answer changes nothing in the file"
         return
     assert res.new_text is None and res.diff == "" and res.status in ("no_output", "truncated")
     assert why in res.message or res.status == "truncated"
@@ -381,8 +382,8 @@ def test_a_big_file_falls_back_to_rewriting_the_located_lines():
 
 def test_a_region_written_back_unchanged_is_flagged_not_changed():
     """The model writes a region of a big file back unchanged: the result changes nothing,
-    and the value check says that no line that held 77 holds 78 (the program does not set
-    it)."""
+    which is the first verdict, and the value check says that no line that held 77 holds 78
+    (the program does not set it)."""
     region = (F77_LINE, F77_LINE + 4)
     res, prompts = run(
         [("Rewrite only lines", whole_answer(F77_AS_IS))],
@@ -392,7 +393,7 @@ def test_a_region_written_back_unchanged_is_flagged_not_changed():
         instruction="In f77 change 77 to 78.",
     )
     assert res.status == "ok" and res.new_text == BIG and len(prompts) == 1
-    assert res.suspect is not None and res.suspect.reason == "value_missed"
+    assert [v.reason for v in res.verdicts] == ["unchanged", "value_missed"]
     assert res.stats.snapshot()["edit_repairs"] == []
 
 

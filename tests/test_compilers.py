@@ -1,0 +1,62 @@
+"""The language tools' verdict (app.compilers, checks.compile_worse): only errors the
+original did not have count, by tool and message, whatever line they moved to."""
+
+import shutil
+
+import pytest
+
+from specedit.app.checks import compile_worse, no_change
+from specedit.app.compilers import new_errors
+from specedit.app.intent import read_intent
+
+PY = "def wrap(body, width=72):\n    return body\n"
+
+
+def test_python_indentation_the_parse_lets_through():
+    # what the 1.5B wrote for "wrap at 80 columns": a line indented under a return
+    new = "def wrap(body, width=80):\n    return body\n        body = body.strip()\n"
+    (d,) = new_errors(PY, new, "commitmsg.py")
+    assert (d.tool, d.line, d.message) == ("python", 3, "IndentationError: unexpected indent")
+    v = compile_worse(
+        PY, new, read_intent("Wrap at 80 columns.", PY, "commitmsg.py"), "commitmsg.py"
+    )
+    assert v.reason == "compile" and "line 3: IndentationError" in v.message
+
+
+def test_an_error_the_original_had_does_not_count():
+    old = PY + "def broken(:\n    pass\n"
+    new = "\n\n" + old.replace("72", "80")
+    assert new_errors(old, new, "m.py") == []
+    assert new_errors(PY, PY, "m.py") == [] and new_errors(PY, PY + "x = (\n", "m.txt") == []
+
+
+RS = """pub fn slug(title: &str) -> String {
+    title.to_lowercase().replace(' ', "-")
+}
+"""
+
+
+@pytest.mark.skipif(shutil.which("rustc") is None, reason="rustc is not installed")
+def test_rust_types_and_names():
+    new = RS.replace("(title: &str)", "(title: &str, max_len: usize)").replace(
+        "title.to_lowercase()", "let s: usize = title.to_lowercase();\n    s"
+    )
+    found = new_errors(RS, new, "slug.rs")
+    assert found and found[0].tool == "rustc" and found[0].message.startswith("error[E0308]")
+    assert found[0].line == 2
+    # a crate that is not at hand is an error of both texts: nothing new
+    old = "use serde::Serialize;\n" + RS
+    assert new_errors(old, old.replace("' '", "'_'"), "slug.rs") == []
+
+
+@pytest.mark.skipif(shutil.which("bash") is None, reason="bash is not installed")
+def test_shell_syntax():
+    old = 'if [ -n "$1" ]; then\n  echo "$1"\nfi\n'
+    (d,) = new_errors(old, old.replace("fi\n", ""), "run.sh")
+    assert d.tool == "bash -n" and "unexpected end of file" in d.message
+
+
+def test_no_change_is_a_verdict():
+    intent = read_intent("Add a docstring to wrap.", PY, "m.py")
+    assert no_change(PY, PY, intent, "m.py").reason == "unchanged"
+    assert no_change(PY, PY + "\n", intent, "m.py") is None
