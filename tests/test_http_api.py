@@ -236,7 +236,7 @@ def test_malformed_json_and_huge_bodies_are_refused(api):
     )
     head, _, rest = out.partition(b"\r\n\r\n")
     assert head.startswith(b"HTTP/1.1 413") and json.loads(rest)["error"]["type"]
-    out = _raw(api, b"GET /v2/nothing HTTP/1.1\r\nConnection: close\r\n\r\n")
+    out = _raw(api, b"GET /v2/nothing HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
     assert out.startswith(b"HTTP/1.1 404")
 
 

@@ -5,7 +5,8 @@ Contract:
 * :func:`http_main` is the CLI entry of ``specedit serve --http [HOST:]PORT``: on a
   non-loopback host it reads the bearer token from :func:`token_file` (0600, in the state
   dir), creating it with a random token the first time and printing it then, once; it
-  logs to the server log (``serve._setup_logging``), loads the model, serves
+  logs to the server log (``serve._setup_logging``; uvicorn's loggers too), loads the
+  model, serves
   (:class:`~specedit.app.server.http_api.HttpApi`) until SIGINT/SIGTERM (the running
   request ends within one target call) and exits with status 0.
 * :class:`HttpThread` runs an ``HttpApi`` over a preloaded model in a daemon thread
@@ -34,6 +35,9 @@ from .loop_thread import LoopThread
 log = logging.getLogger(__name__)
 
 __all__ = ["HttpThread", "http_main", "load_token", "token_file"]
+
+UVICORN_LOGGERS = ("uvicorn.error", "uvicorn.access")
+"""uvicorn's loggers, sent to the server log with specedit's."""
 
 
 class HttpThread(LoopThread):
@@ -96,7 +100,9 @@ def http_main(args: Any, config: LoadConfig) -> int:
         else:
             sys.stderr.write(f"specedit serve: the bearer token is in {token_file()}\n")
     level = getattr(args, "serve_log_level", None) or "INFO"
-    log_path = _setup_logging(level, getattr(args, "log_file", None), asyncio_too=True)
+    log_path = _setup_logging(
+        level, getattr(args, "log_file", None), asyncio_too=True, also=UVICORN_LOGGERS
+    )
     log.info("loading %s (log: %s)", config.model, log_path)
     loaded = load_model(config)
 

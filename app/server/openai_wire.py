@@ -22,12 +22,15 @@ Contract:
   ``accepted_prediction_tokens`` / ``rejected_prediction_tokens`` with OpenAI's meaning
   (:func:`prediction_counts`: the prediction's tokens that do / do not appear in the
   completion). specedit's own figures ride in a top-level ``specedit`` field.
+  :func:`sse_event` frames one stream chunk as a server-sent event; :data:`SSE_DONE` ends
+  a stream.
 * :class:`StopText` cuts a stream at the first ``stop`` string and holds back only the
   characters that could still begin one, so no part of a stop string is ever sent.
 """
 
 from __future__ import annotations
 
+import json
 import math
 import secrets
 import time
@@ -353,6 +356,16 @@ def chunk_body(
 
 def now() -> int:
     return int(time.time())
+
+
+SSE_DONE = b"data: [DONE]\n\n"
+"""The event that ends a stream, as OpenAI's does."""
+
+
+def sse_event(obj: dict[str, Any]) -> bytes:
+    """One stream chunk as a server-sent event (``data: {json}`` and a blank line)."""
+    data = json.dumps(obj, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+    return b"data: " + data + b"\n\n"
 
 
 class StopText:

@@ -58,9 +58,12 @@ class ServerThread(LoopThread):
         return self.served
 
 
-def _setup_logging(level: str, log_file: str | None, *, asyncio_too: bool = False) -> Path:
-    """Log ``specedit`` (and with ``asyncio_too`` asyncio's logger, for the whole process)
-    to the private, rotated server log; its path."""
+def _setup_logging(
+    level: str, log_file: str | None, *, asyncio_too: bool = False, also: tuple[str, ...] = ()
+) -> Path:
+    """Log ``specedit`` (and with ``asyncio_too`` asyncio's logger, for the whole process;
+    the loggers named in ``also``, e.g. uvicorn's) to the private, rotated server log; its
+    path."""
     try:  # private: the log names the files edited (folder 0700, files 0600, rotated too)
         if log_file:
             path = Path(log_file)
@@ -87,6 +90,11 @@ def _setup_logging(level: str, log_file: str | None, *, asyncio_too: bool = Fals
         aio = logging.getLogger("asyncio")
         aio.addHandler(handler)
         aio.propagate = False
+    for name in also:
+        other = logging.getLogger(name)
+        other.addHandler(handler)
+        other.setLevel(lvl)
+        other.propagate = False
     return path
 
 
