@@ -103,6 +103,7 @@ def cmd_rewrite(a) -> int:
         context_files=context_files,
         region=a.lines,
         edit=a.edit,
+        review=a.review,
         prompt_cache=not a.no_prompt_cache,
         verbatim=not a.no_verbatim,
     )
@@ -110,13 +111,7 @@ def cmd_rewrite(a) -> int:
     t_diff = time.perf_counter()
     stats = res.stats.snapshot()
     stats["model"] = loaded.describe()
-    stats["timing_s"] = {
-        "model_load": round(t_load, 3),
-        "prefill": stats["prefill_s"],
-        "decode": stats["decode_s"],
-        "diff": round(time.perf_counter() - t_diff, 4),
-        "total": round(time.perf_counter() - t0, 3),
-    }
+    stats["timing_s"] = _timing(stats, t0, t_load, diff=time.perf_counter() - t_diff)
     written = None
     refused = ""
     if a.write and res.status == "ok" and res.hunks:
@@ -221,6 +216,29 @@ def cmd_rename(a) -> int:
     return 0
 
 
+def _timing(stats: dict, t0: float, t_load: float, **more: float) -> dict:
+    """Where a command's wall time went (``stats["timing_s"]``): the model's load, the
+    engine's prefill and decode, ``more`` (the diff), and the wall time since ``t0``."""
+    return {
+        "model_load": round(t_load, 3),
+        "prefill": stats["prefill_s"],
+        "decode": stats["decode_s"],
+        **{k: round(v, 4) for k, v in more.items()},
+        "total": round(time.perf_counter() - t0, 3),
+    }
+
+
+def _wall(t: dict) -> None:
+    """The wall line of an answer (``_timing``): what answers are compared by, with the
+    model's tokens, where a rate would count text the program copied in."""
+    say(
+        escape(
+            f"wall {t['total']:.1f} s: load {t['model_load']:.1f} s, prefill "
+            f"{t['prefill']:.1f} s, decode {t['decode']:.1f} s"
+        )
+    )
+
+
 def _rename_notes(res) -> None:
     for n in res.notes:
         say(f"[yellow]warning:[/] {escape(f'line {n.line}: {n.message}')}")
@@ -228,14 +246,19 @@ def _rename_notes(res) -> None:
 
 def _summary(s: dict, message: str, loaded) -> None:
     line = (
-        f"{s['generated_tokens']} tokens"
-        + (f" and {s['inserted_tokens']} copied from the files" if s.get("inserted_tokens") else "")
-        + f", decode {s['decode_tps']:.1f} tok/s, "
+        f"{s['generated_tokens']} tokens, decode {s['decode_tps']:.1f} tok/s, "
         f"prefill {s['prefill_tps']:.0f} tok/s, {s['tokens_per_call']:.2f} tokens/call, "
         f"acceptance {s['acceptance']:.0%}, exact={'yes' if s['exact'] else 'no'} "
         f"({s['backend']} on {s['device']})"
     )
     say(f"[bold]{escape(loaded.model_name)}[/]: {escape(line)}")
+    if s.get("inserted_tokens"):  # the program's text: in no rate (engine.metrics)
+        say(
+            escape(
+                f"copied from the files: {s['inserted_tokens']} tokens, written by the "
+                "program (no target call, in no tok/s)"
+            )
+        )
     if s.get("edit_mode"):
         say(
             f"edit mode {s['edit_mode']}: {s['generated_tokens']} tokens generated for a "
@@ -259,7 +282,9 @@ def cmd_generate(a) -> int:
     from .rewrite import answer
 
     context_files = [(p, read_source(p).text) for p in a.context_files]
+    t0 = time.perf_counter()
     loaded = _load(a)
+    t_load = time.perf_counter() - t0
     opts = RewriteOptions(
         draft=_draft_mode(a),
         k=a.k,
@@ -272,12 +297,15 @@ def cmd_generate(a) -> int:
     )
     stream = None if a.json else (lambda piece: out.out(piece, end=""))
     res = answer(loaded, a.prompt, context_files, opts, on_text=stream, style=a.style)
+    obj = res.to_json()
+    obj["stats"]["timing_s"] = _timing(obj["stats"], t0, t_load)
     if a.json:
-        out.out(json.dumps(res.to_json(), ensure_ascii=False))
+        out.out(json.dumps(obj, ensure_ascii=False))
     else:
         out.out("")
         _citations(res.citations)
-        _summary(res.metrics.snapshot(), "", loaded)
+        _summary(obj["stats"], "", loaded)
+        _wall(obj["stats"]["timing_s"])
     return 0
 
 

@@ -197,7 +197,11 @@ def test_generate_quotes_context(tmp_path, qwen05_path, capsys):
     assert rc == 0
     obj = json.loads(capsys.readouterr().out)
     assert "Monday" in obj["output"]
-    assert obj["stats"]["generated_tokens"] > 0
+    s = obj["stats"]
+    assert s["model_tokens"] >= s["generated_tokens"] > 0
+    # every rate is the model's tokens over its time; a passage copied in is beside it
+    assert s["decode_tps"] == pytest.approx((s["model_tokens"] - 1) / s["decode_s"], rel=0.01)
+    assert {"model_load", "prefill", "decode", "total"} <= set(s["timing_s"])  # the wall
     # the record is the checker's verdict on the answer: every quote, found or marked
     cites = obj["citations"]
     for c in cites:
