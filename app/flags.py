@@ -22,6 +22,7 @@ from .options import (
     BACKENDS,
     DRAFT_MODES,
     EDIT_MODES,
+    REVIEWS,
     LoadConfig,
     RewriteOptions,
     env_model,
@@ -187,6 +188,13 @@ def build_parser() -> argparse.ArgumentParser:
         default=RewriteOptions().edit,
         help="how the model writes the change: only the lines that change (blocks), the "
         "whole file or region (whole), or auto: blocks, else whole (README: edit modes)",
+    )
+    r.add_argument(
+        "--review",
+        choices=REVIEWS,
+        default=RewriteOptions().review,
+        help="the model reviews a finished change and a 'no' flags it: auto (for models "
+        "with a measured threshold), on, off",
     )
     r.add_argument(
         "--no-verbatim",

@@ -29,6 +29,8 @@ DRAFT_MODES = ("lookup", "none", "model", "auto")
 """``RewriteOptions.draft``: who proposes drafts (``app.generation.proposers``); the CLI
 spells ``model`` as ``model:NAME|PATH``."""
 EDIT_MODES = ("auto", "blocks", "whole")
+REVIEWS = ("auto", "on", "off")
+"""When the model reviews a finished change (``RewriteOptions.review``)."""
 FIRST_ANSWERS = ("blocks", "guarded", "region")
 """The ways ``auto`` may ask for a few-line change first (``RewriteOptions.first``)."""
 """``RewriteOptions.edit``: how the model writes its answer (``app.rewrite.edit_mode``)."""
@@ -108,6 +110,10 @@ class RewriteOptions:
     (search/replace blocks), ``guarded`` (blocks whose SEARCH sides can only copy the
     file's lines, ``app.search_guard``, with ``verbatim``) or ``region`` (each definition
     the instruction names rewritten whole as a region, blocks when it names none)."""
+    review: str = "auto"
+    """The model reviews a finished, unflagged change (``app.review``; ``REVIEWS``):
+    ``auto`` when the model has a review threshold, ``on`` always (a model without one
+    gets its score recorded, never a verdict), ``off`` never."""
     prompt_cache: bool = False
     """Keep the KV state of the prompt's file prefix on disk for the next process
     (``app.prompt_cache``); for one-shot front ends such as ``specedit rewrite``."""

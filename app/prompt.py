@@ -338,6 +338,41 @@ def feedback_note(feedback: tuple[str, str] | None) -> str | None:
     return None if feedback is None else feedback[1].strip() or "try again"
 
 
+REVIEW_ASK = (
+    "A proposed change to it, as a unified diff:\n{fence}diff\n{diff}{fence}\n"
+    "Does this change do what the instruction asks, correctly and completely? "
+    "Answer yes or no."
+)
+
+
+def review_prompt(
+    target: TargetModel,
+    text: str,
+    instruction: str,
+    diff: str,
+    *,
+    path: str | None = None,
+    context_files: Sequence[tuple[str, str]] = (),
+) -> Prompt:
+    """The prompt that asks the model whether ``diff`` does what ``instruction`` asks of
+    ``text`` (``app.review``): the prefix every rewrite of the file shares (system text,
+    context files, the file), then the instruction, the diff and ``REVIEW_ASK``; the
+    assistant turn opens empty, so its first token is the answer."""
+    messages, _ = rewrite_messages(text, instruction, path, list(context_files))
+    user = (
+        messages[1]["content"]
+        + "\n"
+        + REVIEW_ASK.format(fence=fence_for(diff), diff=_with_nl(diff))
+    )
+    messages = [messages[0], {"role": "user", "content": user}]
+    pieces = {FILE_MARK: _with_nl(text)}
+    for i, (_, ctext) in enumerate(context_files):
+        pieces[CTX_MARK.format(i)] = _with_nl(ctext)
+    ids, spans = splice(target, messages, "", pieces)
+    prefix_end = max((end for _, end, lab in spans if lab == "file"), default=0)
+    return Prompt(tuple(ids), tuple(spans), None, prefix_end, text)
+
+
 def answer_prompt(
     target: TargetModel,
     question: str,

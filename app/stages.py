@@ -47,6 +47,7 @@ from .options import RewriteOptions
 from .outline import Outline, read_located
 from .prompt import Prompt, feedback_note
 from .repair import repair
+from .review import Review, review, threshold, verdict
 from .search_guard import SearchGuard
 
 log = logging.getLogger(__name__)
@@ -111,6 +112,8 @@ class RewriteResult:
     first_answer: str | None = None
     """The model's first answer placed in the file as it is, before any repair or round
     (None when it could not be placed): what the bench compares the result with."""
+    review: Review | None = None
+    """The model's review of the finished change (``app.review``), when one ran."""
 
     @property
     def metrics(self) -> Metrics:
@@ -132,6 +135,7 @@ class RewriteResult:
             "suspect": self.suspect.to_json() if self.suspect else None,
             "verdicts": [v.to_json() for v in self.verdicts],
             "stats": self.stats.snapshot(),
+            "review": None if self.review is None else self.review.to_json(),
         }
 
 
@@ -205,13 +209,38 @@ class RewriteRun:
 
     def close(self, res: RewriteResult, mode: str, fallback: str = "") -> RewriteResult:
         """``res``, with the earlier stages counted in its metrics and the labels of the
-        rewrite: the mode that ran, why, the repairs."""
+        rewrite: the mode that ran, why, the repairs. A finished change no check flags is
+        first reviewed by the model (``review_change``)."""
+        if res.status == "ok" and res.hunks and not res.verdicts:
+            self.review_change(res)
         for m in self.earlier:
             self.metrics.add(m)
         self.earlier = []
         res.stats = self.stats(mode, fallback)
         res.first_answer = self.first_answer
         return res
+
+    def review_change(self, res: RewriteResult) -> None:
+        """The model's review of ``res`` (``app.review``), as ``opts.review`` asks: its
+        verdict, if any, becomes ``res``'s; never on a remote engine or once cancelled."""
+        model, how = self.loaded.model_name, self.opts.review
+        if how == "off" or (how == "auto" and threshold(model) is None):
+            return
+        if self.loaded.remote is not None or (self.cancel is not None and self.cancel.is_set()):
+            return
+        self.next_stage()
+        res.review = review(
+            self.loaded,
+            self.text,
+            res.new_text,
+            self.asked,
+            path=self.path,
+            context_files=self.opts.context_files,
+            metrics=self.metrics,
+        )
+        found = verdict(res.review, model)
+        if found is not None:
+            res.verdicts, res.suspect, res.message = [found], found, found.message
 
     def stats(self, mode: str = "", fallback: str = "") -> RewriteStats:
         """This rewrite's labels beside its metrics so far."""
