@@ -142,6 +142,12 @@ def test_settings_to_options_and_status_text():
     assert TuiSettings().options("x", feedback=("old", "no")).feedback == ("old", "no")
     snap = fixed_metrics().snapshot()
     assert format_figures(snap) == "acc 68% · 6.26 tok/call · k 8"
+    # an answer's passage the program copied in: beside the rate, never in it
+    copied = fixed_metrics(inserted_tokens=1059)
+    assert (
+        format_figures(copied.snapshot()) == "acc 68% · 6.26 tok/call · k 8 · 1,059 tok copied in"
+    )
+    assert live_rate(copied) == live_rate(fixed_metrics()) == pytest.approx(186 / 0.6)
     assert format_flags(snap["speculation"], snap["exact"]) == "spec on · exact no"
     assert format_flags(True, True, paused=True) == "spec paused · exact yes"
     assert format_sources(snap) == "drafts: file 92% (acc 70%) · out 8% (acc 40%)"

@@ -177,6 +177,11 @@ def test_f6_asks_and_a_found_quote_shows_its_check(workdir):
             assert screen.state.answer.text == ANSWERED
             assert screen.query_one(StatusBar).text("st-state") == "answered"
             assert "tok/s" in screen.query_one(StatusBar).text("st-tps")
+            # the rest of the paragraph the program copied in is beside the rate, not in it
+            copied = screen.state.answer.metrics.inserted_tokens
+            assert copied > 0
+            figures = screen.query_one(StatusBar).text("st-figures")
+            assert figures.endswith(f"· {copied} tok copied in")
             # Esc returns to the question line, still asking; the file is untouched
             await pilot.press("escape")
             assert screen.mode == "edit" and screen.state.asking

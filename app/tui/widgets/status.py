@@ -5,9 +5,11 @@ Contract: the bar is two lines. :meth:`StatusBar.show_loading` shows a model loa
 takes a ``Metrics`` (the single source of every figure; nothing here computes a rate of
 its own) plus the app state: while the prompt is read (``Metrics.phase == "reading"``)
 a progress bar and "reading file 1,234/1,700 tokens, 98 tok/s" with the seconds so far;
-while generating the decode tokens/s (``Metrics.recent_tps``, decode time only; the
-run's ``decode_tps`` while no call has ended in its window, so a slow call never reads
-as 0.0) with a ``Sparkline`` of its recent history, acceptance, tokens per target call and k; then where drafts came from,
+while generating the decode tokens/s (``Metrics.recent_tps``, the model's tokens over
+decode time only; the run's ``decode_tps`` while no call has ended in its window, so a
+slow call never reads as 0.0) with a ``Sparkline`` of its recent history, acceptance,
+tokens per target call and k (and the tokens the program copied into an answer, beside the
+rate, never in it); then where drafts came from,
 whether speculation is on and the run exact, and the model with the backend and device
 that ran it (and the verifier, when the engine names one). The sparkline is hidden until
 there is a decode rate to draw. It is called by a UI timer a few times a second, never
@@ -48,8 +50,11 @@ LOAD_STAGES = {
 
 
 def format_figures(snap: dict) -> str:
-    """Acceptance, tokens per target call and k from ``Metrics.snapshot()``."""
-    return f"acc {snap['acceptance']:.0%} · {snap['tokens_per_call']:.2f} tok/call · k {snap['k']}"
+    """Acceptance, tokens per target call and k from ``Metrics.snapshot()``; then the
+    tokens the program copied in, when it did (in no tok/s: ``engine.metrics``)."""
+    text = f"acc {snap['acceptance']:.0%} · {snap['tokens_per_call']:.2f} tok/call · k {snap['k']}"
+    copied = snap.get("inserted_tokens", 0)
+    return f"{text} · {copied:,} tok copied in" if copied else text
 
 
 def format_flags(speculation: bool, exact: bool, paused: bool = False) -> str:
