@@ -10,7 +10,7 @@ the text to ``on_text`` cut at the first ``stop`` string (``StopText``), and ret
 accepted and rejected tokens, and specedit's own stats (``Metrics.snapshot``). It blocks:
 the server calls it in its one generation thread. A prompt that leaves no room in the
 context raises :class:`~specedit.app.server.openai_wire.ApiError` (400,
-``context_length_exceeded``).
+``context_length_exceeded``), and so does one that renders to no tokens at all.
 """
 
 from __future__ import annotations
@@ -45,12 +45,15 @@ def request_prompt(loaded: LoadedModel, req: ApiRequest) -> Prompt:
     target = loaded.target
     text = target.chat_prompt(list(req.messages)) if req.kind == "chat" else req.prompt
     ids = target.tokenize(text, special=True)
+    param = "messages" if req.kind == "chat" else "prompt"
+    if not ids:  # a chat template that renders empty messages as nothing
+        raise ApiError(400, "the prompt is empty", param=param)
     if len(ids) + 1 >= target.n_ctx:
         raise ApiError(
             400,
             f"the prompt is {len(ids):,} tokens; this model's context is "
             f"{target.n_ctx:,} tokens (specedit serve --ctx raises it)",
-            param="messages" if req.kind == "chat" else "prompt",
+            param=param,
             code="context_length_exceeded",
         )
     return Prompt(ids=tuple(ids), spans=((0, len(ids), "prompt"),))
