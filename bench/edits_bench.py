@@ -1,8 +1,8 @@
 """The edit suite judged by behaviour: right, wrong and flagged, wrong and not flagged, wait.
 
 Contract: ``specedit bench edits [--model M]... [--modes auto whole] [--set suite|holdout]
-[--phrasings suite user terse] [--first blocks guarded region] [--tasks ...] [--threads N]
-[--ctx N]`` loads each model
+[--phrasings suite user terse] [--first blocks guarded region] [--review auto|on|off]
+[--tasks ...] [--threads N] [--ctx N]`` loads each model
 once and runs every task of a set (``bench/behave_tasks.py``: real files, each with a
 check that runs the edited code, and a scope) in every phrasing and mode through the
 product's own ``app.rewrite.rewrite``, warm, as an editor runs it: the cache held another
@@ -14,12 +14,13 @@ Each run records the verdict (``behave_tasks.judge``: the check passes and no li
 scope changed), whether the product flagged the result (its first verdict, or a status
 other than ``ok``: nothing to write), the same judge on the model's first answer placed as
 it is (``RewriteResult.first_answer``: no repair, no round, the baseline the product must
-not fall below), the edit mode, fallback, repairs and rounds, tokens and the diff. Per
-model, mode and phrasing (and per kind: semantic or not, and by language) the summary
-counts right, wrong and flagged, wrong and not flagged, the first answer's right
-results, false alarms (right and flagged) and the median wait. The record
-(``bench/results/edits-<time>.json``) is rewritten after each task, so a run cut short
-keeps its rows.
+not fall below), the edit mode, fallback, repairs and rounds, tokens, the diff and the
+model's review of the change when one ran (``app.review``; ``--review on`` records it for
+every unflagged change, so a threshold can be set from the record). Per model, mode and
+phrasing (and per kind: semantic or not, and by language) the summary counts right, wrong
+and flagged, wrong and not flagged, the first answer's right results, false alarms (right
+and flagged) and the median wait. The record (``bench/results/edits-<time>.json``) is
+rewritten after each task, so a run cut short keeps its rows.
 """
 
 from __future__ import annotations
@@ -41,7 +42,11 @@ MODES = ("auto",)
 
 
 def run_task(
-    loaded, task: BehaveTask, plan: list[tuple[str, str, str]], verbatim: bool = True
+    loaded,
+    task: BehaveTask,
+    plan: list[tuple[str, str, str]],
+    verbatim: bool = True,
+    review: str = "auto",
 ) -> list[dict]:
     """One task, warm, for each ``(phrasing, mode, first)`` of ``plan`` in that order (``first``:
     ``RewriteOptions.first``): a row each."""
@@ -56,7 +61,7 @@ def run_task(
     for phrasing, mode, first_ask in plan:
         instruction = task.instructions[phrasing]
         opts = RewriteOptions(
-            instruction=instruction, edit=mode, verbatim=verbatim, first=first_ask
+            instruction=instruction, edit=mode, verbatim=verbatim, first=first_ask, review=review
         )
         row = {
             "task": task.name,
@@ -99,6 +104,7 @@ def run_task(
             edit_repairs=s["edit_repairs"],
             diff=res.diff,
             raw=res.raw,
+            review=None if res.review is None else res.review.to_json(),
         )
         rows.append(row)
         log.warning(
@@ -167,7 +173,7 @@ def run_model(model: str, a, tasks: list[BehaveTask], on_task=None) -> dict:
     try:
         for i, task in enumerate(tasks):
             turn = i % len(plan)
-            rows += run_task(loaded, task, plan[turn:] + plan[:turn], not a.no_verbatim)
+            rows += run_task(loaded, task, plan[turn:] + plan[:turn], not a.no_verbatim, a.review)
             out["summary"] = summarise(rows)
             loads = [r["load"] for r in rows]
             out["load_range"] = [min(loads), max(loads)]
@@ -201,7 +207,7 @@ def table(rec: dict) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from ..app.options import DEFAULT_CTX, EDIT_MODES, FIRST_ANSWERS
+    from ..app.options import DEFAULT_CTX, EDIT_MODES, FIRST_ANSWERS, REVIEWS
 
     ap = argparse.ArgumentParser(prog="specedit bench edits", description=__doc__)
     ap.add_argument("--model", action="append", help="repeatable (default: the 1.5B)")
@@ -224,6 +230,12 @@ def main(argv: list[str] | None = None) -> int:
         help="let a retry's SEARCH sides be any text (by default they can only copy the "
         "file's lines)",
     )
+    ap.add_argument(
+        "--review",
+        default="auto",
+        choices=REVIEWS,
+        help="the model's review of each finished change (on: record every score)",
+    )
     ap.add_argument("--out", default="bench/results")
     a = ap.parse_args(argv)
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
@@ -233,6 +245,7 @@ def main(argv: list[str] | None = None) -> int:
     record: dict = {
         "set": a.set,
         "verbatim": not a.no_verbatim,
+        "review": a.review,
         "tasks": [t.name for t in tasks],
         "modes": a.modes,
         "phrasings": a.phrasings,
