@@ -21,8 +21,9 @@ machine's noise hits them alike.
 Each run records the answer, its citations as ``app.quotes`` checked them (``quotes_found``:
 it quotes, and every quote is where it says), whether it is right (``RagQuestion.judge``:
 its own words), whether its found quotes state the answer (``supported``:
-``RagQuestion.supports``; None when it quotes nothing), decode tok/s, tokens, acceptance,
-and the load average; ``same_output``: the question's lookup and none answers are the same
+``RagQuestion.supports``; None when it quotes nothing), decode tok/s (the model's tokens
+only: ``engine.metrics``), the model's tokens and those the program copied in, apart, the
+wall time of the answer, acceptance, and the load average; ``same_output``: the question's lookup and none answers are the same
 text (greedy, they differ only where batched verification moves a near-tie: llama.cpp's CPU
 path without ``--exact``; ``plain`` is compared with nothing, its passages are the model's). The record (``bench/results/rag-<time>.json``, rewritten after
 each question, so a run cut short keeps what it measured) has every run and, per style,
@@ -30,8 +31,10 @@ drafting and set (``questions``, ``spec_bench``): the quote rate (share of answe
 quotes are all found), the quoted answers whose quotes state the answer (``support``), right
 answers (``right``), right answers none of whose quotes is off the point (``right+``: the
 issue's "a quote that is found but does not support the answer is wrong"), medians of decode
-tok/s and output tokens (the generated and those copied in), and the speed-up (the
-median of each question's ratio of decode tok/s over plain's, or none's). ``--from RECORD`` re-checks a record's answers with today's checks (no model) and
+tok/s, the model's tokens, the tokens copied in and the wall time, and two speed-ups over
+plain (or none): the median of each question's ratio of decode tok/s (``speedup``), and of
+wall times (``wall_speedup``: answers that differ in their copied text are compared by the
+time they took, never by a rate that counts it). ``--from RECORD`` re-checks a record's answers with today's checks (no model) and
 writes it again, with its table.
 """
 
@@ -43,6 +46,7 @@ import logging
 import os
 import statistics
 import sys
+import time
 from itertools import groupby
 from pathlib import Path
 
@@ -99,7 +103,9 @@ def run_question(loaded, q: RagQuestion, style: str, drafts: list[str], first: i
     for draft in drafts[first:] + drafts[:first]:
         opts, asked = _asked(style, draft, a)
         load = os.getloadavg()[0]
+        t0 = time.perf_counter()
         res = answer(loaded, q.question, q.context_files(), opts, style=asked)
+        wall = time.perf_counter() - t0
         s = res.metrics.snapshot()
         rows.append(
             {
@@ -111,7 +117,9 @@ def run_question(loaded, q: RagQuestion, style: str, drafts: list[str], first: i
                 "output": res.text,
                 "decode_tps": s["decode_tps"],
                 "generated_tokens": s["generated_tokens"],
-                "inserted_tokens": s.get("inserted_tokens", 0),
+                "model_tokens": s["model_tokens"],
+                "inserted_tokens": s["inserted_tokens"],
+                "wall_s": round(wall, 3),
                 "prompt_tokens": s["prompt_tokens"],
                 "cached_tokens": s["cached_tokens"],
                 "prefill_s": s["prefill_s"],
@@ -124,16 +132,17 @@ def run_question(loaded, q: RagQuestion, style: str, drafts: list[str], first: i
         )
         r = rows[-1]
         log.warning(
-            "%s %s %s: %s, quotes %d%s, %d tokens (%d copied in) at %.1f tok/s",
+            "%s %s %s: %s, quotes %d%s, %d model tokens at %.1f tok/s, %d copied in, %.1f s",
             q.id,
             style,
             draft,
             {True: "right", False: "WRONG", None: "-"}[r["right"]],
             r["quotes"],
             " all found" if r["quotes_found"] else "",
-            r["generated_tokens"] + r["inserted_tokens"],
-            r["inserted_tokens"],
+            r["model_tokens"],
             r["decode_tps"],
+            r["inserted_tokens"],
+            r["wall_s"],
         )
     by = {r["draft"]: r["output"] for r in rows if r["draft"] != "plain"}
     for r in rows:
@@ -168,10 +177,9 @@ def summarise(runs: list[dict]) -> dict:
             "same_output": sum(r["same_output"] for r in rs),
             "median_decode_tps": _median(r["decode_tps"] for r in rs),
             "median_generated_tokens": _median(r["generated_tokens"] for r in rs),
-            # the output's tokens: the generated and those the program copied in
-            "median_output_tokens": _median(
-                r["generated_tokens"] + r.get("inserted_tokens", 0) for r in rs
-            ),
+            "median_model_tokens": _median(_model_tokens(r) for r in rs),
+            "median_inserted_tokens": _median(r.get("inserted_tokens", 0) for r in rs),
+            "median_wall_s": _median(r.get("wall_s") for r in rs),
             "median_acceptance": _median(r["acceptance"] for r in rs),
         }
     for st, styles in out.items():
@@ -181,18 +189,29 @@ def summarise(runs: list[dict]) -> dict:
             for draft in names:
                 if base is None or draft == base:
                     continue
-                ratios = []
-                for q in {r["id"] for r in runs if r["set"] == st}:
-                    pair = {
-                        r["draft"]: r["decode_tps"]
-                        for r in runs
-                        if r["set"] == st and r["style"] == style and r["id"] == q
-                    }
-                    if pair.get(base) and pair.get(draft):
-                        ratios.append(pair[draft] / pair[base])
-                drafts[draft]["speedup"] = _median(ratios)
+                mine = [r for r in runs if r["set"] == st and r["style"] == style]
+                # a rate: this drafting's over the base's; a wait: the base's over this one's
+                drafts[draft]["speedup"] = _ratio(mine, "decode_tps", draft, base)
+                drafts[draft]["wall_speedup"] = _ratio(mine, "wall_s", base, draft)
                 drafts[draft]["speedup_over"] = base
     return out
+
+
+def _ratio(runs: list[dict], figure: str, over: str, under: str) -> float | None:
+    """The median over questions of ``figure`` of the ``over`` drafting's run divided by the
+    ``under`` one's (None where no question has both)."""
+    ratios = []
+    for q in {r["id"] for r in runs}:
+        pair = {r["draft"]: r.get(figure) for r in runs if r["id"] == q}
+        if pair.get(over) and pair.get(under):
+            ratios.append(pair[over] / pair[under])
+    return _median(ratios)
+
+
+def _model_tokens(r: dict) -> int:
+    """A run's model tokens (``Metrics.model_tokens``; a record from before they were
+    recorded has its generated tokens)."""
+    return r.get("model_tokens", r["generated_tokens"])
 
 
 def _key(r: dict) -> tuple[str, str, str]:
@@ -264,7 +283,8 @@ def table(rec: dict) -> str:
     lines = [
         f"{rec['model']}  (load average {rec['load_range'][0]}-{rec['load_range'][1]})",
         f"  {'set':<11} {'style':<6} {'draft':<7} {'quoted':>7} {'support':>7} {'right':>7} "
-        f"{'right+':>7} {'tok/s':>7} {'tokens':>7} {'accept':>7} {'speed-up':>8}",
+        f"{'right+':>7} {'tok/s':>7} {'tokens':>7} {'copied':>7} {'wall s':>7} {'accept':>7} "
+        f"{'speed-up':>8} {'wall':>7}",
     ]
     for st, styles in rec["summary"].items():
         for style, drafts in styles.items():
@@ -276,13 +296,17 @@ def table(rec: dict) -> str:
                 qj = g.get("quoted_judged")
                 sup = "-" if not qj else f"{g['supported']}/{qj}"
                 sp = g.get("speedup", g.get("speedup_vs_none"))
+                wsp = g.get("wall_speedup")
                 lines.append(
                     f"  {st:<11} {style:<6} {draft:<7} {g['quote_rate']:>7.0%} {sup:>7} {right:>7} "
                     f"{both:>7} "
                     f"{_fmt(g['median_decode_tps'])} "
-                    f"{_fmt(g.get('median_output_tokens', g['median_generated_tokens']))} "
+                    f"{_fmt(g.get('median_model_tokens', g['median_generated_tokens']))} "
+                    f"{_fmt(g.get('median_inserted_tokens'))} "
+                    f"{_fmt(g.get('median_wall_s'))} "
                     f"{_fmt(g['median_acceptance'], 2)} "
-                    f"{'' if sp is None else f'{sp:.2f}x':>8}"
+                    f"{'' if sp is None else f'{sp:.2f}x':>8} "
+                    f"{'' if wsp is None else f'{wsp:.2f}x':>7}"
                 )
     return "\n".join(lines) + "\n"
 

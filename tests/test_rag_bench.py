@@ -14,7 +14,7 @@ import pytest
 
 from specedit.app.quotes import all_found, check_citations
 from specedit.app.stream import fence_for
-from specedit.bench.rag_bench import passes, summarise
+from specedit.bench.rag_bench import passes, summarise, table
 from specedit.bench.rag_tasks import DATA, load_questions, spec_bench_questions
 
 LONG = os.environ.get("SPECEDIT_LONG") == "1"
@@ -107,6 +107,29 @@ def test_the_summary_counts_quotes_and_answers_and_takes_the_median_ratio():
     assert s["lookup"]["speedup_over"] == "plain" and "speedup" not in s["plain"]
 
 
+def test_answers_are_compared_by_the_model_s_tokens_and_by_wall_time():
+    """The product's answer: 40 tokens of the model's and a passage of 60 copied in, in 2 s;
+    plain decoding types all 100 in 10 s. The rate counts the model's tokens only (20 over
+    10 tok/s: 2x); the wait is 5x shorter; the table shows both, and the copy apart."""
+    runs = [
+        {**_row("a", "quote", "lookup", 20.0), "model_tokens": 40, "inserted_tokens": 60},
+        {**_row("a", "quote", "plain", 10.0), "model_tokens": 100, "inserted_tokens": 0},
+    ]
+    runs[0]["wall_s"], runs[1]["wall_s"] = 2.0, 10.0
+    s = summarise(runs)["questions"]["quote"]
+    assert s["lookup"]["speedup"] == 2.0 and s["lookup"]["wall_speedup"] == 5.0
+    assert (s["lookup"]["median_model_tokens"], s["lookup"]["median_inserted_tokens"]) == (40, 60)
+    assert s["plain"]["median_wall_s"] == 10.0 and "wall_speedup" not in s["plain"]
+    text = table({"model": "m", "load_range": [0, 1], "summary": {"questions": {"quote": s}}})
+    head, lookup = text.splitlines()[1:3]
+    assert head.split()[-7:] == ["tokens", "copied", "wall", "s", "accept", "speed-up", "wall"]
+    assert lookup.split()[-7:] == ["20.0", "40.0", "60.0", "2.0", "0.50", "2.00x", "5.00x"]
+    # a record from before these were recorded: its generated tokens, no wall figures
+    old = summarise([_row("a", "quote", "lookup", 20.0), _row("a", "quote", "plain", 10.0)])
+    got = old["questions"]["quote"]["lookup"]
+    assert got["median_model_tokens"] == 50 and got["wall_speedup"] is None
+
+
 def test_a_group_of_questions_is_asked_in_one_pass_per_prompt():
     """The quote style's plain runs ask with the quote prompt, its others with the free
     one (the program writes their passages): the runs that share a prompt come in one pass,
@@ -166,6 +189,8 @@ def test_the_runner_records_each_drafting_and_rechecks(smollm_path, tmp_path, ca
     assert runs[-1]["same_output"] is True  # plain's passages are the model's: not compared
     # plain decoding: every output token came from the target
     assert runs[-1]["inserted_tokens"] == 0 and runs[-1]["draft"] == "plain"
+    for r in runs:  # the model's tokens, those it kept and those a passage replaced
+        assert r["model_tokens"] >= r["generated_tokens"] and r["wall_s"] > 0
     s = rec["summary"]["questions"]
     assert set(s) == set(styles) and s["quote"]["lookup"]["runs"] == 1
     assert s["quote"]["lookup"]["speedup"] > 0 and s["quote"]["lookup"]["speedup_over"] == "plain"
