@@ -28,6 +28,7 @@ SUITES = {
     "latency": ("latency", "end-to-end latency of specedit rewrite, by part"),
     "edits": ("edits_bench", "the edit suite judged by running the code: right, flagged, wait"),
     "checks": ("checks_bench", "the checks' false alarms on right answers (no model)"),
+    "review": ("review_bench", "the model review's threshold, set and tested on edits records"),
     "tui": ("tui_bench", "tokens/s inside the terminal app vs headless"),
     "kernel": ("kernel_bench", "Triton verification kernel vs torch"),
     "replay": ("replay_bench", "speculation policies replayed on recorded outputs, without noise"),
