@@ -73,6 +73,11 @@ class FileError(UserError):
     """A user-facing file problem; ``str(err)`` is one clear line."""
 
 
+class DoesNotFit(FileError):
+    """The text (or region) to rewrite and its prompt do not fit the model's context; a
+    smaller region may (front ends say how to choose one)."""
+
+
 class ConflictError(FileError):
     """The file changed on disk between reading and writing it."""
 

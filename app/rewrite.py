@@ -46,7 +46,7 @@ from ..engine.backend import UserError
 from ..engine.metrics import Metrics
 from . import edits
 from .diff import split_lines
-from .files import FileError
+from .files import DoesNotFit, FileError
 from .generation import run_prompt
 from .intent import EVERYWHERE, read_intent
 from .loaded_model import LoadedModel
@@ -326,7 +326,7 @@ def _big(run: RewriteRun, plan: Plan) -> RewriteResult:
     opts, n_ctx = run.opts, run.loaded.target.n_ctx
     name = run.path or "the text"
     if plan.problem:
-        raise FileError(plan.problem)
+        raise DoesNotFit(plan.problem)
     out = plan.outline
     assert out is not None
     if opts.region is not None:
@@ -344,7 +344,7 @@ def _big(run: RewriteRun, plan: Plan) -> RewriteResult:
     shown = sum(_count(run)("".join(run.lines[a:b])) for a, b in ranges)
     prompt = _big_prompt(run, out, windows=ranges, ask="blocks")
     if not prompt.fits(n_ctx, min(shown, 64)):
-        raise FileError(
+        raise DoesNotFit(
             f"the change goes to lines {', '.join(f'{a + 1}:{b}' for a, b in ranges)} of "
             f"{name}, {shown:,} tokens; with the outline that needs {len(prompt):,} of the "
             f"{n_ctx:,}-token context: rewrite a smaller region (--lines) or raise --ctx"

@@ -16,7 +16,7 @@ Contract:
     nothing is applied then.
   * ``run_locate(run, prompt, outline)``: the line ranges of a big file a change goes to
     (``app.outline.read_located``), from a short first answer.
-  * ``check_fits(loaded, prompt, what, fix)`` raises ``FileError`` naming the real sizes
+  * ``check_fits(loaded, prompt, what, fix)`` raises ``DoesNotFit`` naming the real sizes
     and the fix that applies.
 One rewrite is one ``RewriteRun`` (the model, the text, the options, the metrics, the
 labels); each stage runs through ``app.generation.run_prompt`` on ``run.metrics``, and the
@@ -39,7 +39,7 @@ from ..engine.metrics import Metrics
 from . import edits
 from .checks import Suspect, suspect_deletion, vouch
 from .diff import Hunk, apply_hunks, compute_hunks, preview_in_file, unified_diff
-from .files import FileError
+from .files import DoesNotFit
 from .generation import run_prompt
 from .intent import Intent, read_intent
 from .loaded_model import LoadedModel
@@ -253,10 +253,10 @@ class RewriteRun:
 
 
 def check_fits(loaded: LoadedModel, prompt: Prompt, what: str, fix: str) -> None:
-    """Raise ``FileError`` when ``prompt`` and a copy of its part do not fit the context."""
+    """Raise ``DoesNotFit`` when ``prompt`` and a copy of its part do not fit the context."""
     n_ctx, n_prompt, n_out = loaded.target.n_ctx, len(prompt), prompt.part_tokens
     if not prompt.fits(n_ctx):
-        raise FileError(
+        raise DoesNotFit(
             f"{what} is {n_out:,} tokens; with the prompt ({n_prompt - n_out:,} tokens besides) "
             f"and the rewritten copy that needs {n_prompt + n_out:,} of the {n_ctx:,}-token "
             f"context: {fix}"

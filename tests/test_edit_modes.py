@@ -11,7 +11,7 @@ import pytest
 from scripted import scripted_loaded
 
 from specedit.app.edits import FORMAT
-from specedit.app.files import FileError
+from specedit.app.files import DoesNotFit
 from specedit.app.options import RewriteOptions
 from specedit.app.prompt import LOCATE
 from specedit.app.rewrite import BROAD_LINES, broad, first_prompt, rewrite, warm
@@ -430,13 +430,13 @@ def test_a_region_of_a_big_file_fits_with_a_window_and_the_outline():
 
 
 def test_a_big_file_names_the_real_numbers_and_the_fix():
-    with pytest.raises(FileError) as e:
+    with pytest.raises(DoesNotFit) as e:
         run([], text=BIG, n_ctx=BIG_CTX, edit="whole")
     msg = str(e.value)
     assert f"m.py is {len(BIG):,} tokens" in msg and "12,288-token context" in msg
     assert "--edit auto" in msg and "--lines" in msg
     # a region too big for the context: the region's own numbers, and what to do
-    with pytest.raises(FileError) as e:
+    with pytest.raises(DoesNotFit) as e:
         run([], text=BIG, n_ctx=BIG_CTX, region=(0, 1000))
     msg = str(e.value)
     assert "lines 1:1000 of m.py is" in msg and "smaller region" in msg

@@ -29,6 +29,8 @@ class RewriteFailed(Message):
     """The rewrite worker raised; ``error`` is one user-facing line."""
 
     error: str
+    does_not_fit: bool = False
+    """The text did not fit the model's context (``app.files.DoesNotFit``): a region may."""
 
 
 @dataclass

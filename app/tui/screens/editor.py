@@ -34,7 +34,7 @@ from textual.timer import Timer
 from textual.widgets import ContentSwitcher, Footer, Label, TextArea
 
 from ....engine.backend import UserError
-from ...files import SourceFile
+from ...files import DoesNotFit, SourceFile
 from ...loaded_model import LoadedModel
 from ...options import RewriteOptions
 from ...rewrite import rewrite
@@ -344,7 +344,7 @@ class EditorScreen(InstructionOps, AskOps, ReviewOps, FileOps, Screen):
                 metrics=live.metrics,
             )
         except (UserError, ValueError) as exc:
-            self.post_message(RewriteFailed(str(exc)))
+            self.post_message(RewriteFailed(str(exc), isinstance(exc, DoesNotFit)))
             return
         except Exception as exc:  # a bug must not take the user's work down with it
             log.exception("rewrite failed")
@@ -355,9 +355,7 @@ class EditorScreen(InstructionOps, AskOps, ReviewOps, FileOps, Screen):
     def on_rewrite_failed(self, message: RewriteFailed) -> None:
         self.mode = "edit"
         self.instruction.focus()
-        hint = (
-            " In the app, F3 limits the rewrite to a region." if "region" in message.error else ""
-        )
+        hint = " In the app, F3 limits the rewrite to a region." if message.does_not_fit else ""
         self.notify(message.error + hint, title="Rewrite failed", severity="error", timeout=10)
         self._maybe_rerun()
 
