@@ -29,13 +29,19 @@ def reviewed(record: dict, model: str) -> list[dict]:
     return out
 
 
-def choose(rows: list[dict], share: float = ALARMS) -> float:
-    """The largest threshold that flags at most ``share`` of the right runs."""
+def choose(rows: list[dict], allowed: int) -> float:
+    """The largest threshold that flags at most ``allowed`` of the right runs."""
     right = sorted(r["review"]["score"] for r in rows if r["right"])
-    if not right:
+    if not right or allowed < 0:
         return float("-inf")
-    allowed = int(share * len(right))
     return right[allowed] if allowed < len(right) else float("inf")
+
+
+def budget(record_rows: list[dict], share: float = ALARMS) -> int:
+    """The false alarms the review may add: ``share`` of the right runs, less those the
+    checks already flag."""
+    right = [r for r in record_rows if r.get("right")]
+    return int(share * len(right)) - sum(bool(r.get("flagged")) for r in right)
 
 
 def effect(rows: list[dict], t: float) -> dict:
@@ -70,15 +76,22 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--share", type=float, default=ALARMS, help="false alarms allowed")
     a = p.parse_args(argv)
     rows_by_model: dict[str, list[dict]] = {}
+    all_by_model: dict[str, list[dict]] = {}
     for path in a.records:
         record = json.loads(path.read_text(encoding="utf-8"))
         for m in record["models"]:
             rows_by_model.setdefault(m["model"], []).extend(reviewed(record, m["model"]))
+            all_by_model.setdefault(m["model"], []).extend(m["runs"])
     for model, rows in rows_by_model.items():
-        t = a.threshold if a.threshold is not None else choose(rows, a.share)
+        allowed = budget(all_by_model[model], a.share)
+        t = a.threshold if a.threshold is not None else choose(rows, allowed)
         e = effect(rows, t)
         auc = _auc(rows)
-        how = "given" if a.threshold is not None else f"chosen for <= {a.share:.0%} alarms"
+        how = (
+            "given"
+            if a.threshold is not None
+            else f"chosen: {allowed} more alarms keep all verdicts within {a.share:.0%}"
+        )
         sys.stdout.write(
             f"{model}: {len(rows)} unflagged reviewed runs, AUC "
             f"{'-' if auc is None else f'{auc:.2f}'}; threshold {e['threshold']} ({how}): "
