@@ -8,7 +8,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 LLAMA := llama-cpp-python==0.3.36
 
-.PHONY: setup setup-test llama demo test test-long lint format bench docs-images clean
+.PHONY: setup setup-test llama demo test test-long test-clients lint format bench docs-images clean
 
 $(BIN)/python:
 	@command -v $(PY) >/dev/null || { echo "need $(PY)"; exit 1; }
@@ -56,6 +56,21 @@ test: setup-test
 # the nightly run: the default suite's long stress runs at full length (tests/conftest.py)
 test-long: setup-test
 	SPECEDIT_LONG=1 SPECEDIT_STRESS_REPS=3 $(BIN)/python -m pytest -q -m "long or model"
+
+# clients nobody here wrote against `specedit serve --http` with the 0.5B (tests/test_clients.py):
+# the openai SDK from the test venv; aider and litellm from a venv of their own (aider pins
+# its own litellm and openai), made once. Not part of `make test`: a few hundred MB of installs.
+CLIENTS := .venv-clients
+AIDER := aider-chat==0.86.2
+
+$(CLIENTS)/.done:
+	$(PY) -m venv $(CLIENTS)
+	$(CLIENTS)/bin/pip install -q -U pip
+	$(CLIENTS)/bin/pip install -q '$(AIDER)'
+	touch $@
+
+test-clients: setup-test $(CLIENTS)/.done
+	SPECEDIT_CLIENTS=1 SPECEDIT_CLIENTS_VENV=$(CLIENTS) $(BIN)/python -m pytest -q -m clients tests/test_clients.py -s --durations=10
 
 lint:
 	$(BIN)/ruff check . && $(BIN)/ruff format --check .
