@@ -1,14 +1,15 @@
 """The model as a reviewer: asked whether a finished change does what the instruction asks.
 
 Contract: ``review(loaded, text, new_text, instruction, path=..., context_files=...) ->
-Review`` shows the model the file (the prefix every rewrite of it shares, so a warm cache
-reads only the instruction, the diff and the question: ``app.prompt.review_prompt``) and
-reads one row of logits: the probability of "yes" and of "no" as its first word
-(``score``: log P(yes) - log P(no)). No token is generated and the file is never touched.
-``verdict(review, model)`` is the check's verdict (a ``Suspect``, ``review``) when the score
-is below the model's ``THRESHOLDS`` entry, else None; a model with no entry is not reviewed
-(``threshold`` is None). Each threshold was set on the behaviour-judged suite so that at
-most 5% of right answers are flagged (bench/README: how, and what it catches).
+Review | None`` shows the model the file (the prefix every rewrite of it shares, so a warm
+cache reads only the instruction, the diff and the question: ``app.prompt.review_prompt``)
+and reads one row of logits: the probability of "yes" and of "no" as its first word
+(``score``: log P(yes) - log P(no)). No token is generated and the file is never touched;
+a prompt that does not fit the context (a big file) is not asked (None).
+``verdict(review, model)`` is the check's verdict (a ``Suspect``, ``review``) when the
+score is below the model's ``THRESHOLDS`` entry, else None; a model with no entry is not
+reviewed under ``auto`` (``threshold`` is None). A threshold is set from edits records
+(``specedit bench review``: every verdict together flags at most 5% of right answers).
 """
 
 from __future__ import annotations
@@ -84,12 +85,17 @@ def review(
     path: str | None = None,
     context_files: Sequence[tuple[str, str]] = (),
     metrics=None,
-) -> Review:
+) -> Review | None:
     """Ask the model whether ``new_text`` does to ``text`` what ``instruction`` asks;
-    ``metrics`` (an ``engine.metrics.Metrics``), when given, books the prefill."""
+    ``metrics`` (an ``engine.metrics.Metrics``), when given, books the prefill. None when
+    the file, the diff and the question do not fit the context (a big file, shown to the
+    rewrite as its outline): no review, never a lost result."""
     target = loaded.target
     diff = unified_diff(text, new_text, path or "text")
     prompt = review_prompt(target, text, instruction, diff, path=path, context_files=context_files)
+    if len(prompt) + 1 > target.n_ctx:
+        log.info("review: %d prompt tokens do not fit the context; not reviewed", len(prompt))
+        return None
     t = time.perf_counter()
     with loaded.lock:
         logits, kept = prefill.prefill(

@@ -238,7 +238,7 @@ class RewriteRun:
             context_files=self.opts.context_files,
             metrics=self.metrics,
         )
-        found = verdict(res.review, model)
+        found = None if res.review is None else verdict(res.review, model)
         if found is not None:
             res.verdicts, res.suspect, res.message = [found], found, found.message
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import pytest
 from scripted import scripted_loaded
 
+from specedit.app import review as review_mod
 from specedit.app.edits import FORMAT
 from specedit.app.files import DoesNotFit
 from specedit.app.options import RewriteOptions
@@ -359,6 +360,22 @@ def test_a_big_file_is_located_then_edited_inside_the_window():
 
 F77_RIGHT = "def f77(x):\n    '''Add 77.'''\n    y = x + 78\n    return y\n"
 F77_AS_IS = "def f77(x):\n    '''Add 77.'''\n    y = x + 77\n    return y\n"
+
+
+def test_a_big_file_is_not_reviewed_and_keeps_its_result(monkeypatch):
+    """The review shows the whole file: one that does not fit is not reviewed, and the
+    result stands (it once raised "context full" and lost the edit)."""
+    monkeypatch.setitem(review_mod.THRESHOLDS, "scripted", 0.0)
+    located = f"```\n{F77_LINE + 1}-{F77_LINE + 4}: def f77(x):\n```\n"
+    b = block("    y = x + 77\n    return y\n", "    y = x + 78\n    return y\n")
+    res, _ = run(
+        [("Does this change do", "no"), (LOCATE, located), (BLOCKS, blocks_answer(b))],
+        text=BIG,
+        n_ctx=BIG_CTX,
+        instruction="In f77 add 78 instead of 77.",
+    )
+    assert res.status == "ok" and res.new_text == BIG_WANT and res.review is None
+    assert res.suspect is None
 
 
 def test_a_big_file_falls_back_to_rewriting_the_located_lines():
