@@ -364,12 +364,24 @@ def cmd_undo(a) -> int:
     return 0
 
 
+PLUGIN_GROUP = "specedit.commands"
+"""The entry-point group of commands that live outside the product (``specedit bench``):
+each builds its own parser and is found by name, never imported by the product."""
+
+
+def plugin_command(name: str):
+    """The ``main(argv)`` registered for ``specedit NAME`` in ``PLUGIN_GROUP``, or None."""
+    from importlib.metadata import entry_points
+
+    found = entry_points(group=PLUGIN_GROUP, name=name)
+    return next(iter(found)).load() if found else None
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    if argv and argv[0] == "bench":  # bench builds its own parsers, on top of the product
-        from ..bench.cli import main as bench_main
-
-        return bench_main(argv[1:])
+    command = plugin_command(argv[0]) if argv and argv[0] == "bench" else None
+    if command is not None:  # bench builds its own parsers, on top of the product
+        return command(argv[1:])
     known = set("rewrite rename generate models undo redo bench serve tui doctor -h --help".split())
     tui_opts = ("--model", "--draft-model", "--backend", "--gpu-layers", "--device", "--quant")
     if not argv or (argv[0] not in known and (not argv[0].startswith("--") or argv[0] in tui_opts)):
@@ -406,6 +418,11 @@ def main(argv: list[str] | None = None) -> int:
             from .tui import run_tui
 
             return run_tui(a, load_config(a))
+        if a.cmd == "bench":  # main found no registered bench command
+            raise UserError(
+                f"specedit bench is not installed here (no {PLUGIN_GROUP} entry point): "
+                "pip install -e '.[bench]' from the repository"
+            )
     except UserError as e:
         error(e)
         return 1
