@@ -193,8 +193,9 @@ def build_parser() -> argparse.ArgumentParser:
         "--review",
         choices=REVIEWS,
         default=RewriteOptions().review,
-        help="the model reviews a finished change and a 'no' flags it: auto (for models "
-        "with a measured threshold), on, off",
+        help="the model reviews a finished change (one yes/no question, no tokens "
+        "written) and a 'no' past the model's measured threshold flags it: auto (models "
+        "with a threshold; none has one yet), on (record the score), off",
     )
     r.add_argument(
         "--no-verbatim",
