@@ -61,27 +61,35 @@ def _python(text: str) -> list[Diagnostic]:
     return []
 
 
-def _run(argv: list[str], cwd: str) -> subprocess.CompletedProcess | None:
-    try:
-        return subprocess.run(
-            argv, cwd=cwd, capture_output=True, text=True, timeout=TIMEOUT_S, check=False
-        )
-    except (OSError, subprocess.TimeoutExpired) as e:
-        log.info("%s did not answer: %s", argv[0], e)
-        return None
+def _run_on_copy(text: str, name: str, argv_of) -> subprocess.CompletedProcess | None:
+    """Run ``argv_of(path, folder)`` on a private copy of ``text`` named ``name``; None when
+    the tool did not answer in ``TIMEOUT_S``."""
+    with tempfile.TemporaryDirectory(prefix="specedit-check-") as tmp:
+        src = os.path.join(tmp, name)
+        with open(src, "w", encoding="utf-8") as f:
+            f.write(text)
+        argv = argv_of(src, tmp)
+        try:
+            return subprocess.run(
+                argv, cwd=tmp, capture_output=True, text=True, timeout=TIMEOUT_S, check=False
+            )
+        except (OSError, subprocess.TimeoutExpired) as e:
+            log.info("%s did not answer: %s", argv[0], e)
+            return None
 
 
 def _rust(text: str) -> list[Diagnostic]:
     rustc = shutil.which("rustc")
     if rustc is None:
         return []
-    with tempfile.TemporaryDirectory(prefix="specedit-rustc-") as tmp:
-        src = os.path.join(tmp, "file.rs")
-        with open(src, "w", encoding="utf-8") as f:
-            f.write(text)
-        argv = [rustc, "--edition=2021", "--crate-type=lib", "--emit=metadata"]
-        argv += ["--error-format=json", "-o", os.path.join(tmp, "out.rmeta"), src]
-        done = _run(argv, tmp)
+    done = _run_on_copy(
+        text,
+        "file.rs",
+        lambda src, tmp: (
+            [rustc, "--edition=2021", "--crate-type=lib", "--emit=metadata"]
+            + ["--error-format=json", "-o", os.path.join(tmp, "out.rmeta"), src]
+        ),
+    )
     if done is None:
         return []
     out = []
@@ -106,11 +114,7 @@ def _shell(text: str) -> list[Diagnostic]:
     bash = shutil.which("bash")
     if bash is None:
         return []
-    with tempfile.TemporaryDirectory(prefix="specedit-bash-") as tmp:
-        src = os.path.join(tmp, "file.sh")
-        with open(src, "w", encoding="utf-8") as f:
-            f.write(text)
-        done = _run([bash, "-n", src], tmp)
+    done = _run_on_copy(text, "file.sh", lambda src, _tmp: [bash, "-n", src])
     if done is None or done.returncode == 0:
         return []
     out = []
