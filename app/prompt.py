@@ -212,6 +212,11 @@ def rewrite_fence(text: str) -> str:
     return fence_for(text)
 
 
+def _context_pieces(context_files: Sequence[tuple[str, str]]) -> dict[str, str]:
+    """The context files' texts by their marks (``CTX_MARK``), for ``splice``."""
+    return {CTX_MARK.format(i): _with_nl(ctext) for i, (_, ctext) in enumerate(context_files)}
+
+
 def _with_nl(text: str) -> str:
     return text if text.endswith("\n") or not text else text + "\n"
 
@@ -253,8 +258,7 @@ def rewrite_prompt(
         pieces[PREV_MARK] = _with_nl(feedback[0])
     if full is not None:
         pieces[FULL_MARK] = _with_nl(full)
-    for i, (_, ctext) in enumerate(context_files):
-        pieces[CTX_MARK.format(i)] = _with_nl(ctext)
+    pieces.update(_context_pieces(context_files))
     ids, spans = splice(target, messages, prefix, pieces)
     whole = [end for _, end, lab in spans if lab == "whole"]
     part_end = max((end for _, end, lab in spans if lab != "previous"), default=0)
@@ -319,8 +323,7 @@ def outline_prompt(
     elif ask == "blocks":
         parts.append(edits.FORMAT)
         opening += edits.PREFILL
-    for i, (_, ctext) in enumerate(context_files):
-        pieces[CTX_MARK.format(i)] = _with_nl(ctext)
+    pieces.update(_context_pieces(context_files))
     messages = [
         {"role": "system", "content": SYSTEM_REWRITE},
         {"role": "user", "content": "\n".join(parts)},
@@ -365,9 +368,7 @@ def review_prompt(
         + REVIEW_ASK.format(fence=fence_for(diff), diff=_with_nl(diff))
     )
     messages = [messages[0], {"role": "user", "content": user}]
-    pieces = {FILE_MARK: _with_nl(text)}
-    for i, (_, ctext) in enumerate(context_files):
-        pieces[CTX_MARK.format(i)] = _with_nl(ctext)
+    pieces = {FILE_MARK: _with_nl(text), **_context_pieces(context_files)}
     ids, spans = splice(target, messages, "", pieces)
     prefix_end = max((end for _, end, lab in spans if lab == "file"), default=0)
     return Prompt(tuple(ids), tuple(spans), None, prefix_end, text)

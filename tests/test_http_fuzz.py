@@ -32,6 +32,7 @@ import pytest
 from http_wire import Reply, get, post, raw, responses
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from json_strategies import json_values
 from toy_server import ServerToy, toy_loaded
 
 from specedit.app.server.http_serve import HttpThread
@@ -41,14 +42,6 @@ pytestmark = pytest.mark.timeout(600)
 EXPECTED = {200, 400, 401, 404, 405, 408, 411, 413, 429, 503}
 PATHS = ["/v1/chat/completions", "/v1/completions", "/v1/models", "/v1/models/toy", "/health"]
 
-json_scalars = st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=20)
-json_values = st.recursive(
-    json_scalars,
-    lambda inner: (
-        st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4)
-    ),
-    max_leaves=12,
-)
 small_tokens = st.integers(1, 6) | st.integers(-2, 0) | st.sampled_from(["4", 2.5, True, [], {}])
 good_messages = st.lists(
     st.fixed_dictionaries(

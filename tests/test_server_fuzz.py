@@ -15,6 +15,7 @@ import socket
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from json_strategies import json_values
 from rpc_client import RpcClient
 from toy_server import toy_loaded
 
@@ -31,15 +32,6 @@ METHODS = [
     "no/such",
     "",
 ]
-
-json_scalars = st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=20)
-json_values = st.recursive(
-    json_scalars,
-    lambda inner: (
-        st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4)
-    ),
-    max_leaves=12,
-)
 
 
 def _params(method: str):
