@@ -1,32 +1,18 @@
 """The protocols the engine asks of a model backend, and the errors a user can act on.
 
-The engine owns these; ``models/`` implements them (llama.cpp, torch), as does the tests' numpy toy
-model. Checks are ``isinstance`` against the runtime-checkable protocols, never ``hasattr``.
-
-``TargetModel`` (every backend):
-  * ``eval(tokens, pos, want)`` appends ``tokens`` to the KV cache from ``pos`` (everything at
-    ``>= pos`` is dropped first) and returns logits ``[len(want), n_vocab]`` for the block offsets
-    in ``want`` only (maybe a view into backend memory, valid until the next ``eval``/``rollback``).
-  * ``rollback(pos)`` drops cache entries at positions ``>= pos``.
-  * ``tokenize(text, special)``, ``detokenize(tokens) -> bytes``; ``chat_prompt(messages)`` renders
-    the chat template, ending where the assistant's reply starts.
-  * ``name``, ``n_vocab``, ``n_ctx``, ``eos_ids``, ``backend`` (``"llama.cpp"``, ``"torch"``, ...)
-    and ``device_name`` (for the stats: ``"CPU"``, ``"CUDA0 NVIDIA GeForce RTX 4090"``, ...).
-Further protocols:
-  * ``PrefixCache`` (reuses a prompt prefix): ``cache_tokens`` lists the token ids in the KV cache
-    by position, so a caller can keep the longest shared prefix of its next prompt.
-  * ``StatefulCache``: a ``PrefixCache`` with ``save_state(path) -> bytes`` and, in a later process,
-    ``load_state(path, max_tokens) -> token ids`` (``[]`` when the file does not fit).
-  * ``Describes``: ``describe() -> dict`` says where and how the model runs.
-  * ``DeviceTarget`` (a ``TargetModel`` whose logits can stay on its device, the torch backend;
-    ``engine.verifier`` verifies there): ``device`` (a torch device), ``verifier`` (the verifier its
-    load forced, ``""`` to choose by device: ``engine.verifier.NAMES``), ``upload(tokens)`` (ids as
-    a device tensor), ``eval_ids(ids, pos, tokens, last_only)`` (logits as a device tensor),
-    ``readback(tensor)`` (a small tensor on the host: one sync) and ``synchronize()``.
-
-Errors: ``UserError`` is the base of every problem a user can fix (a bad file, a missing model, an
-empty instruction); ``str(err)`` is one clear line and front ends show it as such. ``ModelError`` is
-a model that cannot be found, read or loaded; ``app.files.FileError`` is a file problem.
+``models/`` implements them (llama.cpp, torch), as does the tests' numpy toy model; checks are
+``isinstance`` against these runtime-checkable protocols, never ``hasattr``.
+  * ``TargetModel``: ``eval(tokens, pos, want)`` drops cache entries ``>= pos``, appends ``tokens``
+    and returns logits ``[len(want), n_vocab]`` for the block offsets ``want`` (maybe a view,
+    valid until the next ``eval``/``rollback``); ``rollback(pos)`` drops entries ``>= pos``;
+    ``tokenize(text, special)``, ``detokenize(tokens) -> bytes``, ``chat_prompt(messages)`` (up
+    to the reply); ``name``, ``n_vocab``, ``n_ctx``, ``eos_ids``, ``backend``, ``device_name``.
+  * ``PrefixCache.cache_tokens``: the cached ids by position; ``StatefulCache`` adds
+    ``save_state(path)`` and ``load_state(path, max_tokens) -> ids`` (``[]`` when it does not
+    fit); ``Describes``: ``describe() -> dict``; ``DeviceTarget``: logits stay on its ``device``
+    (``upload``, ``eval_ids``, ``readback``: one sync, ``synchronize``, ``verifier``).
+``UserError`` is the base of every problem a user can fix (``str(err)`` is one clear line);
+``ModelError``: a model that cannot be found, read or loaded (``app.files.FileError``: a file).
 """
 
 from __future__ import annotations

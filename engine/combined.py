@@ -1,27 +1,18 @@
 """Combined proposer: prompt lookup when it has a good match, the draft model otherwise.
 
-Contract: ``CombinedDrafter(lookup, model, policy)`` implements the ``Drafter``
-protocol. Each ``propose(context, k)`` asks the lookup drafter first (cheap),
-then compares expected throughput per step:
+Contract: ``CombinedDrafter(lookup, model, policy)`` implements the ``Drafter`` protocol. Each
+``propose(context, k)`` asks the lookup drafter first (cheap), then compares the expected rate of
+a step:
 
     lookup: max_k E(a_L, k) / t(k + 1),            k <= len(lookup draft)
     model:  max_k E(a_M, k) / (t(k + 1) + c_M(k))  (ModelDrafter.plan)
 
-with ``E(a, k) = (1 - a^(k+1)) / (1 - a)`` expected tokens per target call,
-``t`` the decode loop's measured cost curve (``policy.cost``), ``c_M`` the
-draft model's measured drafting cost plus its catch-up over the tokens it has
-not seen (priced per token, so a draft model idle through a long copy is not
-woken for one step), ``a_M`` the model's running acceptance
-and ``a_L`` the lookup's running acceptance, raised for a long anchored match
-(``specmath.long_match_alpha``). ``E``, the cost prior, the acceptance ceiling and the
-best-k search are ``engine.specmath``'s. The higher rate wins; the model is only run when it wins, so a long copy costs no
-draft-model time at all. It explores (its first draft, its probes) only where
-lookup has had no draft for a streak of steps, with the catch-up spread over
-that streak, so one lookup miss in a copy never wakes it. Its realized-rate
-guard (see ``ModelDrafter``) compares model steps with plain ones. The draft
-model's KV cache catches up in one block the next time it is used. Steps and
-acceptance per proposer are in ``Metrics`` (``Draft.source`` is ``"model"`` for the
-model, the lookup's span label otherwise); the trackers here only feed decisions.
+with ``E`` and the best-k search from ``engine.specmath``, ``t`` the loop's measured cost curve
+(``policy.cost``), ``c_M`` the model's drafting cost plus its catch-up, and ``a_L``/``a_M`` each
+proposer's running acceptance (``a_L`` raised for a long anchored match). The higher rate wins;
+the model runs only when it wins, and explores only after a streak of steps with no lookup draft.
+Steps and acceptance per proposer are in ``Metrics`` (``Draft.source``); the trackers here only
+feed decisions.
 """
 
 from __future__ import annotations

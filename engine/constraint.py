@@ -1,20 +1,16 @@
 """Constrained decoding: the tokens a caller allows after each output prefix, in the loop.
 
-Contract: a ``Constraint`` has ``allowed(out) -> np.ndarray | None``: the token ids that may
-follow the output so far (``out``, the generated ids) as an integer array, or as a boolean
-array over the vocabulary (True: allowed), or None where any may. It is a pure
-function of ``out`` (whatever block sizes the policy picked), so greedy constrained
-speculative output equals greedy constrained plain decoding, and sampled output keeps the
-target's distribution restricted to the allowed ids (the rejection test judges masked rows).
+Contract: a ``Constraint`` has ``allowed(out) -> np.ndarray | None``: the token ids that may follow
+the generated ids ``out``, as an integer array or a boolean mask over the vocabulary, or None where
+any may. It is a pure function of ``out`` (whatever block sizes the policy picked), so greedy
+constrained speculative output equals greedy constrained plain decoding, and sampled output keeps
+the target's distribution restricted to the allowed ids.
 
 ``generate(..., constraint=c)`` wraps the target and the drafter:
-  * ``ConstrainedTarget`` knows which token each cache position holds (the prompt, then what
-    ``eval`` wrote; ``rollback`` drops the rest) and sets every disallowed logit of a returned
-    row to -inf: the row at position p judges the token after ``out = seq[n_prompt:p+1]``. On a
-    device target (``eval_ids``) the rows are masked where they live; ``first_token`` reads the
-    prompt's last row, which is masked the same way.
-  * ``ConstrainedDrafter`` cuts a draft before its first disallowed token: that token would be
-    rejected, so it is not worth a row.
+  * ``ConstrainedTarget`` tracks the token at each cache position and sets every disallowed logit
+    of a returned row to -inf (row p judges the token after ``out = seq[n_prompt:p+1]``), on the
+    host or, for a device target, where the rows live (``first_token``'s row too);
+  * ``ConstrainedDrafter`` cuts a draft before its first disallowed token (it would be rejected).
 The engine knows ids only; what a constraint means (a quote copies its source) is the caller's.
 """
 

@@ -1,32 +1,18 @@
 """The decode loop: prefill, then {draft -> verify in one target call -> accept -> roll back}.
 
-Contract: ``generate(target, prompt, cfg, drafter=None, ...)`` returns the
-generated token ids (EOS excluded) and the ``Metrics`` of the run. The engine
-knows token ids only: stop strings are the caller's business, through the
-``on_tokens`` callback, which receives each batch of accepted tokens as soon
-as it is accepted and returns False to stop. ``cancel`` (a threading.Event)
-stops the loop between target calls, the prefill's batches included (``engine.prefill``
-reads the prompt in batches of at most ``prefill.CHUNK`` tokens), so a cancel waits for
-one call at most.
-
+Contract: ``generate(target, prompt, cfg, drafter=None, ...)`` returns the generated token ids (EOS
+excluded) and the run's ``Metrics``. Token ids only: stop strings are the caller's, through
+``on_tokens`` (each batch of accepted tokens, as soon as accepted; it returns False to stop).
+``cancel`` (a threading.Event) stops between target calls, the prefill's batches included.
 One step, with ``pending`` the last accepted token (not yet in the KV cache)::
 
-    block  = [pending, d1 .. dk]            # k from the policy, drafts from the drafter
-    logits = target.eval(block, pos)        # rows 0..k, one forward pass   } verifier.verify_block
-    j, new = verify(logits, draft)          # accepted d1..dj, then one     } (engine.verifier)
-                                            #   recovered/bonus token
-    pos   += 1 + j                          # cache entries past pos are stale; next eval drops them
+    block  = [pending, d1 .. dk]        # k from the policy, drafts from the drafter
+    j, new = verify_block(block, pos)   # one target call: d1..dj accepted, + recovered/bonus
+    pos   += 1 + j                      # entries past pos are stale; the next eval drops them
 
-Plain decoding is the same loop with k = 0, so both paths share every line.
-
-Exact mode: a backend whose batched numerics differ from 1-token evaluation
-(llama.cpp's CPU path past a block size) is evaluated in sub-blocks of at most
-``exact_block`` tokens, found by ``engine.exactness.check_batch_exactness`` when the
-model loads; then greedy speculative output equals plain output token for token.
-
-Where the logits are judged is the ``verifier``'s business (``engine.verifier``): numpy
-on the host, or the Triton kernel on the device for a torch target on CUDA, chosen by
-``choose_verifier`` unless given; ``Metrics.verifier`` names the one that ran.
+Plain decoding is the same loop with k = 0. Exact mode evaluates in sub-blocks of at most
+``cfg.exact_block`` tokens (``engine.exactness``), so greedy speculative output equals plain.
+Where logits are judged is ``engine.verifier``'s; ``Metrics.verifier`` names the one that ran.
 """
 
 from __future__ import annotations

@@ -1,32 +1,18 @@
 """Draft-model proposer: a second, smaller model proposes tokens with their probabilities.
 
-Contract: ``ModelDrafter(draft, sampling, target=..., policy=...)`` implements the ``Drafter``
-protocol over any ``TargetModel`` backend (llama.cpp or torch).
-  * At construction ``check_vocab(draft, target)`` raises ``ModelError`` naming both models when
-    their vocabularies differ (size, a probe text's tokens, or the bytes of sampled token ids).
-  * ``propose(context, k)`` drafts up to ``k`` tokens autoregressively. Under greedy sampling each
-    token is the draft's argmax and ``probs`` is None; otherwise token i is drawn from
-    ``q_i = sampling.probs(row_i, params)`` (the same temperature / top-k / top-p transform the
-    verifier applies to the target) as ``argmax(q_i / E)`` with E from ``STREAM_DRAFT`` at the
-    token's index in the context (the position-keyed scheme of ``engine.sampling``, so a seed drafts
-    the same tokens on every verifier), and ``probs`` holds the q_i rows, so the verifier's
-    min(1, p/q) test with the norm(max(p - q, 0)) residual is exact. ``Draft.source`` is
-    ``"model"``. Drafting stops early at an EOS token.
-  * On the device (``device=True``, the default for a torch draft on CUDA or when its load forced a
-    device verifier, ``DeviceTarget.verifier``): the draft's logits never leave it. Each token is
-    the argmax, or ``argmax(q / E)`` with q from ``kernels.verify_torch.target_probs`` and E from
-    the same ``STREAM_DRAFT`` numbers, fed back as a device tensor; ``probs`` is the device tensor
-    of the q rows, which the device verifier passes straight to the kernel. The host reads the k
-    tokens once, after the last step (one sync), and cuts the draft after an EOS there. Costs are
-    timed per draft, not per token.
-  * KV cache sync: the drafter remembers which tokens sit in the draft's cache. On each call it
-    rolls the cache back to the common prefix of those with the new context (the accepted part of
-    its last draft is in it) and evaluates the missing tokens (the recovered/bonus token, or a
-    stretch another proposer drafted) in one block. Nothing is recomputed.
-  * Adaptive k (``plan``): with ``policy`` the drafter drafts the k that maximises expected tokens
-    per second, only when that beats plain decoding by ``min_gain``, and never more than the policy
-    keeps; otherwise k = 0, with occasional probes. A fixed k in the policy is obeyed; without a
-    policy it drafts ``k_default``. ``costs`` from ``measure_draft`` (at load) seed its cost model.
+Contract: ``ModelDrafter(draft, sampling, target=..., policy=...)`` implements ``Drafter`` over any
+``TargetModel`` backend (``Draft.source`` ``"model"``); it raises ``ModelError`` naming both
+models when their vocabularies differ (``check_vocab``: size, probe tokens, sampled ids' bytes).
+  * ``propose(context, k)`` drafts up to ``k`` tokens, stopping at an EOS. Greedy: each token is
+    the draft's argmax, ``probs`` None. Sampled: token i is ``argmax(q_i / E)``, ``q_i`` the
+    verifier's own transform of the draft's row (``sampling.probs``), E from ``STREAM_DRAFT`` at
+    the token's position; ``probs`` holds the q rows, so the verifier's test is exact.
+  * ``device=True`` (the default for a torch draft on CUDA): logits and q rows stay on the
+    device; the host reads the k tokens once. The draft's KV cache is rolled back to the common
+    prefix with the new context and catches up in one block; nothing is recomputed.
+  * ``plan``: with ``policy``, the k maximising expected tokens per second, at most what the
+    policy keeps, only when it beats plain decoding by ``min_gain`` (else 0, with probes); a
+    fixed k is obeyed; with no policy, ``k_default``.
 """
 
 from __future__ import annotations

@@ -1,23 +1,18 @@
 """Prompt-lookup drafter with a copy cursor and an n-gram index.
 
-Contract: ``LookupDrafter.propose(context, k)`` returns up to ``k`` tokens copied
-from earlier in ``context`` (the prompt holds the file being rewritten and any
-context files; the output so far is searched too), or an empty draft.
+Contract: ``LookupDrafter.propose(context, k)`` returns up to ``k`` tokens copied from earlier in
+``context`` (the prompt holds the file being rewritten and any context files; the output so far is
+searched too), or an empty draft.
+How it drafts, cheapest first (each method's docstring gives its rule): the **copy cursor**
+(``_follow_cursor``, O(k) per step while the accepted tokens follow the source); **re-anchoring**
+(``_anchor``: the last ``key_len`` tokens in an incremental n-gram index, longest match capped at
+``max_match``, ties to the previous cursor); **byte**, **near** and **line resync** and the **text
+anchor** (``_byte_resync``, ``_near_resync``, ``_line_resync``, ``_text_anchor``) re-join a copy
+whose tokens no longer match but whose bytes or lines do; the **span end** (``_span_end``) stops
+a draft a few tokens past the end of its span.
 
-How it drafts, cheapest first (each method's docstring gives its rule):
-  * **copy cursor** (``_follow_cursor``): while the accepted tokens equal the source
-    after the last draft, the cursor advances with no search, O(k) per step;
-  * **re-anchoring** (``_anchor``): the last ``key_len`` tokens in an incremental n-gram
-    index, the longest match (capped at ``max_match``), ties to the previous cursor;
-  * **byte resync** (``_byte_resync``), **near resync** (``_near_resync``), **line
-    resync** (``_line_resync``) and the **text anchor** (``_text_anchor``) re-join a
-    copy whose tokens no longer match the source but whose bytes or lines still do;
-  * **span end** (``_span_end``): a draft from the file or a context file stops a few
-    tokens past the end of its span.
-
-Positions are labelled by ``spans`` (e.g. the file's tokens in the prompt are
-"file", context files "context"); positions at or after ``prompt_len`` are
-"output". Labels only feed the statistics.
+Positions are labelled by ``spans`` ("file", "context", ...; at or after ``prompt_len``:
+"output"). Labels only feed the statistics.
 """
 
 from __future__ import annotations

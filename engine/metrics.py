@@ -1,38 +1,18 @@
 """One metrics object for a generation: the single source for every display.
 
-The decode loop calls ``observe_prefill``, ``observe_step`` and ``time`` (a
-context manager that books wall time under draft / verify / sample). The TUI
-status bar, the socket server's progress notifications, ``--json`` output and
-the benchmarks all read ``snapshot()``; nothing else computes these figures.
-
-Definitions:
-  * a *target call* is one forward pass of the target over a block;
-  * acceptance rate = accepted / drafted (draft tokens kept / draft tokens sent);
-  * tokens per target call = tokens emitted by decode calls / decode target
-    calls (mean acceptance length: 1 for plain decoding);
-  * acceptance per draft position i = accepted at position i / drafted at i;
-  * *model tokens* = the tokens the target decoded: ``generated_tokens`` (those the
-    output keeps) and ``dropped_tokens`` (decoded, then replaced by text the caller wrote).
-    Every tok/s here counts model tokens only: text the caller writes without a target
-    call (``inserted_tokens``: a quoted passage copied from its file, ``app.quote_insert``)
-    is reported beside the rate, never inside it, so a copied passage cannot raise it;
-    two answers are compared by their model tokens and their wall time;
-  * decode tok/s = model tokens after the first / seconds after the first token: decode
-    time only (the first token comes out of the prefill). Every display and the
-    benchmarks use this one rate; ``recent_tps`` is the same rate over a window;
-  * e2e tok/s = model tokens / (prefill + decode seconds);
-  * the *reading* phase is the prefill: ``read_tokens`` of ``read_total`` prompt tokens
-    evaluated so far at ``read_tps``; then the *generating* phase.
-
-``progress()`` maps the live figures to the socket protocol's names
-(``rewrite/progress``); ``snapshot()`` is the full record (``--json``, ``rewrite/done``).
-
-A request answered in stages (the app's edit modes: a first answer, then another
-generation) keeps one object: ``restart()`` hands over a finished stage's figures and
-starts afresh, so live displays show the running stage, and ``add(earlier)`` counts the
-earlier stages in the final figures (tokens, calls and time are sums over the stages).
-The figures are of tokens only; what a front end labels a generation with (an edit mode,
-a file's length) is the front end's to keep beside them (``app.stages.RewriteStats``).
+The decode loop calls ``observe_prefill``, ``observe_step`` and ``time`` (wall time under draft /
+verify / sample). The TUI status bar, the server's progress, ``--json`` and the benchmarks read
+``snapshot()`` (the full record) or ``progress()`` (the socket protocol's names); nothing else
+computes these figures. Definitions:
+  * acceptance rate = accepted / drafted; tokens per target call = tokens emitted by decode calls
+    / decode target calls (1 for plain decoding); per-position acceptance likewise at position i;
+  * *model tokens* (what the target decoded) = ``generated_tokens`` (kept) + ``dropped_tokens``
+    (replaced by the caller's text). Every tok/s counts model tokens only; ``inserted_tokens``
+    (text the caller wrote with no target call) are reported beside the rate, never in it;
+  * decode tok/s = model tokens after the first / seconds after the first token (``recent_tps``:
+    the same over a window); e2e tok/s = model tokens / (prefill + decode seconds);
+  * the *reading* phase is the prefill (``read_tokens`` of ``read_total`` at ``read_tps``).
+A request in stages keeps one object: ``restart()`` starts a stage, ``add(earlier)`` sums them.
 """
 
 from __future__ import annotations

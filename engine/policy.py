@@ -1,32 +1,17 @@
 """Adaptive speculation policy: pick k from measured cost and predicted acceptance.
 
-Contract: ``policy.choose(draft_available, match_len) -> k`` before each step and
-``policy.observe(block, seconds, drafted, accepted)`` after it. ``k == 0`` means
-a plain step (no draft is verified). ``planned_k(k_cap)`` is what ``choose`` would
-keep of a model draft (no side effects), ``costs`` the measured curve.
-
-Model:
-  * cost ``t(b)`` of one target call over a block of ``b`` tokens, in seconds:
-    a piecewise-linear curve through measured sizes (seeded by ``calibrate``,
-    else by a linear prior), kept current by every measured call;
-  * per-token acceptance ``alpha``, estimated from recent steps as
-    accepted / (accepted + rejections), per bucket of anchor match length,
-    shrunk toward a prior, and raised for long anchored matches (a long
-    verbatim match predicts a long copy);
-  * choice: ``argmax_k E(alpha, k) / t(k + 1)`` over the candidate ks, where ``k = 0``
-    is plain decoding with ``E = 1`` (``E``, the cost prior, the acceptance ceiling and
-    the best-k search are ``engine.specmath``'s). On a CPU where a 2-token block costs twice
-    a 1-token one this turns speculation off for low acceptance; on a GPU with
-    a flat cost curve it picks large k by itself.
-  * Growth cap: a lookup draft anchored on ``m`` tokens gets blocks of at most
-    ``max(16, 1.5 m)`` tokens; per-token acceptance says how likely the next token
-    is, the cap says how far a young match has earned a bet.
-  * Exploration: a cost curve measured under load can be wrong, and only calls
-    of that size correct it, so after ``probe_every`` declined drafts in a row
-    the policy tries its best speculative k once.
-  * Guard: when the recent speculative steps' measured throughput falls below
-    the plain throughput, speculation switches off (``off_reason`` says why)
-    and is probed again every ``probe_every`` steps.
+Contract: ``choose(draft_available, match_len) -> k`` before each step (``k == 0``: a plain step)
+and ``observe(block, seconds, drafted, accepted)`` after it; ``planned_k(k_cap)`` is what
+``choose`` would keep of a model draft (no side effects), ``costs`` the measured curve.
+  * cost ``t(b)`` of a ``b``-token target call: piecewise linear through measured sizes (seeded
+    by ``calibrate``, else by ``specmath.cost_prior``), kept current by every call;
+  * acceptance ``alpha``: accepted / (accepted + rejections) over recent steps, per bucket of
+    anchor match length, shrunk toward a prior, raised for long anchored matches;
+  * choice: ``argmax_k E(alpha, k) / t(k + 1)`` (``specmath.best_k``; ``k = 0`` is ``E = 1``);
+  * growth cap: a lookup draft anchored on ``m`` tokens gets at most ``max(16, 1.5 m)`` tokens;
+  * exploration: after ``probe_every`` declined drafts in a row, the best speculative k once;
+  * guard: when recent speculative throughput falls below plain throughput, speculation is off
+    (``off_reason`` says why) and probed again every ``probe_every`` steps.
 """
 
 from __future__ import annotations

@@ -1,31 +1,17 @@
 """Canonical prefill: a prompt is evaluated in the same batches whatever the cache holds.
 
-Contract: ``bounds(n, marks)`` lists where the batches of an ``n``-token prompt begin,
-then ``n``: chunks of ``CHUNK`` tokens counted from 0 and counted again from each mark
-(a position where prompts that share a prefix part ways, e.g. after the system text and
-the file, after a region's lines). ``reusable(target, prompt, marks)`` is the longest
-start of the target's KV cache that equals, bit for bit, what a cold evaluation of
-``prompt`` computes: it holds ``prompt``'s tokens and was evaluated in exactly the
-batches ``bounds`` gives (the backend's ``cache_batches`` log says where each of its
-batches began). ``prefill`` evaluates the rest in those batches and returns the last
-position's logits; ``extend`` evaluates the batches that end at or before a position (a
-warm-up), stopping between two when interrupted. A prefill is cancellable between two
-batches and reports each (the reading phase's progress). ``adopt`` records the batches of a
-state restored from disk (saved from a cold evaluation up to one of its marks).
+Contract: ``bounds(n, marks)`` lists where the batches of an ``n``-token prompt begin, then ``n``:
+chunks of ``CHUNK`` tokens counted from 0 and again from each mark (where prompts sharing a prefix
+part ways). ``reusable(target, prompt, marks)`` is the longest start of the target's KV cache that
+equals, bit for bit, a cold evaluation of ``prompt``: it holds ``prompt``'s tokens evaluated in
+exactly those batches (the backend's ``cache_batches``; a backend without that log is trusted up
+to a boundary). ``prefill`` evaluates the rest in those batches and returns the last position's
+logits (the last batch is always evaluated); ``extend`` evaluates the batches ending at or before
+a position (a warm-up), stopping between two when interrupted; ``adopt`` records the batches of a
+state restored from disk. A prefill is cancellable between batches and reports each.
 
-Why: llama.cpp's CPU kernels do not compute a position the same way in every batch. On
-qwen2.5-coder-0.5b the last ``L mod 4`` rows of an ``L``-token batch, and a token evaluated
-alone, go through other kernels and their logits move by up to 0.65 (the same rows in
-batches of the same start and size are bit-identical across processes, thread counts and
-machine load). A prompt whose prefix came from a warm-up, the disk prompt cache or the
-previous request had been evaluated in other batches than a cold run, so its greedy
-output, ``--exact`` included, depended on what the cache held. Now every path evaluates
-every position in the same batch. Cost: nothing when the caller's marks are where its
-prompts part ways; a reused prefix is otherwise kept up to the last boundary both agree on
-(at most ``CHUNK - 1`` tokens are evaluated again). The last batch (which holds the row
-whose logits are read) is always evaluated: one output row, as on a cold run.
-
-A backend without a batch log (``cache_batches``) is trusted up to a boundary of the plan.
+So greedy output never depends on what the cache held (why: ``docs/notes.md``). Cost: nothing
+when the marks are where prompts part ways, else at most ``CHUNK - 1`` tokens evaluated again.
 """
 
 from __future__ import annotations

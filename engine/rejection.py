@@ -1,32 +1,18 @@
 """Reference verification: the one definition of what speculative decoding accepts.
 
-Vocabulary (as in vLLM's rejection sampler): *accepted* tokens are draft tokens that pass the test
-and are kept; the *recovered* token is sampled at the first rejection from the adjusted
-distribution; the *bonus* token, after a fully accepted draft, from the row that follows it.
-
-Inputs are target logits ``[n+1, V]`` (row i is the distribution of the token that follows block
-position i, where position 0 is the last already-accepted token), the draft ``[n]`` and optionally
-draft probabilities ``[n, V]``. Output: ``num_accepted`` in ``0..n`` and ``tokens`` = accepted
-drafts plus one recovered or bonus token, so ``len(tokens) == num_accepted + 1``.
-
-Rules, with ``p_i`` the target distribution of row i (``sampling.probs``) and ``E_i`` Exp(1) noise:
-  * greedy (temperature 0): accept while ``argmax(logits[i]) == draft[i]``; the extra token is the
-    ``argmax`` of the first mismatching (or last) row.
-  * deterministic drafts (``draft_probs is None``, i.e. q = one-hot): row i draws
-    ``y_i = argmax(p_i / E_i)``; x_i is accepted iff ``y_i == x_i``, else ``y_i`` is the recovered
-    token. That is plain sampling at the row's position (the standard rule for a one-hot q).
-  * probabilistic drafts: accept iff ``q(x) > 0`` and ``u_i < min(1, p(x)/q(x))``; on rejection
-    ``argmax(max(p - q, 0) / E'_i)`` (p where that is all zero).
-In both sampled modes the bonus token is ``argmax(p_n / E_n)``.
-
-Randomness comes from one of two sources:
-  * explicit ``uniforms [n]`` and ``noise [n+1, V]`` (Exp(1); row i's noise serves as E_i or E'_i):
-    the result is a pure function of its inputs, which the kernel tests use;
-  * ``position`` t of row 0 with ``params.seed``: row i decides output position ``t + i`` and takes
-    ``E`` from ``STREAM_SAMPLE``, ``u`` from ``STREAM_ACCEPT`` and ``E'`` from ``STREAM_RESIDUAL``
-    at that position (``engine.sampling``). The Triton kernel and the torch fallback draw the same
-    numbers, so every verifier writes the same text for a seed, and with lookup drafts that text is
-    plain sampling's whatever the block sizes were. This is the engine's mode.
+Vocabulary (vLLM's): *accepted* tokens are drafts that pass the test; the *recovered* token is
+sampled at the first rejection; the *bonus* token, after a fully accepted draft, from the next row.
+Inputs: target logits ``[n+1, V]`` (row i: the token after block position i, position 0 being the
+last accepted token), the draft ``[n]``, optional draft probabilities ``[n, V]``. Output:
+``num_accepted`` in ``0..n`` and ``tokens`` (``len == num_accepted + 1``). With ``p_i`` the target
+distribution of row i (``sampling.probs``) and ``E`` Exp(1) noise:
+  * greedy (T = 0): accept while ``argmax(logits[i]) == draft[i]``; then that row's argmax;
+  * no draft probs (one-hot q): accept x_i iff ``argmax(p_i / E_i) == x_i``, else emit it;
+  * draft probs q: accept iff ``q(x) > 0`` and ``u_i < min(1, p(x)/q(x))``; on rejection
+    ``argmax(max(p - q, 0) / E'_i)`` (p where that is all zero); bonus ``argmax(p_n / E_n)``.
+Randomness: explicit ``uniforms [n]`` and ``noise [n+1, V]`` (a pure function, for the kernel
+tests), or ``position`` t of row 0 with ``params.seed`` (the engine's mode): row i takes its
+numbers at ``t + i`` from ``engine.sampling``'s streams, as every verifier does.
 """
 
 from __future__ import annotations

@@ -1,29 +1,18 @@
 """Sampling parameters, the target distribution, and the one source of randomness.
 
-Contract: ``probs(logits, params)`` turns one row of raw logits into the target
-distribution p that speculative decoding must preserve: temperature, then top-k,
-then top-p, then softmax. Temperature 0 means greedy (argmax); ``probs`` is not
-used then. ``sample(p, noise)`` draws from p with the exponential trick:
-``argmax(p / E)`` with ``E ~ Exp(1)`` i.i.d., which equals a categorical draw and
-needs no cumulative sum, so a GPU kernel can reproduce it from the same noise.
+Contract: ``probs(logits, params)`` turns one row of raw logits into the target distribution p
+that speculative decoding must preserve: temperature, then top-k, then top-p, then softmax
+(temperature 0 is greedy: argmax, no ``probs``). ``sample(p, noise)`` is ``argmax(p / E)`` with
+``E ~ Exp(1)`` i.i.d., a categorical draw with no cumulative sum.
+Randomness is keyed on positions, never on call order: every number is the Philox4x32-10 output
+of Triton's ``tl.randint4x(key, counter)`` (``philox4x32``), with ``key = seed & (2**63 - 1)`` and
 
-Randomness is keyed on positions, never on call order. Every random number of a
-generation is a Philox4x32-10 output computed exactly as Triton's
-``tl.randint4x(key, counter)`` computes it (``philox4x32``, vectorised numpy), with
-
-    key     = seed & (2**63 - 1)
     counter = ((t * STREAMS + stream) << 32) | (column // 4),  output lane column % 4
 
-where ``t`` is the absolute output position (the index of the generated token the
-number helps decide) and ``stream`` says what it is for: ``STREAM_SAMPLE`` (the
-Exp(1) noise of the target's own draw at t), ``STREAM_ACCEPT`` (the acceptance
-uniform of a probabilistic draft at t, column 0), ``STREAM_RESIDUAL`` (the noise of
-the recovered token's draw at t) and ``STREAM_DRAFT`` (a draft model's own draw at
-t). ``exp_from_bits`` and ``uniform_from_bits`` turn the 32-bit outputs into Exp(1)
-and U[0, 1) with the same float32 formulas as the kernel, so the numpy verifier, the
-Triton kernel and the torch fallback draw the same numbers, and a seed gives the same
-text whichever of them runs and however the adaptive policy grouped positions into
-blocks. The module is numpy only and knows nothing of models or text.
+for output position ``t`` and a stream (``STREAM_SAMPLE``, ``STREAM_ACCEPT``, ``STREAM_RESIDUAL``,
+``STREAM_DRAFT``). ``exp_from_bits``/``uniform_from_bits`` use the kernel's float32 formulas, so
+the numpy verifier, the Triton kernel and the torch fallback draw the same numbers: a seed gives
+the same text whichever runs and however positions were grouped into blocks. Numpy only.
 """
 
 from __future__ import annotations

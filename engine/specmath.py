@@ -1,24 +1,18 @@
 """The speculation maths every decision shares: expected tokens, the cost prior, best k.
 
 Contract (pure functions and two small trackers; no model, no timing of its own):
-  * ``expected_tokens(alpha, k)``: a drafter whose tokens are each accepted with
-    probability ``alpha`` yields ``E(k) = (1 - alpha^(k+1)) / (1 - alpha)`` tokens per
-    target call of ``k`` drafts (the accepted ones plus the recovered or bonus token).
-  * ``cost_prior(b)``: the shape assumed for the cost of a ``b``-token call before any
-    is measured, ``1 + 0.15 (b - 1)`` (optimistic: measured calls correct it).
-  * ``ALPHA_MAX``: the ceiling on any predicted acceptance below the long-copy bucket
-    (it keeps k finite on a flat GPU cost curve and stops a few lucky blocks from
-    betting 96-128 tokens on a fresh anchor); ``long_match_alpha(m)``: the acceptance
-    a verbatim match of ``m`` tokens predicts on its own.
-  * ``best_k(alpha, ks, cost, extra)``: ``argmax_k E(alpha, k) / (cost(k + 1) + extra(k))``
-    over the candidate ``ks`` (all >= 1), with its rate; ``(0, 0.0)`` when there is none.
-  * ``AcceptanceTracker``: running per-token acceptance of one proposer, inferred from
-    the contexts it is shown next (a proposer does not see the verifier's verdict).
-  * ``RateMeter``: realized tokens per second of each kind of step, measured between
-    consecutive proposals.
-
-The adaptive policy (``engine.policy``), the draft-model proposer and the combined
-proposer decide with these; nothing else computes them.
+  * ``expected_tokens(alpha, k) = (1 - alpha^(k+1)) / (1 - alpha)``: tokens per target call of
+    ``k`` drafts each accepted with probability ``alpha`` (the recovered or bonus token included);
+  * ``cost_prior(b) = 1 + 0.15 (b - 1)``: the assumed cost of a ``b``-token call before any is
+    measured;
+  * ``ALPHA_MAX``: the ceiling on predicted acceptance below the long-copy bucket;
+    ``long_match_alpha(m)``: the acceptance a verbatim match of ``m`` tokens predicts alone;
+  * ``best_k(alpha, ks, cost, extra) -> (k, rate)``: ``argmax_k E(alpha, k) / (cost(k + 1) +
+    extra(k))`` over ``ks`` (all >= 1); ``(0, 0.0)`` when there is none;
+  * ``AcceptanceTracker``: one proposer's running acceptance, inferred from the next contexts;
+  * ``RateMeter``: realized tokens per second of each kind of step.
+``engine.policy``, the draft-model and the combined proposers decide with these; nothing else
+computes them.
 """
 
 from __future__ import annotations

@@ -1,32 +1,18 @@
 """The verification seam: where a step's target logits are judged, on the host or on the device.
 
-Contract: a ``Verifier`` has a ``name`` (``"numpy"``, ``"triton"`` or ``"torch"``) and four methods:
-  * ``fill(target, tokens, pos)`` evaluates a prompt batch into the cache and reads nothing (the
-    batches before the last, ``engine.prefill``);
-  * ``prefill(target, tokens, pos)`` evaluates ``tokens`` at ``pos`` (the prompt's last batch) and
-    returns the last row of logits where this verifier works (a numpy row, or a device tensor);
-  * ``first_token(logits, sampling, n_out=0)`` draws the token at output position ``n_out`` from it;
-  * ``verify_block(target, block, pos, draft, cfg, n_out, metrics) -> VerifyResult`` evaluates
-    ``block = [pending, d1 .. dk]`` at ``pos`` (in sub-blocks of ``cfg.exact_block`` in exact mode)
-    and verifies the draft; ``n_out`` (the step's first output position) keys the randomness.
-
-``HostVerifier`` is the reference and the CPU path: ``target.eval`` logits in numpy, judged by
-``RowVerifier`` row by row (an exact-mode sub-block is evaluated only while its predecessors were
-all accepted). ``DeviceVerifier`` never brings logits to the host (its target is an
-``engine.backend.DeviceTarget``): the block goes up as one small copy (``target.upload``),
-``target.eval_ids`` leaves the logits on the device, the Triton kernel (``kernels.verify_launcher``)
-or its torch twin (``kernels.verify_torch``) judges them there, and the step's only read-back is the
-kernel's ``out`` (accepted count and tokens: ``target.readback``, one sync). Exact mode evaluates
-every sub-block first and verifies all their rows in one launch. Both follow the same rules with the
-same position-keyed numbers (``engine.sampling``), so a seed gives the same text on either.
-
-``choose_verifier(target, forced)``: ``forced`` (``numpy``, ``triton`` or ``torch``; None takes a
-``DeviceTarget``'s own ``verifier``, which ``LoadConfig.verifier`` and so ``SPECEDIT_VERIFIER`` set
-at load) forces a choice (under ``TRITON_INTERPRET=1`` the Triton one runs on CPU tensors);
-otherwise a target whose logits live on a CUDA device gets the Triton verifier when the kernel
-compiles and runs there (``kernels.support.kernel_support``), else the torch twin; any other target
-gets the host verifier. ``calibration_target(target, verifier)``: the step the verifier really runs,
-which ``AdaptivePolicy.calibrate`` should time.
+Contract: a ``Verifier`` has a ``name`` (``"numpy"``, ``"triton"``, ``"torch"``) and four methods:
+``fill(target, tokens, pos)`` evaluates a prompt batch and reads nothing; ``prefill(target,
+tokens, pos)`` evaluates the prompt's last batch and returns its last logits row where the verifier
+works; ``first_token(logits, sampling, n_out=0)`` draws output position ``n_out`` from it;
+``verify_block(target, block, pos, draft, cfg, n_out, metrics) -> VerifyResult`` evaluates
+``[pending, d1 .. dk]`` at ``pos`` (sub-blocks of ``cfg.exact_block`` in exact mode) and judges it.
+``HostVerifier`` (the reference and the CPU path) judges numpy rows with ``RowVerifier``;
+``DeviceVerifier`` keeps logits on a ``DeviceTarget`` and judges them with the Triton kernel or
+its torch twin, reading back one small ``out`` tensor per step. Both use the same rules and
+position-keyed numbers (``engine.sampling``), so a seed gives the same text on either.
+``choose_verifier(target, forced)``: ``forced`` (or a ``DeviceTarget``'s own ``verifier``) wins;
+else logits on CUDA get Triton when ``kernels.support.kernel_support`` says it runs, else torch;
+any other target the host. ``calibration_target(target, verifier)``: the step to time.
 """
 
 from __future__ import annotations

@@ -2,31 +2,17 @@
 
 Contract: given target logits ``[n+1, V]``, draft tokens ``[n]`` and optionally draft probabilities
 ``[n, V]``, the kernel writes ``num_accepted`` and ``tokens [n+1]`` (accepted drafts, then one
-*recovered* or *bonus* token, then -1) exactly as ``specedit.engine.rejection.verify`` defines them:
-
-    p_i       = softmax(top_p(top_k(logits[i] / T)))   the target distribution of row i
-    greedy (T == 0 or top_k == 1): accept while argmax(logits[i]) == x_i; extra = that argmax
-    no draft probs (lookup):  y_i = argmax(p_i / E_i); accept x_i iff y_i == x_i, else emit y_i
-    draft probs q:  accept x_i iff q_i(x_i) > 0 and u_i < min(1, p_i(x_i) / q_i(x_i));
-                    recovered = argmax(max(p_j - q_j, 0) / E'_j) at the first rejected row j
-                    (p_j where that is all zero)
-    bonus     = argmax(p_n / E_n)                 when all n drafts are accepted
-
-with ``u ~ U[0, 1)`` and ``E, E' ~ Exp(1)`` either given (``uniforms [n]``, ``noise [n+1, V]``, row
-i's noise serving as E_i or E'_i) or drawn in-kernel from Philox keyed on the output position, as
-``specedit.engine.sampling`` defines it: row i decides position ``t = position + i``; column ``c``
-of its noise is output ``c % 4`` of ``tl.randint4x(seed, ((t * 4 + stream) << 32) + c // 4)`` with
-stream 0 (E) or 2 (E'), and its uniform is output 0 of counter ``(t * 4 + 1) << 32``, top 24 bits.
+*recovered* or *bonus* token, then -1) exactly as ``specedit.engine.rejection.verify`` defines them,
+with ``p_i = softmax(top_p(top_k(logits[i] / T)))``. Its randomness (``u ~ U[0, 1)``, ``E, E' ~
+Exp(1)``) is given (``uniforms [n]``, ``noise [n+1, V]``) or drawn in-kernel from Philox keyed on
+the output position as ``engine.sampling`` defines it: row i decides ``t = position + i``; column
+``c`` of its noise is lane ``c % 4`` of ``tl.randint4x(seed, ((t * 4 + stream) << 32) + c // 4)``
+(stream 0: E, 2: E'), its uniform the top 24 bits of lane 0 at counter ``(t * 4 + 1) << 32``.
 
 Grid ``(n+1, SPLITS)``: program ``(i, s)`` owns row ``i`` and column slice ``s``; the last program
-to finish (an atomic counter, reset by that program) merges the slices, finds the first rejection
-and writes the outputs. No probability tensor is ever written to global memory. A row's top-k and
-top-p cuts are radix selects on an order-preserving 32-bit key of its fp32 logits, keeping ties as
-the reference does.
-
-Precision: the reference works in float64, the kernel in fp32 (fp64 sums). Decisions agree except
-when a comparison (``u`` vs ``p/q``, the top-p boundary, two ``p/E`` scores) falls within fp32
-rounding of its threshold.
+to finish (an atomic counter, reset by it) merges the slices and writes the outputs. No probability
+tensor is written to global memory. Precision: fp32 with fp64 sums against the reference's
+float64; decisions differ only where a comparison falls within fp32 rounding of its threshold.
 """
 
 from __future__ import annotations

@@ -1,21 +1,14 @@
 """Launcher for the fused Triton verification kernel.
 
 ``verify_triton(logits, draft, params, ...)`` is ``specedit.engine.rejection.verify`` on torch
-tensors, computed on the tensors' device by one launch of ``verify_kernel``:
-
-    p_i = softmax(top_p(top_k(logits[i] / T)))
-    greedy: j = first i with argmax(logits[i]) != x_i, token = that argmax
-    no draft probs: j = first i with argmax(p_i / E_i) != x_i, token = that argmax
-    draft probs q: j = first i where not (q_i(x_i) > 0 and u_i < min(1, p_i(x_i) / q_i(x_i)));
-                   token = argmax(max(p_j - q_j, 0) / E'_j)         (j = n: argmax(p_n / E_n))
-
-Randomness is either explicit (``uniforms [n]`` U[0,1) and ``noise [n+1, V]`` Exp(1), the same
-arrays the reference takes, so both give identical results) or Philox in the kernel, keyed on
-``(seed, position)`` exactly as ``engine.sampling`` keys the numpy verifier's numbers: row i
-decides output position ``position + i``. ``verify_triton_async`` returns one int64 device
-tensor ``out [n+2]`` (``out[0]`` = num_accepted, ``out[1:]`` = tokens) without a host sync, so
-a caller reads a step's result back with a single small copy. Importing this module needs
-torch and triton; ``specedit.kernels`` itself does not.
+tensors, computed on their device by one launch of ``verify_kernel`` (the kernel's docstring and
+the reference give the rules). Randomness is either explicit (``uniforms [n]`` U[0,1) and
+``noise [n+1, V]`` Exp(1), the reference's arrays, so both give identical results) or Philox in
+the kernel, keyed on ``(seed, position)`` exactly as ``engine.sampling`` keys the numpy
+verifier's numbers: row i decides output position ``position + i``. ``verify_triton_async``
+returns one int64 device tensor ``out [n+2]`` (``out[0]`` = num_accepted, ``out[1:]`` = tokens)
+without a host sync, so a caller reads a step back with one small copy. Importing this module
+needs torch and triton; ``specedit.kernels`` itself does not.
 """
 
 from __future__ import annotations

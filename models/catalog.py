@@ -7,14 +7,12 @@ Contract:
   * ``models_dir()`` is ``$SPECEDIT_MODELS_DIR`` when set, else
     ``platformdirs.user_cache_path("specedit") / "models"``; it is read on every call.
   * ``is_installed`` only checks existence and size; ``entry_for_file`` says which catalog
-    model an installed file is (a user's own GGUF has no pinned hash); ``resolve_model``
-    turns a catalog name, GGUF path or store name into a checked path.
-  * A message that suggests a command gives one that parses (``fix_command``).
+    model an installed file is; ``resolve_model`` turns a catalog name, GGUF path or store name
+    into a checked path; ``fix_command`` gives a suggested command that parses.
   * Every user-facing failure (an unknown name, a missing file) raises ``ModelError`` with a
-    message fit to show as is. Progress callbacks (``Progress``) receive
-    ``(label, done_bytes, total_bytes)`` for the model file being assembled or verified.
-  * ``pull``, ``ensure_model`` (``models.wheels``), ``verify``, ``check_once`` and
-    ``recorded_check`` (``models.model_hashes``) are found here too, for older callers.
+    message fit to show as is. ``Progress`` callbacks receive ``(label, done_bytes, total_bytes)``.
+  * ``pull``, ``ensure_model``, ``verify``, ``check_once`` and ``recorded_check`` are
+    re-exported from ``models.wheels`` and ``models.model_hashes`` for older callers.
 """
 
 from __future__ import annotations

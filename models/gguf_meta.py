@@ -6,10 +6,8 @@ short for the tensor data its header declares (truncated download or copy), or a
 parse failure. It is meant to run before llama.cpp ever sees the file, so that those
 failures surface as clear messages rather than crashes inside native code.
 
-The header is scanned here with ``struct`` over a memory map, using the ``gguf`` package's
-type tables, instead of with ``gguf.GGUFReader``: the reader materialises every metadata
-string as numpy arrays, which takes 8+ s for a 150k-token vocabulary (measured on
-qwen2.5-coder-0.5b), while this scan skips arrays and takes well under a second. Tests
+The header is scanned with ``struct`` over a memory map, using the ``gguf`` package's type
+tables, skipping arrays (not ``gguf.GGUFReader``: ``docs/notes.md`` says why); tests
 cross-check the result against ``GGUFReader``. Results are cached per process, keyed by
 path, size and modification time.
 """

@@ -1,24 +1,18 @@
 """What the installed llama.cpp build can run on, and how many layers to offload.
 
 Contract:
-  * ``llama_build()`` (cached per process) describes the installed llama-cpp-python build:
-    its version, the ggml backends compiled in (``CPU``, ``CUDA``, ``MTL`` (Metal),
-    ``Vulkan``...), ``llama_supports_gpu_offload()``, the CPU backend's SIMD sets, OpenMP,
-    every backend's feature flags, and the devices llama.cpp sees. Devices come from ggml's
-    backend device API (``ggml_backend_dev_*``, bound with ctypes on the ``libggml`` that
-    llama_cpp loads); where that is not available they are unknown (``device_source ==
-    "unavailable"``) and the build's backends come from ``llama_print_system_info``.
-  * ``parse_gpu_layers(value)`` reads a user's ``auto | all | N`` (the one parser for the
-    command line, settings and plugin options); ``ValueError`` with one clear line otherwise.
+  * ``llama_build()`` (cached per process) describes the installed llama-cpp-python build: its
+    version, the ggml backends compiled in, ``llama_supports_gpu_offload()``, SIMD, OpenMP,
+    feature flags, and the devices llama.cpp sees (ggml's ``ggml_backend_dev_*`` through ctypes;
+    where unavailable, ``device_source == "unavailable"`` and backends come from system info).
+  * ``parse_gpu_layers(value)`` reads ``auto | all | N`` (the one parser for the command line,
+    settings and plugin options); ``ValueError`` with one clear line otherwise.
   * ``resolve_gpu_layers(spec, build, n_layers) -> (layers, reason)``: ``auto`` offloads all
-    ``n_layers`` when the build supports offload and a GPU device is present, else none;
-    ``all`` or ``N > 0`` on a build that cannot offload raises ``ModelError`` with one line
-    naming the installed build and how to get a GPU one. ``n_layers`` counts what llama.cpp
-    offloads: the repeating blocks plus the output layer (``gguf_layer_count``).
-  * ``device_label(build, offloaded, total)`` names where a model with ``offloaded`` of
-    ``total`` layers on the GPU runs: ``"CPU"``, ``"CUDA0 NVIDIA GeForce RTX 4090"``, or
-    ``"CUDA0 ... (12/25 layers) + CPU"`` for a partial offload (the label keys the
-    loaded model's caches, and a curve measured with 12 layers offloaded is not one for 20).
+    ``n_layers`` (blocks plus output layer, ``gguf_layer_count``) when the build can offload and a
+    GPU is present, else none; ``all`` or ``N > 0`` on a build that cannot raises ``ModelError``
+    naming the installed build and how to get a GPU one.
+  * ``device_label(build, offloaded, total)``: ``"CPU"``, ``"CUDA0 NVIDIA GeForce RTX 4090"``,
+    or ``"CUDA0 ... (12/25 layers) + CPU"`` for a partial offload (it keys the model's caches).
 """
 
 from __future__ import annotations

@@ -1,32 +1,18 @@
 """llama.cpp target backend through llama-cpp-python's low-level API.
 
 Contract: ``LlamaTarget`` implements ``engine.backend.TargetModel`` and ``StatefulCache``.
-  * ``eval`` fills one ``llama_batch`` with per-token logits flags set only for
-    the requested offsets, removes stale cache entries at ``>= pos`` with
-    ``llama_memory_seq_rm`` and calls ``llama_decode``. Logits are read from
-    ``llama_get_logits`` as a numpy *view* ``[len(want), V]`` (no copy), valid
-    until the next call. ``logits_all`` is never used.
-  * ``rollback(pos)`` removes cache entries at ``>= pos``.
-  * ``cache_tokens`` lists the token ids in the KV cache by position, so a caller
-    can reuse the longest shared prefix of its next prompt. ``cache_batches`` lists
-    the position where each ``llama_decode`` batch of those entries began: the CPU
-    kernels compute a position differently depending on its batch (``engine.prefill``),
-    so a caller can tell whether a cached prefix equals a fresh evaluation bit for bit.
-  * ``save_state(path)`` / ``load_state(path)`` write and read the cached
-    sequence (KV entries plus token ids) with llama.cpp's sequence state files,
-    so a later process can skip re-evaluating a prompt prefix it has seen. A
-    loaded state's batches are unknown (``cache_batches`` is empty) until the
-    caller, who knows how it saved them, records them.
-  * Metadata comes from ``models.gguf_meta`` before llama.cpp is touched, so a
-    missing, truncated or non-GGUF file fails with a clear ``ModelError``.
-  * The chat template is the GGUF's own, rendered with jinja2.
-  * Offload: ``n_gpu_layers`` (0 = CPU, -1 = all, N = the first N) goes to llama.cpp as
-    is; ``models.llama_build.resolve_gpu_layers`` turns a user's ``auto | all | N`` into it
-    and refuses offload on a CPU-only build. The target says what ran where:
-    ``device_name`` (``"CPU"``, ``"CUDA0 NVIDIA GeForce RTX 4090"``, with the layer count
-    for a partial offload), ``gpu_layers`` (``"25/25"``: offloaded/total, with
-    ``n_gpu_layers`` and ``n_layers`` as numbers) and ``threads``; ``describe()`` has all
-    of it and the build, for the stats and ``specedit doctor``.
+  * ``eval`` decodes one ``llama_batch`` (logits flagged only for the requested offsets) after
+    removing entries ``>= pos``, and returns a numpy *view* ``[len(want), V]`` of
+    ``llama_get_logits``, valid until the next call; ``rollback(pos)`` removes entries ``>= pos``.
+  * ``cache_tokens``: the cached ids by position; ``cache_batches``: where each batch of them
+    began (``engine.prefill``), empty after ``load_state`` until the caller records it.
+  * ``save_state(path)`` / ``load_state(path)``: the cached sequence (KV entries and ids) in
+    llama.cpp's sequence state files, for a later process.
+  * Metadata comes from ``models.gguf_meta`` before llama.cpp is touched (a bad file is a
+    ``ModelError``); the chat template is the GGUF's own, rendered with jinja2.
+  * Offload: ``n_gpu_layers`` (0 = CPU, -1 = all, N = the first N) goes to llama.cpp as is
+    (``models.llama_build.resolve_gpu_layers`` makes it); ``device_name``, ``gpu_layers``
+    (``"25/25"``), ``n_gpu_layers``, ``n_layers``, ``threads`` and ``describe()`` say where.
 """
 
 from __future__ import annotations

@@ -1,29 +1,17 @@
 """Weight-only int8 / int4 quantization of a torch causal LM, kept quantized on the device.
 
-Contract: ``quantize(model, mode, keep_head=None)`` replaces, in place, every ``nn.Linear``
-of the decoder layers with ``Int8Linear`` (``mode="int8"``: per-output-channel symmetric
-scales) or ``Int4Linear`` (``mode="int4"``: groups of 128 along the input, asymmetric,
-tinygemm layout; a layer whose shape tinygemm cannot take stays int8). The head: with
-``keep_head`` (the default on CUDA) ``lm_head`` stays in the model's dtype, a cuBLAS GEMV,
-because CUDA's ``_weight_int8pack_mm`` is the slowest kernel of a batch-1 step at
-V = 151,936; the token embedding becomes an int8 table (``Int8Embedding``) unless the model
-ties it to the head, which then stays as it is. Without ``keep_head`` (the CPU) the
-embedding and ``lm_head`` share one int8 table when tied, or get one each. Activations stay
-in the model's dtype. ``mode="none"`` changes nothing. ``resolve_quant(quant, gguf)``
-maps the CLI value and the GGUF's file type to a mode: ``"int4"|"int8"|"none"`` win,
-``None`` takes the nearest option to the GGUF (Q8_0 and Q6_K -> int8; Q5, Q4, Q3, Q2 and the
-IQ types -> int4; F32/F16/BF16 -> none; a checkpoint directory -> none).
-``weight_bytes(model)`` is the memory the weights take on their device (every parameter and
-buffer, shared storages counted once).
-
-The matmuls are PyTorch's own weight-only kernels, the ones gpt-fast and torchao's tinygemm
-layout call: ``aten._weight_int8pack_mm`` and ``aten._weight_int4pack_mm`` on CUDA,
-``aten._weight_int4pack_mm_for_cpu`` on the CPU. Where an int8 kernel is missing for a device
-and activation dtype (probed once per pair, with that dtype: CUDA's kernel may take bf16
-and refuse fp32) the layer dequantizes into the activation dtype before ``F.linear``:
-correct, not fast. Not torchao: its 0.18 wheel's default int4 path needs the
-``mslk`` package, its compiled ops load only for the torch it was built against, and the
-offline GPU machine would have to carry both; the kernels it would call ship with torch.
+Contract: ``quantize(model, mode, keep_head=None)`` replaces, in place, every ``nn.Linear`` of the
+decoder layers with ``Int8Linear`` (``"int8"``: per-output-channel symmetric scales) or
+``Int4Linear`` (``"int4"``: groups of 128 along the input, asymmetric, tinygemm layout; a shape
+tinygemm cannot take stays int8); ``"none"`` changes nothing. With ``keep_head`` (the default on
+CUDA) ``lm_head`` stays in the model's dtype and the embedding becomes an ``Int8Embedding`` unless
+tied to the head; without it (the CPU) embedding and head share one int8 table when tied, or get
+one each. Activations stay in the model's dtype. The matmuls are PyTorch's weight-only kernels
+(``aten._weight_int8pack_mm``, ``_weight_int4pack_mm``, ``_weight_int4pack_mm_for_cpu``); where
+an int8 kernel is missing for a device and dtype (probed once per pair) the layer dequantizes.
+``resolve_quant(quant, gguf)``: ``"int4"|"int8"|"none"`` win; ``None`` takes the nearest to the
+GGUF (Q8_0, Q6_K -> int8; Q5, Q4, Q3, Q2, IQ -> int4; F32/F16/BF16 or a checkpoint dir -> none).
+``weight_bytes(model)``: the weights' device memory (shared storages counted once).
 """
 
 from __future__ import annotations

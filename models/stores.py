@@ -1,31 +1,18 @@
 """Models already on disk in other apps' stores: Ollama, LM Studio, the Hugging Face cache.
 
 Contract:
-  * A store name is ``<store>:<ref>``, the name people already use for the model:
-      ``ollama:qwen2.5-coder:7b``         ``[host/][namespace/]model[:tag]`` (tag ``latest``)
-      ``lmstudio:publisher/model[/file.gguf]``
-      ``hf:org/repo/path/file.gguf``       a file of a repo in the Hugging Face cache
-    An LM Studio or Hugging Face name without a file takes the repo's one model file, or
-    the one ``:QUANT`` names (``hf:org/repo:Q4_K_M``); multimodal projectors
-    (``mmproj*``) and the second and later parts of a split GGUF are never model files.
-  * ``resolve(name)`` returns the GGUF file where the store keeps it: nothing is ever
-    copied or downloaded. A name that does not resolve raises ``ModelError`` with one
-    line that names every place it looked (and what is there, or the closest name).
-  * Ollama (``$OLLAMA_MODELS``, else ``~/.ollama/models`` and, on Linux, the service's
-    ``/usr/share/ollama/.ollama/models``): the manifest
-    ``manifests/<host>/<namespace>/<model>/<tag>`` names the blob of its layer of
-    mediaType ``application/vnd.ollama.image.model``; the blob is
-    ``blobs/sha256-<hex>`` (older Ollamas: ``sha256:<hex>``) and must have the layer's size.
-  * LM Studio (the folder ``~/.lmstudio-home-pointer`` names, ``~/.cache/lm-studio`` and
-    ``~/.lmstudio``, each with ``models/``): ``publisher/model/file.gguf``.
-  * Hugging Face (``$HF_HUB_CACHE``, else ``$HF_HOME/hub``, else
-    ``$XDG_CACHE_HOME/huggingface/hub`` or ``~/.cache/huggingface/hub``):
-    ``models--org--repo/snapshots/<commit>/<path>``, the snapshot ``refs/main`` names
-    first, then the others, newest first.
-  * ``scan()`` lists what every store holds (``StoreModel``: the name that resolves to
-    it, path, size, and the quantization read from the GGUF header), never raising: an
-    entry that cannot be used carries its ``problem``. Locations are read from the
-    environment (and ``HOME``) on every call.
+  * A store name is ``<store>:<ref>``, the name people already use: ``ollama:qwen2.5-coder:7b``
+    (``[host/][namespace/]model[:tag]``, tag ``latest``), ``lmstudio:publisher/model[/file.gguf]``,
+    ``hf:org/repo/path/file.gguf``. A name without a file takes the repo's one model file, or
+    the one ``:QUANT`` names (``hf:org/repo:Q4_K_M``); projectors (``mmproj*``) and later parts
+    of a split GGUF are never model files.
+  * ``resolve(name)`` returns the GGUF file where the store keeps it: nothing is ever copied or
+    downloaded. A name that does not resolve raises ``ModelError`` with one line that names every
+    place it looked (and what is there, or the closest name).
+  * ``scan()`` lists what every store holds (``StoreModel``: the name that resolves to it, path,
+    size, quantization from the GGUF header), never raising: an unusable entry carries its
+    ``problem``. Locations are read from the environment (and ``HOME``) on every call;
+    ``roots(store)`` gives each store's folders and layout.
 """
 
 from __future__ import annotations
@@ -82,7 +69,20 @@ def _home() -> Path:
 
 
 def roots(store: str) -> tuple[list[Path], str]:
-    """The folders ``store`` keeps models in, in search order, and how they were chosen."""
+    """The folders ``store`` keeps models in, in search order, and how they were chosen.
+
+    * Ollama: ``$OLLAMA_MODELS``, else ``~/.ollama/models`` and, on Linux, the service's
+      ``/usr/share/ollama/.ollama/models``. The manifest
+      ``manifests/<host>/<namespace>/<model>/<tag>`` names the blob of its layer of mediaType
+      ``application/vnd.ollama.image.model``; the blob is ``blobs/sha256-<hex>`` (older
+      Ollamas: ``sha256:<hex>``) and must have the layer's size.
+    * LM Studio: the folder ``~/.lmstudio-home-pointer`` names, ``~/.cache/lm-studio`` and
+      ``~/.lmstudio``, each with ``models/``: ``publisher/model/file.gguf``.
+    * Hugging Face: ``$HF_HUB_CACHE``, else ``$HF_HOME/hub``, else
+      ``$XDG_CACHE_HOME/huggingface/hub`` or ``~/.cache/huggingface/hub``:
+      ``models--org--repo/snapshots/<commit>/<path>``, the snapshot ``refs/main`` names first,
+      then the others, newest first.
+    """
     env = os.environ
     if store == "ollama":
         if env.get("OLLAMA_MODELS"):

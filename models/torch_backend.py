@@ -1,32 +1,18 @@
 """Torch / transformers target backend: the GPU path, and a CPU reference for it.
 
-Contract: ``TorchTarget`` implements ``engine.backend.TargetModel`` and ``PrefixCache``, plus the
-device API the device verifier (``engine.verifier.DeviceVerifier``) and the device drafter use.
-  * ``TorchTarget.from_gguf_or_dir(path, device=, quant=)`` loads a transformers checkpoint
-    directory, or a GGUF file through transformers' GGUF loader (dequantized; needs ``gguf`` and
-    ``accelerate``). Nothing is ever downloaded (``local_files_only``). A converted GGUF is saved
-    once under ``<models dir>/torch/`` and reloaded from there (``cache=False`` turns that off:
-    ``LoadConfig.torch_cache``, ``SPECEDIT_TORCH_CACHE=0``).
-  * Precision: bf16 (fp16 where bf16 is unsupported) on CUDA, fp32 on CPU. ``device=None`` is CUDA
-    when present (``LoadConfig.fallback_device``, ``SPECEDIT_TORCH_DEVICE``, changes that default
-    for ``load_model``).
-  * Quantization (``models.quant``): weight-only int8/int4 kept quantized on the device;
-    ``quant=None`` takes the nearest option to the GGUF's type on CUDA (Q4_K_M -> int4) and none on
-    the CPU (the reference) or for a checkpoint directory. ``weight_bytes``, ``kv_bytes`` and
-    ``describe()`` report what the model takes on its device.
-  * KV cache: on CUDA (for llama/qwen2 checkpoints) the static cache of ``models.torch_static`` with
-    CUDA graphs per block bucket: rollback moves the position, stale entries are masked. Elsewhere
-    (the CPU by default, other architectures) one transformers ``DynamicCache``: ``rollback(pos)``
-    crops it. Either way ``eval`` at ``pos`` below the cached length drops the stale tail first, and
-    ``eval`` past it (a gap) is refused. ``cache_tokens`` lists the cached token ids by position.
-  * Device API: ``upload(tokens)`` copies token ids into a reused device buffer;
-    ``eval_ids(ids, pos, tokens=None, last_only=False)`` returns the logits of all rows (or the
-    last) in the model's dtype, left on the device; ``readback(t)`` brings a small tensor to the
-    host (one sync). ``eval`` (the protocol) is built on them: float32 numpy rows, zero-copy on CPU.
-  * Tokenization: the model's fast tokenizer; ``special=False`` encodes special-token text as plain
-    text, never as control tokens. ``detokenize`` returns raw bytes through a per-token byte table
-    (a UTF-8 character split across tokens streams correctly). As in the llama.cpp backend, special
-    tokens detokenize to nothing and ``models.chat.render_chat`` renders the model's chat template.
+Contract: ``TorchTarget`` implements ``engine.backend.TargetModel``, ``PrefixCache`` and
+``DeviceTarget`` (the device verifier's and the device drafter's API).
+  * ``from_gguf_or_dir(path, device=, quant=)`` loads a transformers checkpoint directory or a
+    GGUF (dequantized by transformers; needs ``gguf`` and ``accelerate``); nothing is downloaded.
+    A converted GGUF is cached under ``<models dir>/torch/`` unless ``cache=False``.
+  * bf16 (fp16 where unsupported) on CUDA, fp32 on CPU; ``device=None`` is CUDA when present.
+    ``quant`` (``models.quant``): ``None`` is the nearest to the GGUF on CUDA, none on the CPU.
+  * KV cache: ``models.torch_static`` with CUDA graphs on CUDA for llama/qwen2, else a
+    ``DynamicCache``; ``eval`` below the cached length drops the stale tail, past it is refused.
+  * ``upload(tokens)`` reuses a device buffer; ``eval_ids(ids, pos, tokens=None,
+    last_only=False)`` leaves logits in the model's dtype on the device; ``readback`` syncs once;
+    ``eval`` returns float32 numpy rows (zero-copy on CPU). ``special=False`` tokenizes
+    special-token text as plain text; ``detokenize`` returns raw bytes (special tokens: nothing).
 """
 
 from __future__ import annotations

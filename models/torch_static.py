@@ -1,32 +1,18 @@
 """A static-KV-cache forward for Llama/Qwen2 checkpoints, with CUDA graphs per block bucket.
 
 Contract: ``StaticLM(model, max_ctx)`` wraps a transformers ``LlamaForCausalLM`` or
-``Qwen2ForCausalLM`` (quantized or not: it calls the model's own projection, MLP, norm, embedding
-and head modules) and owns a KV cache preallocated for ``max_ctx`` positions,
+``Qwen2ForCausalLM`` (quantized or not: it calls the model's own modules) and owns a KV cache of
 ``[layers, kv_heads, max_ctx, head_dim]`` for keys and for values.
-  * ``hidden(ids, pos)`` runs tokens ``ids [b]`` (a device tensor) at positions ``pos .. pos+b-1``:
-    it writes their keys and values into the cache and attends to the cache's first ``kv_len``
-    positions with the causal mask ``key_pos <= query_pos``, so entries past the current position (a
-    rejected draft's) are never read. Rollback is therefore free: moving the position is all it
-    takes (``TorchTarget.rollback``).
-  * ``logits(ids, pos, last_only)`` adds the final norm and ``lm_head``.
-  * CUDA graphs (``graphs=True``, CUDA only): a block of ``b`` tokens is padded to the smallest
-    bucket in ``BUCKETS`` (the policy's block sizes, ``k + 1`` for k in ``engine.policy._KS``) and
-    the attended length to a power of two >= 256; each (bucket, length) pair is captured once,
-    lazily, into one shared memory pool, and a call is then one graph replay plus two small device
-    copies (ids, positions). Padded rows write keys at positions past the block, which the mask
-    hides from every real row and the next step overwrites. Eager runs where a graph cannot (CPU, a
-    prefill chunk longer than the largest bucket, a block too close to ``max_ctx``).
-  * Positions come from a persistent ``arange(max_ctx)`` on the device (sliced, never built from
-    host data), so a step uploads nothing but its token ids.
-  * ``fused=True`` (the default) runs the batch-1 step as a few large kernels: q, k and v in one
-    matmul (gate and up in another) over concatenated weights that the layers' own
-    ``nn.Linear``/``Int8Linear`` parameters point into, so nothing is stored twice (int4 layers stay
-    separate), and attention is a plain SDPA call (one additive mask per forward). ``fused=False``
-    runs the model's own modules (the reference the tests compare with, and the "before" of
-    ``bench/gpu_check_models.kernels_per_token``).
-``supports(model)`` says whether a checkpoint can take this path (Llama-like attention, RoPE whose
-frequencies do not depend on the sequence length); others use transformers' dynamic cache.
+  * ``hidden(ids, pos)`` runs ``ids [b]`` (device) at positions ``pos .. pos+b-1`` under the causal
+    mask ``key_pos <= query_pos``: entries past the position are never read, so rollback moves
+    it; ``logits(ids, pos, last_only)`` adds the final norm and ``lm_head``.
+  * ``graphs=True`` (CUDA only): a block padded to a ``BUCKETS`` size and the attended length to a
+    power of two >= 256, each pair captured once and replayed; eager where a graph cannot (CPU,
+    a block past the largest bucket or too close to ``max_ctx``).
+  * ``fused=True`` (the default) runs the batch-1 step as a few large kernels over weights shared
+    with the layers' own modules; ``fused=False`` runs the model's own modules (the reference).
+``supports(model)`` says whether a checkpoint can take this path (Llama-like attention, RoPE
+independent of the sequence length); others use transformers' dynamic cache.
 """
 
 from __future__ import annotations
