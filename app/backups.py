@@ -1,21 +1,18 @@
 """The backup store: the bytes each write replaced, so ``undo`` and ``redo`` can put them back.
 
 Contract: a step saved here is complete and durable before the write it protects starts.
-
 Layout (all private: folders 0700, files 0600, see ``app.state``)::
 
     <root>/<sha256(real path)[:16]>/index.json        {"path": the real path}
     <root>/<key>/<time_ns>.bak     the undo stack: content a write replaced
     <root>/<key>/<time_ns>.redo    the redo stack: content an undo replaced
-    <root>/<key>/<step>.json       beside each step: {"sha256": of the step's bytes,
-                                   "wrote": sha256 of the bytes that replaced them, "mode": ...}
+    <root>/<key>/<step>.json       {"sha256": of the step's bytes, "wrote": of the bytes that
+                                   replaced them, "mode": ...}
 
-``<root>`` is ``$SPECEDIT_BACKUP_DIR`` or ``<state dir>/backups``. The record lets undo tell
-whether the file still holds what specedit wrote (so it never drops a later edit) and
-whether a step's bytes are intact. :func:`save` writes the record, then the step (each a
-fsynced temp file renamed into place), then fsyncs the folder, and keeps the newest
-:data:`MAX_BACKUPS` of that stack. Functions here raise ``OSError``; ``app.files`` turns it
-into a one-line ``FileError``.
+``<root>`` is ``$SPECEDIT_BACKUP_DIR`` or ``<state dir>/backups``. :func:`save` writes the record,
+then the step (each a fsynced temp file renamed into place), then fsyncs the folder, and keeps the
+newest :data:`MAX_BACKUPS` of that stack; the record lets undo tell whether the file still holds
+what specedit wrote and whether a step is intact. Functions here raise ``OSError``.
 """
 
 from __future__ import annotations

@@ -1,21 +1,17 @@
 """Line-based hunks between an old and a new text, shared by the CLI, the TUI and the server.
 
-Contract:
-
-* Texts use ``"\\n"`` line endings; lines split on ``"\\n"`` only (a form feed or U+2028 is
-  part of a line), each keeping its ``"\\n"``; the last line may lack one.
-* :func:`compute_hunks` returns the changed regions in order, without context lines. A
-  :class:`Hunk` replaces old lines ``[start_line, end_line)`` (0-based; equal bounds mean a
-  pure insertion before ``start_line``) whose text is ``old_text`` with ``new_text``.
-* :func:`apply_hunks` applies any subset of the hunks of ``compute_hunks(old, new)`` to
-  ``old``: all of them give ``new`` exactly, none gives ``old``. Each hunk's ``old_text`` is
-  checked against ``old``; stale or overlapping hunks raise :class:`ValueError`.
-* :func:`unified_diff` is a standard unified diff (``a/``/``b/`` headers,
-  ``\\ No newline at end of file`` markers); equal texts give ``""``.
-* :func:`preview_hunks` diffs a partial (streaming) rewrite against ``old`` without
-  reporting the not-yet-generated tail of ``old`` as deleted; :func:`preview_in_file`
-  does it for a rewrite of lines ``region`` of a file, in the file's line numbers (the
-  live preview of the terminal app and the server, and the hunks of a cut result).
+Contract: texts use ``"\\n"`` line endings; lines split on ``"\\n"`` only, each keeping its
+``"\\n"`` (the last may lack one).
+  * :func:`compute_hunks` returns the changed regions in order, without context. A :class:`Hunk`
+    replaces old lines ``[start_line, end_line)`` (0-based; equal bounds: an insertion before
+    ``start_line``), whose text is ``old_text``, with ``new_text``.
+  * :func:`apply_hunks` applies any subset of ``compute_hunks(old, new)`` to ``old``: all give
+    ``new`` exactly, none gives ``old``; stale or overlapping hunks raise :class:`ValueError`.
+  * :func:`unified_diff` is a standard unified diff (``a/``/``b/`` headers,
+    ``\\ No newline at end of file`` markers); equal texts give ``""``.
+  * :func:`preview_hunks` diffs a partial (streaming) rewrite against ``old`` without reporting
+    the not-yet-generated tail as deleted; :func:`preview_in_file` does it for a rewrite of
+    lines ``region`` of a file, in the file's line numbers (live previews, a cut result's hunks).
 """
 
 from __future__ import annotations

@@ -1,30 +1,18 @@
 """``specedit doctor [--json] [--verify]``: one report a user pastes into a bug report.
 
 Contract: ``collect(verify=False)`` returns a dict of sections, each a dict of JSON values;
-``--json`` prints exactly that, the human output prints the same data section by section
-(``render``). Sections and their keys are fixed (tests snapshot them):
-
-  ``versions``      Python, platform, specedit, llama-cpp-python
-  ``llama_cpp``     the installed build (``models.llama_build.llama_build``): backends,
-                    GPU offload, SIMD, OpenMP, the devices llama.cpp sees
-  ``torch``         version, CUDA version, CUDA devices
-  ``triton``        version, and whether the verification kernel runs here and where
-                    (``kernels.support.kernel_support``: it compiles and checks it)
-  ``runs_on``       what ``rewrite``, ``serve`` and the terminal app would run on with their
-                    default ``LoadConfig`` (backend, device, layers offloaded, threads):
-                    ``plan(cfg)``
-  ``models``        the catalog's models: installed, size, sha256 status (the check made
-                    at first use, ``model_hashes.recorded_check``; ``--verify`` hashes again)
-  ``stores``        per store (ollama, lmstudio, hf): the folders searched and the models
-                    found there (``models.stores.scan``): the name that runs them as
-                    ``--model``, size, quantization, path, and a ``problem`` if unusable
-  ``server``        the socket and discovery file of ``specedit serve``
-  ``state``         the state dir and the models dir, with their sizes
-
-torch and triton are imported only here, lazily; where one is missing its section says
-``installed: false``. Nothing is loaded: ``plan`` reads the GGUF header, not the weights.
-The model files are hashed only with ``--verify`` (1 GB takes a while). The discovery
-file's TCP token is never shown.
+``--json`` prints exactly that, the human output the same data section by section (``render``).
+Sections and their keys are fixed (tests snapshot them): ``versions`` (Python, platform, specedit,
+llama-cpp-python), ``llama_cpp`` (the build: ``models.llama_build.llama_build``), ``torch``
+(version, CUDA, devices), ``triton`` (version, and where the verification kernel runs:
+``kernels.support.kernel_support``), ``runs_on`` (what ``rewrite``, ``serve`` and the terminal app
+would run on with their default ``LoadConfig``: ``plan(cfg)``), ``models`` (the catalog's models:
+installed, size, sha256 status, ``model_hashes.recorded_check``), ``stores`` (per store the folders
+searched and the models found, ``models.stores.scan``), ``server`` (the socket and discovery file
+of ``specedit serve``) and ``state`` (the state and models dirs, with their sizes).
+torch and triton are imported only here, lazily (a missing one: ``installed: false``). Nothing is
+loaded: ``plan`` reads the GGUF header. Model files are hashed only with ``--verify``. The
+discovery file's TCP token is never shown.
 """
 
 from __future__ import annotations

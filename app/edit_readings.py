@@ -3,19 +3,16 @@
 ``app.edits.place_blocks`` places a block by its lines; these read the blocks small models
 write otherwise, each from the file's text alone. Contract:
   * ``patch(f, s, r)``: file line ``f`` with the character edits that turn the model's line
-    ``s`` into ``r``, made where ``s``'s text sits in ``f`` (None when an edit falls where
-    they differ);
+    ``s`` into ``r``, made where ``s``'s text sits in ``f`` (None when an edit falls where they
+    differ);
   * ``unjoin(file, search, replace)``: a search line that is several file lines joined (an
     outline's signature) stands for them;
-  * ``inline(file, search, replace, within)``: a one-line search side that is a piece of
-    one file line (``quiet=False``);
-  * ``reflowed(file, search, replace, within)``: a one-line search side that is a sentence
-    the file wraps over 2 to ``JOIN_LINES`` lines;
-  * ``made_already(file, lines, where)``: a block with the change on both sides, only like
-    the file where it matched: the file's lines take its text.
-Each but ``made_already`` returns None when its reading does not apply (the caller then
-reports the block as not placed). ``indent(line)``: the width of a line's indent, for both
-modules.
+  * ``inline(file, search, replace, within)``: a one-line search side that is a piece of one
+    file line; ``reflowed(...)``: one that is a sentence the file wraps over 2 to ``JOIN_LINES``;
+  * ``made_already(file, lines, where)``: a block with the change on both sides, only like the
+    file where it matched: the file's lines take its text.
+Each but ``made_already`` returns None when its reading does not apply (the caller then reports
+the block as not placed). ``indent(line)``: the width of a line's indent, for both modules.
 """
 
 from __future__ import annotations

@@ -1,36 +1,18 @@
 """The edit format: search/replace blocks, read from the model's output and placed in the file.
 
-The model writes only what changes, as blocks in one fenced code block: ``<<<<<<< SEARCH``, lines
-copied from the file, ``=======``, the new lines, ``>>>>>>> REPLACE``. Contract:
-  * ``FORMAT`` is the one text that asks for the format; ``app.prompt`` puts it after the
-    instruction (``rewrite_prompt(edit="blocks")``, ``outline_prompt(ask="blocks")``). ``PREFILL``
-    opens the assistant turn (after the fence): the output starts in the first search side.
-  * ``parse_blocks(body, file=None) -> Parsed``: the complete ``Block``\\ s of a stream body
-    (prefill included), whether only white space follows them (``complete``; given the
-    ``file``, lines that go on copying it may follow too), what went wrong (``problem``).
-    Markers may have white space around them; text after ``=======`` on its line starts the replace
-    side; a blank line right after ``=======`` is dropped unless the search side starts with one.
-  * ``place_blocks(text, blocks, within=, prefer=) -> list[Hunk]``: each block found in ``text`` (in
-    the line ranges ``within``, a big file's prompt windows, if given), tolerantly: exact lines,
-    then trailing white space ignored, then indentation shifted consistently and blank lines
-    skipped, then (the fuzzy level) lines only similar (``FUZZY_LINE``, ``FUZZY_MEAN``), where the
-    best match must stand out. A search side found more than once goes to the first match at or
-    after the previous block or, given ``prefer`` ranges (the definitions the instruction names), to
-    one inside them: of matches about as like, the preferred one stands out. Hunks, in ``text``'s
-    line numbers, change only the lines that differ between a block's two sides; a line changed line
-    for line keeps the file's text and takes just the model's character edits (at the file's
-    indentation; at the fuzzy level only where the two share a run of 3 or more characters). A
-    search line joining several file lines (a signature in a big file's outline) stands for them
-    all; a block with equal sides placed only at the fuzzy level gives the file its text; a one-line
-    block whose search side is a piece of one file line only (``quiet=False``) changes that piece,
-    and one whose search side is a piece of text the file wraps over lines (a sentence of a
-    paragraph, written on one line) changes it where it is, keeping the file's line breaks (these
-    readings: ``app.edit_readings``). Raises ``EditError`` (one line: the block and why) when a
-    block cannot be placed or two overlap.
-  * ``apply_blocks(text, blocks) -> str``: the new text, all blocks or none; nothing is ever
-    half-applied. ``broken(stream)``: a problem no more text can mend in a blocks answer being
-    written (``app.stages`` stops the model then). ``has_markers(text)``: True when a file has
-    marker lines of its own (the caller then rewrites it whole).
+The model writes only what changes, as blocks in one fenced code block: ``<<<<<<< SEARCH``,
+lines copied from the file, ``=======``, the new lines, ``>>>>>>> REPLACE``. Contract:
+  * ``FORMAT`` is the one text that asks for the format (``app.prompt`` puts it after the
+    instruction); ``PREFILL`` opens the assistant turn, so the output starts in a search side.
+  * ``parse_blocks(body, file=None) -> Parsed``: the complete ``blocks`` of a stream body,
+    ``complete`` (only white space, or lines still copying ``file``, follows), ``problem``.
+  * ``place_blocks(text, blocks, within=, prefer=) -> list[Hunk]``: each block found in ``text``
+    (inside the ranges ``within``; a repeated match goes to the one after the previous block or
+    inside ``prefer``) at the first level that matches: exact, trailing white space ignored,
+    indentation shifted, similar lines (``FUZZY_LINE``, ``FUZZY_MEAN``). Hunks change only the
+    lines that differ between a block's sides. ``EditError`` (one line) when a block cannot be
+    placed or two overlap. ``apply_blocks(text, blocks) -> str``: all or none.
+  * ``broken(stream)``: a problem no more text can mend; ``has_markers(text)``: marker lines.
 """
 
 from __future__ import annotations

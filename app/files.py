@@ -1,32 +1,18 @@
 """Reading and safely rewriting the user's source file.
 
-Contract: a user's file is never half-written or lost, and never written against its
-owner's or its user's will.
-
-* :func:`read_source` reads a UTF-8 text file into a :class:`SourceFile`: text with line
-  endings normalised to ``"\\n"`` and the BOM stripped, plus what is needed to write it back
-  the same way (dominant newline style, BOM, trailing newline, mode) and the sha256 of the
-  raw bytes. Anything that is not an editable UTF-8 text file raises :class:`FileError` with
-  a one-line message.
-* :func:`render` turns new ``"\\n"`` text back into bytes in the original's conventions.
-* :func:`write_atomic` refuses (:class:`ConflictError`) if the file changed on disk since it
-  was read, and (:class:`FileError`, unless ``force``) if the user may not write it (a 0444
-  file, a read-only folder) or does not own it. It backs up the current content (durably,
-  see ``app.backups``), writes a temp file in the same folder, fsyncs it, gives it the mode,
-  owner and group of the original, ``os.replace``\\ s it over the original and fsyncs the
-  folder. If the folder cannot be synced the original is put back. On any failure the temp
-  file is removed, the original is untouched, and :class:`FileError` carries the OS reason.
-  Symlinks are followed: the real file is written and the link stays.
-* Writing **in place** (the same inode, so owner, mode and other names are kept) replaces
-  the rename when the file has hard links (a rename would silently split them), when the new
-  file could not keep the owner or group, and with ``force`` in a read-only folder. It stays
-  safe because the backup is complete and fsynced before the first byte changes, space is
-  reserved first, and a failed write puts the old bytes back; only a crash in the middle of
-  it can leave a mix, which ``specedit undo --force`` repairs from that backup.
-* :func:`check_writable` refuses early, before a long generation, what the write would.
-* Each backup records the sha256 of the bytes written over it, so ``app.undo`` can tell
-  whether the file still holds what specedit wrote. :func:`check_write`, :func:`put_bytes`
-  and :func:`save_step` are the steps ``app.undo`` shares with :func:`write_atomic`.
+Contract: a user's file is never half-written or lost, nor written against its owner's or
+its user's will.
+* :func:`read_source` reads a UTF-8 text file into a :class:`SourceFile`: text with ``"\\n"``
+  line endings and no BOM, what is needed to write it back the same way, and the raw bytes'
+  sha256 (else :class:`FileError`, one line); :func:`render` writes new text back that way.
+* :func:`write_atomic` refuses (:class:`ConflictError`) a file changed on disk since it was read,
+  and (:class:`FileError`, unless ``force``) one the user may not write or does not own. It backs
+  up the content durably (``app.backups``), then replaces the file atomically (fsynced temp file,
+  mode, owner and group kept, ``os.replace``, folder fsync), or in place where a rename would
+  split hard links or lose the owner; on any failure the original is untouched or put back and
+  :class:`FileError` carries the OS reason. Symlinks are followed: the real file is written.
+* :func:`check_writable` refuses early what the write would; :func:`check_write`,
+  :func:`put_bytes` and :func:`save_step` are the steps ``app.undo`` shares.
 """
 
 from __future__ import annotations

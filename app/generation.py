@@ -1,20 +1,16 @@
 """Run one prompt on a loaded model: the proposers, the stop, the caches. The one door.
 
-Contract: ``run_prompt(loaded, prompt, opts, max_tokens, ...)`` generates from a
-``Prompt`` (``app.prompt``) on ``loaded`` (``app.loaded_model.LoadedModel``) with the
-proposers ``opts.draft`` names (prompt lookup over the prompt's spans and the output,
-a draft model, both, or none), the sampling and exactness of ``opts``, and stops at
-the prompt's closing fence (``app.stream.FencedText``) when it has one. It streams
-decoded text to ``on_text``, stops when ``stop_when(text so far)`` says so (checked as
-each line ends: an answer that can no longer be used) or ``stop_now(text so far)`` does
-(checked after every piece: a cheap check, such as a quoted passage pinned down), honours ``cancel`` between
-target calls, and returns a ``RunResult`` with the text, the tokens, the ``Metrics``
-and whether the block was closed. The loaded model's lock serialises runs. The KV cache of the longest prefix the
-target holds already is reused where it was evaluated in the batches a cold run uses
-(``engine.prefill``, so the output does not depend on what the cache held; ``cold=True``
-starts from an empty cache, as the benchmarks do), and with ``opts.prompt_cache`` the prompt's shared prefix
-(``Prompt.prefix_end``) is restored from and saved to disk (``app.prompt_cache``).
-``rewrite``, ``answer`` and every benchmark run through here.
+Contract: ``run_prompt(loaded, prompt, opts, max_tokens, ...)`` generates from a ``Prompt``
+(``app.prompt``) on ``loaded`` (``app.loaded_model.LoadedModel``) with the proposers ``opts.draft``
+names (prompt lookup over the prompt's spans and the output, a draft model, both, or none) and
+the sampling and exactness of ``opts``, and returns a ``RunResult`` (text, tokens, ``Metrics``,
+whether the block closed). It stops at the prompt's closing fence (``app.stream.FencedText``),
+when ``stop_when(text so far)`` says so (checked as each line ends) or ``stop_now(text so far)``
+does (after every piece), and honours ``cancel`` between target calls; ``on_text`` gets the
+decoded text as it streams. The loaded model's lock serialises runs. The KV cache's shared prefix
+is reused only where it was evaluated in a cold run's batches (``engine.prefill``; ``cold=True``
+starts empty); with ``opts.prompt_cache`` the prompt's ``prefix_end`` is restored from and saved
+to disk (``app.prompt_cache``). ``rewrite``, ``answer`` and every benchmark run through here.
 """
 
 from __future__ import annotations

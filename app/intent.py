@@ -1,27 +1,18 @@
 """What an instruction asks of a file, read without a model: the facts the checks use.
 
-Reading the instruction shapes a check (a verdict, feedback to the model) or which prompt is
-asked, never the file: nothing here writes an edit.
-
-Contract: ``read_intent(instruction, text, path) -> Intent``. Every field is a plain reading
-of the words and of the file's definitions (``app.syntax.definitions``), never a guess
-about the model's answer:
+Reading the instruction shapes a check or which prompt is asked, never the file: nothing here
+writes an edit. Contract: ``read_intent(instruction, text, path) -> Intent``, every field a plain
+reading of the words and of the file's definitions (``app.syntax.definitions``):
   * ``rename``: ``(old, new)`` for "rename [the function|variable …] OLD to NEW";
-  * ``named``: the file's definitions the instruction names, by their qualified name
-    (``Repr.repr_dict``) or their last part (``do_shorts``, ``do_shorts()``), in the
-    order named; a name that is several definitions' last part names all of them; a
-    lowercase word names one only when it reads as a name ("in getopt", "getopt()",
-    "the function digest", in backticks), not "add" in "and add a docstring"; the
-    names of a rename name none (they say what changes, not where);
-  * ``each``: the sites the instruction joins with "and" ("of Queue.put and of
-    Queue.get", "in do_longs and in do_shorts"), each the definitions its word names: the
-    change goes to every site;
-  * ``values``: ``(a, b)`` pairs of "from A to B" (quotes kept as written; "from 12
-    months to 18 months", a number with the same unit on both sides, is (12, 18)), and of
-    "change A to B" / "replace A with B" where the file holds A verbatim (A and B are the
-    last quoted part of each side when it has one);
+  * ``named``: the file's definitions the instruction names, by qualified name or last part, in
+    the order named (a lowercase word only where it reads as a name; a rename's names name none);
+  * ``each``: the sites the instruction joins with "and" ("in do_longs and in do_shorts"), each
+    the definitions its word names: the change goes to every site;
+  * ``values``: ``(a, b)`` pairs of "from A to B" and of "change A to B" / "replace A with B"
+    where the file holds A verbatim;
   * ``everywhere``: the instruction asks for a change across the file (``EVERYWHERE``);
   * ``comments``: it names comments or docstrings (a rename then reaches them too).
+The field docstrings of ``Intent`` give the rules of ``named`` and ``values``, with examples.
 """
 
 from __future__ import annotations
@@ -77,9 +68,17 @@ class Intent:
     rename_kind: str = ""
     """What the rename says its name is (``method``, ``local variable``, …; "" if nothing)."""
     named: tuple[Definition, ...] = ()
+    """The file's definitions the instruction names, by their qualified name (``Repr.repr_dict``)
+    or their last part (``do_shorts``, ``do_shorts()``), in the order named; a name that is several
+    definitions' last part names all of them; a lowercase word names one only when it reads as a
+    name ("in getopt", "getopt()", "the function digest", in backticks), not "add" in "and add a
+    docstring"; the names of a rename name none (they say what changes, not where)."""
     each: tuple[tuple[Definition, ...], ...] = ()
     """Per site the change goes to, the definitions its word names (one of them changes)."""
     values: tuple[tuple[str, str], ...] = ()
+    """``(a, b)`` pairs of "from A to B" (quotes kept as written; "from 12 months to 18 months", a
+    number with the same unit on both sides, is (12, 18)), and of "change A to B" / "replace A
+    with B" where the file holds A verbatim (A and B: the last quoted part of each side, if any)."""
     everywhere: bool = False
     comments: bool = False
 

@@ -1,25 +1,17 @@
 """A loaded model ready for speculative rewrites: shared by the CLI, the TUI and the server.
 
-Contract: ``load_model(LoadConfig | model, ...)`` resolves the backend
-(``resolve_backend``: ``auto`` is torch on a CUDA machine, llama.cpp otherwise), a
-catalog name, GGUF path or store name (``ollama:qwen2.5-coder:7b``: ``models.stores``;
-a catalog model's file is checked against its pinned
-sha256 at first use: ``model_hashes.check_once``, remembered in ``model_hash_record()``,
-beside the model checks),
-loads the model, runs the batch-exactness self-check (cached on disk per model file,
-backend, device and offload, build and thread count, so only the first load pays for
-it and says so; in ``model_checks_file()``: ``$SPECEDIT_MODEL_CHECKS``, else the state
-dir's ``model_checks.json``, so several state dirs can share what was measured) and
-calibrates the block-cost curve of the adaptive policy (its shape is cached with the
-exactness check; its level, which follows the machine's load,
-is re-measured at every load with 1-token calls; calls keep refining it).
-``on_stage(stage, detail)``, when given, is told where a load is: ``weights`` (detail:
-the backend), then ``draft``, ``exactness`` (the first load of this model only) and
-``calibration`` (detail: ``"<backend> on <device>"``), so a front end can show it.
-``LoadedModel.lock`` serialises generations: one at a time, this is a
-single-user latency tool. A backend that lists its cached token ids
-(``cache_tokens``) lets the next prompt that shares a prefix (the same file,
-edited again) skip re-evaluating it.
+Contract: ``load_model(LoadConfig | model, ...)`` resolves the backend (``resolve_backend``:
+``auto`` is torch on a CUDA machine, llama.cpp otherwise) and the model (a catalog name, GGUF path
+or store name, ``models.stores``; a catalog model's file is checked once against its pinned
+sha256, ``model_hashes.check_once``, remembered in ``model_hash_record()``), loads it, runs the
+batch-exactness self-check and calibrates the adaptive policy's block-cost curve. The exactness
+check and the curve's shape are cached on disk per model file, backend, device and offload, build
+and thread count (``model_checks_file()``: ``$SPECEDIT_MODEL_CHECKS``, else the state dir's
+``model_checks.json``); the curve's level is re-measured at every load. ``on_stage(stage,
+detail)`` is told ``weights`` (the backend), ``draft``, ``exactness`` (first load only) and
+``calibration`` (``"<backend> on <device>"``). ``LoadedModel.lock`` serialises generations (a
+single-user latency tool); a backend with ``cache_tokens`` lets the next prompt that shares a
+prefix skip re-evaluating it.
 """
 
 from __future__ import annotations

@@ -1,26 +1,18 @@
 """A file too long to show whole: its outline, where a change goes, and windows of lines.
 
-A prompt holds the whole file when it fits the context. When it does not, it holds the
-file's outline (what a reader skims: the imports, the top-level assignments and every
-definition's signature, each with its line numbers) and, for the rewrite itself, a window
-of lines around the region that changes.
-
+A prompt holds the whole file when it fits the context; otherwise its outline (the imports, the
+top-level assignments and every definition's signature, with line numbers) and windows of lines.
 Contract:
-  * ``outline(text, path) -> Outline``: the entries (``Entry``: 0-based ``[start, end)``
-    lines and the one line shown) in file order, from ``app.syntax`` (tree-sitter): a
-    signature that spans several lines is shown joined on one. ``Outline.text`` renders
-    one entry a line as ``START-END: text`` (1-based, inclusive), the form a located
-    answer copies. Files without a grammar get an outline of every ``OUTLINE_STRIDE``-th
-    non-blank line.
-  * ``read_located(answer, outline) -> list[tuple[int, int]]``: the line ranges an answer
-    names: lines copied from the outline (their text decides, then their numbers: a
-    model copies text more surely than numbers; a line cut short counts when one entry
-    starts so, a line with the change made already when one entry is clearly the most
-    like it, ``LOCATE_LIKE``), or bare ``START-END`` ranges; a function defined inside
-    another stands for the outermost function; a range that holds another named one (a
-    class and its method) is dropped; sorted and merged. Unknown lines are skipped.
-  * ``widen(region, lines, count, budget)``: the region grown by whole lines on both sides
-    while the window's tokens (``count(text)``) stay within ``budget``.
+  * ``outline(text, path) -> Outline``: the entries (``Entry``: 0-based ``[start, end)`` lines and
+    the one line shown, a multi-line signature joined) in file order, from ``app.syntax``;
+    ``Outline.text`` renders one entry a line as ``START-END: text`` (1-based, inclusive). Files
+    without a grammar get every ``OUTLINE_STRIDE``-th non-blank line.
+  * ``read_located(answer, outline) -> list[tuple[int, int]]``: the line ranges an answer names,
+    as outline lines (their text decides, then their numbers; ``LOCATE_LIKE``) or bare
+    ``START-END`` ranges; a nested function stands for the outermost one; a range holding another
+    named one is dropped; sorted and merged; unknown lines skipped.
+  * ``widen(region, lines, count, budget)``: the region grown by whole lines on both sides while
+    the window's tokens (``count(text)``) stay within ``budget``.
 """
 
 from __future__ import annotations

@@ -1,23 +1,18 @@
 """Find the passage first: the lines of a file most likely to state an answer.
 
-Contract: ``relevant_lines(text, query, top=TOP, span=SPAN) -> list[int]`` ranks every window
-of ``span`` lines of ``text`` (one starting at each line) by the words it shares with ``query``
-(a question, and the answer's own words so far), each word weighted by how rare it is among the
-file's lines (inverse document frequency, BM25's idea without the length term: a window is a
-fixed number of lines), and returns the 0-based line numbers covered by the best ``top``
-windows that do not overlap (each with the line before it, where its sentence may start; of
-equal windows the one that starts latest, at the words), in file order. Words are compared by a
-light stem (lower case, common English endings cut, the first six letters; a name of code,
-``SPECEDIT_MODELS_DIR`` or ``maxBytes``, whole), with English function words and the words of
-every question ("what", "does") left out. A query that shares
-no word with the file returns []: the caller decides what that means (``app.quote_guard`` then
-lets a passage start anywhere). ``best_window(text, query) -> (score, line) | None``: the best
-window's score and first line with words, or the line its sentence starts on, up to
-``span - 1`` lines before (``app.quote_guard`` starts an inserted passage there), None when another window that does not overlap it scores the same (or, with
-``first_of_ties``, the first of those); with ``corpus``, a word's rarity is counted over the
-lines of every text in it, so that windows of several files compare; with ``about`` (the
-question), only windows that share one of its words count (a passage that states an answer
-is about what was asked: the answer's own words may come from another paragraph). Pure and deterministic; text only, no model.
+Contract (pure and deterministic; text only, no model):
+  * ``relevant_lines(text, query, top=TOP, span=SPAN) -> list[int]``: every window of ``span``
+    lines (one starting at each line) scored by the words it shares with ``query``, each weighted
+    by its rarity among the file's lines (IDF); the 0-based line numbers of the best ``top``
+    windows that do not overlap (each with the line before it), in file order. A query that shares
+    no word with the file gives [] (the caller decides what that means).
+  * ``best_window(text, query) -> (score, line) | None``: the best window's score and first line
+    (or where its sentence starts, up to ``span - 1`` lines before); None on a tie with a window
+    that does not overlap it (``first_of_ties``: the first); ``corpus`` counts rarity over several
+    texts; ``about`` (the question) counts only windows sharing one of its words.
+Words are compared by a light stem (lower case, common English endings cut, the first six
+letters; a code name such as ``maxBytes`` whole), without English function words and question
+words. Why each rule: ``docs/notes.md``.
 """
 
 from __future__ import annotations

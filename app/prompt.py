@@ -1,38 +1,18 @@
 """Prompts: the chat messages, their token ids and spans, and the fence, built once.
 
-Contract:
-  * ``rewrite_prompt(target, text, instruction, path=, context_files=, region=)`` returns a frozen
-    ``Prompt``: token ids, the spans of the pieces the lookup drafter copies from (``file``: the
-    text to rewrite, ``whole``: the whole file in a region rewrite, ``context``: a context file),
-    the closing ``fence`` of the block the model writes, ``prefix_end`` (the end of the prefix every
-    rewrite of the file shares: system text, context files and the whole file, before the region and
-    the instruction, for a prompt cache or a warm-up to keep) and the ``part`` being rewritten. The
-    assistant turn is pre-filled with the opening fence, so the output (read by
-    ``app.stream.FencedText``) starts with the text's first line. ``fence_for`` (``app.stream``)
-    picks a fence longer than any backtick run in the text. With ``feedback=(previous, note)`` (a
-    re-run after the user said what went wrong) the previous output (span ``previous``, a draft
-    source too) and the note follow the file, so the prefix, and a warm cache, still hold. With
-    ``edit="blocks"`` the model is asked for search/replace blocks instead (``app.edits.FORMAT``
-    after the instruction, ``edits.PREFILL`` after the fence); ``Prompt.edit`` says which.
-  * ``outline_prompt(target, text, instruction, outline, ...)``: a file too long to show whole, as
-    its outline (``app.outline``; span ``outline``, the shared prefix ends after it) and windows of
-    its lines (spans ``whole``), asking where the change goes (``ask="locate"``: outline lines,
-    ``LOCATE``), for blocks placed in the windows, or for a region rewritten whole.
-  * ``answer_prompt(target, question, context_files, style=)``: a question grounded in context files
-    (free text, no fence; the files come first: ``prefix_end``, a prompt cache keeps them). Style
-    ``quote`` asks for a short answer and the passages it rests on, copied verbatim under ``[FILE]``
-    citations (``app.quotes`` checks them), after one such exchange (``QUOTE_EXAMPLE``); ``free`` is
-    the earlier prompt.
-  * ``splice(target, messages, prefix, pieces)``: the general form: render the chat template, then
-    splice the pieces at their marks, each tokenized on its own (the user's text is never parsed for
-    special tokens) so their token spans are known.
-  * ``rewrite_messages``/``answer_messages`` are the messages themselves (no model); every
-    prompt built here keeps them filled in ``Prompt.chat`` (``chat_of``), for an engine that
-    takes only messages.
-  * ``shown_paths(paths)``: the names files go by in every prompt: relative to the working
-    directory when inside it, else the shortest tail of the path that no other file shares. A
-    prompt never holds where a tmp or home folder happens to be, so the same file and question
-    make the same prompt (and, greedy, the same text) wherever the project lives.
+Contract: every builder returns a frozen ``Prompt``: token ids, the spans the lookup drafter copies
+from (``file``, ``whole``, ``context``, ``outline``, ``previous``), the closing ``fence``,
+``prefix_end`` (the end of the prefix every prompt about the file shares: system text, context
+files, the whole file), the ``part`` rewritten, ``edit`` and ``chat`` (the messages:
+``rewrite_messages``/``answer_messages``). User text is never parsed for special tokens.
+  * ``rewrite_prompt(target, text, instruction, ...)``: the assistant turn opens with the fence
+    (``fence_for``), so the output starts with the text's first line (``edit="blocks"``: blocks).
+  * ``outline_prompt(...)``: a file too long to show whole, as its outline and windows of its lines
+    (``app.outline``), asking where the change goes (``ask="locate"``), for blocks, or a region.
+  * ``answer_prompt(target, question, context_files, style=)``: free text grounded in the files
+    (``quote`` style: passages under ``[FILE]`` citations, ``app.quotes``; ``free``).
+  * ``shown_paths(paths)``: the names files go by (relative to the working directory, else the
+    shortest unique tail), never a tmp or home path; ``splice`` is the general builder.
 """
 
 from __future__ import annotations

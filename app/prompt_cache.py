@@ -1,30 +1,17 @@
 """A prompt cache on disk: the KV state of a prompt's file prefix, for the next process.
 
-Contract: ``restore(target, prompt, model_key, have)`` loads the saved state
-whose token ids are the longest prefix of ``prompt`` longer than ``have`` (the
-prefix the target's cache already shares) and returns how many positions are
-now cached (``have`` when nothing better was found; the target's cache is then
-untouched). ``store(target, prompt, keep, model_key)`` rolls the cache back to
-its first ``keep`` positions and saves them. Only backends with
-``save_state``/``load_state`` (llama.cpp) take part; for others both are no-ops.
-The server and the TUI keep their cache in memory and need none of this.
-
-Files live in ``<state dir>/prompt-cache/`` (0700, its files 0600: the token
-ids decode back to the user's source): ``<sha[:32]>.kv`` (llama.cpp's sequence
-state file) with an ``index.json`` of ``{file, model, n, sha, bytes, sum}``,
-where ``sha`` hashes the model key and the first ``n`` token ids and ``sum`` is
-the sha256 of the state file's ``bytes`` bytes. At most ``MAX_ENTRIES`` files
-and ``MAX_BYTES`` in all are kept, least recently used out first. Prefixes
-shorter than ``MIN_TOKENS`` are not worth a file. Index updates are serialised
-with a lock file (POSIX).
-
-The cache may make a run slower, never wrong, never failing. Every index entry
-is validated (the file name is the one the cache writes, a regular file inside
-the cache folder, every field of the right type) and every state file's size
-and sha256 are checked before llama.cpp reads it. An invalid entry or a state
-file that does not match is dropped from the index with a warning (its file is
-deleted when it is a cache file) and the run prefills cold. Only files whose
-names the cache writes, directly inside the cache folder, are ever deleted.
+Contract: ``restore(target, prompt, model_key, have)`` loads the saved state whose token ids are the
+longest prefix of ``prompt`` longer than ``have`` (what the target's cache already shares) and
+returns how many positions are now cached (``have``, cache untouched, when nothing better was
+found). ``store(target, prompt, keep, model_key)`` rolls the cache back to ``keep`` positions and
+saves them. Only backends with ``save_state``/``load_state`` (llama.cpp) take part; for others
+both are no-ops. The cache may make a run slower, never wrong, never failing: every index entry
+and state file (size, sha256) is checked before llama.cpp reads it, and one that does not match
+is dropped with a warning and the run prefills cold. Only files the cache names, inside its
+folder, are ever deleted.
+Files live in ``<state dir>/prompt-cache/`` (0700, files 0600): ``<sha[:32]>.kv`` with an
+``index.json`` of ``{file, model, n, sha, bytes, sum}``; at most ``MAX_ENTRIES`` files and
+``MAX_BYTES`` (least recently used out first), none under ``MIN_TOKENS``; index updates take a lock.
 """
 
 from __future__ import annotations

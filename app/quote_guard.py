@@ -1,38 +1,18 @@
 """Quotes that cannot be misquoted: inside a quoted passage, the decoder may only copy.
 
-Contract: ``QuoteGuard(target, context_files, question='')`` is an
-``engine.constraint.Constraint`` for answers in the ``quote`` format
-(``app.prompt.SYSTEM_QUOTE``): a citation line ``[FILE]``, then a fenced passage. Every fenced
-block of such an answer is a passage. From the line after its opening fence until the closing
-one, ``allowed(out)`` admits only tokens whose bytes continue the passage as a copy of the
-cited file (of any context file when no citation line precedes the block, or it names none of
-them), starting at the beginning of a word or a line — on the lines ``app.passage_rank`` finds
-for the question and the answer's words before the passage, when ``QuoteGuard(..., question)``
-is given and they share words with the file (the small models otherwise copy from the file's
-top, or wherever their first word happens to match); once the passage has a whole line or three
-words, a newline (a passage may stop mid-line) and, at the start of a line, the closing fence
-are allowed too (a line of the file that starts with a fence is never copied); after a newline
-the file does not have there, and at the end of the paragraph the passage started in (a blank
-line, a fence line, or ``MAX_LINES`` lines; a lead-in line ending in ``:`` or ``?`` goes on
-into the paragraph after it), only the closing fence. Once a
-passage has closed, the answer is evidence: another citation, blank lines, or the end (the 1.5B
-otherwise went on to invent turns of the chat). A line that starts with ``[`` outside a passage
-is a citation: only a context file's name as the prompt shows it (``app.prompt.shown_paths``),
-then ``]``, the line's end and the opening fence (no line numbers: ``app.quotes`` says where a
-quote is). Anything else is free. So every passage is verbatim text of the file its citation
-names; the prose, which passage, and where it ends stay the model's. ``completed(text)`` is
-the answer the program completes (``app.quote_insert`` stops the run there) once its first
-passage opens, with the passage the program chooses for the question and the answer's words
-(``app.passage_rank.best_window``), or, where those cannot choose, once the model's first words
-of it pin it to one place: that paragraph as whole lines, and the answer's end.
-
-With ``own_blocks`` (an answer asked in the model's own words, ``app.quote_insert``), a
-block with no citation line before it is the model's own (the path or the call it shows):
-not a passage, and free; only a cited block is.
-
-Tokens are matched by their bytes (``target.detokenize([id])``, computed once per target and
-kept: ``pieces(target)``), so any tokenization of the copy is allowed, not only the one the
-tokenizer would pick. Pieces longer than ``MAX_PIECE`` bytes are not offered inside a quote.
+Contract: ``QuoteGuard(target, context_files, question='')`` is an ``engine.constraint.Constraint``
+for answers in the ``quote`` format (``app.prompt.SYSTEM_QUOTE``): a citation line ``[FILE]``, then
+a fenced passage. Inside a passage ``allowed(out)`` admits only tokens whose bytes continue it as a
+copy of the cited file (of any context file when the citation names none), starting at a word or
+line start (on the lines ``app.passage_rank`` finds for the question, when given); a newline or
+the closing fence once it has a whole line or three words; only the closing fence past the
+passage's paragraph (or ``MAX_LINES``). After a passage: another citation, blank lines, or the
+end. A citation line is a context file's shown name (``app.prompt.shown_paths``), ``]`` and the
+opening fence. Anything else is free: the prose and which passage stay the model's.
+``completed(text)``: the answer the program completes once its first passage is chosen or pinned
+(``app.quote_insert``). With ``own_blocks`` an uncited block is the model's own, and free. Tokens
+are matched by their bytes (``pieces(target)``, one table per target), so any tokenization of the
+copy is allowed; pieces over ``MAX_PIECE`` bytes are not offered inside a quote.
 """
 
 from __future__ import annotations

@@ -1,23 +1,16 @@
 """Inserted quotes: the program chooses and writes an answer's passage.
 
 Contract: ``QuoteInserter(guard, target, on_text)`` serves one ``quote`` answer under a
-``QuoteGuard`` (``app.rewrite.answer`` with ``RewriteOptions.insert_quotes``, where the model
-is asked for an answer in its own words, the ``free`` prompt, and the program quotes):
+``QuoteGuard`` (``app.rewrite.answer`` with ``RewriteOptions.insert_quotes``: the model answers in
+its own words, the program quotes):
   * ``pinned(text)`` is the run's ``stop_now``: True once ``guard.completed`` can complete the
-    answer (its first passage has opened and the program chose it, or the model's first
-    words pinned it to one place, or it has closed): the decode loop stops;
-  * ``on_text`` streams the answer to the caller's ``on_text`` up to its first passage's body;
-    the passage is held back (the program may start it earlier in its line than the model's
-    first word) and ``finish`` sends what follows, so the stream is the final text;
-  * ``finish(text, tokens, metrics)`` returns the final text: the answer ``guard.completed``
-    gives (also when the token limit came after the passage was pinned); an answer that
-    ended (its end token) with no passage, followed by its evidence (``guard.evidence``: the
-    paragraph the program chooses for the question and the whole answer, under its
-    citation); else ``text`` (cut by the token limit, cancelled, or no passage to choose).
-    The metrics
-    then count as generated only the model's tokens the final text keeps (those it does not
-    keep as ``dropped_tokens``), and the rest of the text as ``inserted_tokens``
-    (``engine.metrics``: output tokens with no target call, in no tok/s);
+    answer (its first passage opened and was chosen or pinned, or it closed);
+  * ``on_text`` streams the answer up to its first passage's body; ``finish`` sends the rest, so
+    the stream is the final text;
+  * ``finish(text, tokens, metrics)`` returns the final text: what ``guard.completed`` gives; an
+    answer that ended with no passage, followed by ``guard.evidence``; else ``text`` (cut,
+    cancelled, nothing to choose). The metrics then count as generated only the model tokens the
+    text keeps (the rest ``dropped_tokens``), the program's text as ``inserted_tokens``, and
     ``stop_reason`` is ``quote_inserted`` when the program wrote any of it.
 Text that is not generated cannot be misquoted and costs no decode time.
 """

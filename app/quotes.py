@@ -1,32 +1,17 @@
 """Citations in an answer: find them, and check each quote against the context files.
 
-Contract: ``check_citations(answer, files)`` returns one ``Citation`` per quoted passage of
-``answer`` (``files``: ``(label, text)`` pairs, the context files as the prompt names them), in the
-order they appear. ``Citation.found`` is True when the quote is in the cited file and, when the
-citation gives lines, within those lines. ``located`` says where the quote actually is (1-based
-first and last line), so a citation without lines still shows them, and a quote cited at the wrong
-lines says where it is. ``problem`` is the one-line reason ``found`` is False. ``prose(answer)`` is
-the answer without its passages and citations (its own words). ``Citation.to_json()`` is the
-``--json`` form: ``{file, lines, quote, found, located, source, problem}``.
-
-The answer format (``app.prompt.SYSTEM_QUOTE`` asks for it):
-
-    short prose that answers the question
-
-    [README.md:L120-L121]
-    ```
-    the passage, copied verbatim
-    ```
-
-A citation is ``[FILE]``, ``[FILE:L12]`` or ``[FILE:L12-L14]`` (``L`` optional). Right after a
-quoted string on its line (``"…"``, ``“…”`` or `` `…` ``) it cites that string; otherwise it cites a
-passage (a fenced block, or a run of ``> `` lines) next to it: the one that starts on the next line,
-else the one that ends on the line before (in an answer that puts its first citation after its
-passage, the other way round). A citation with none of those quotes nothing (``found`` False). A
-passage no citation takes is checked against every file (``file`` None). A bracketed word that names
-no context file, no path and no lines (``[x]``) is not a citation. Quotes match
-whitespace-insensitively (a line break in the source may be a space in the quote, and the reverse)
-and case-sensitively; ``...`` or ``…`` in a quote separates parts that must appear in that order.
+Contract: ``check_citations(answer, files)`` (``files``: ``(label, text)`` pairs as the prompt names
+them) returns one ``Citation`` per quoted passage, in order: ``found`` (the quote is in the cited
+file, within the cited lines if any), ``located`` (1-based first and last line where it is),
+``problem`` (why not found); ``to_json()`` is ``{file, lines, quote, found, located, source,
+problem}``. ``prose(answer)`` is the answer without its passages and citations.
+The format (``app.prompt.SYSTEM_QUOTE``): prose, then ``[FILE]``, ``[FILE:L12]`` or
+``[FILE:L12-L14]`` (``L`` optional) and a fenced passage. A citation right after a quoted string on
+its line (``"…"``, ``“…”``, `` `…` ``) cites it; else the passage (fenced, or ``> `` lines) that
+starts on the next line, or ends on the line before. A citation with no quote has ``found`` False;
+an uncited passage is checked against every file (``file`` None); ``[x]`` naming no file, path or
+lines is not a citation. Quotes match whitespace-insensitively and case-sensitively; ``...`` or
+``…`` separates parts that must appear in that order.
 """
 
 from __future__ import annotations

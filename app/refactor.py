@@ -1,31 +1,18 @@
-"""Renames without a model: a Python name renamed by rope's analysis (``specedit rename``,
-the server's ``refactor/rename``).
+"""Renames without a model: a Python name renamed by rope's analysis (``specedit rename``, the
+server's ``refactor/rename``).
 
 Contract: :func:`rename_python(text, old, new, line=None, docs=False)` returns a
-:class:`Renamed` (the new text, its hunks, the 1-based lines that changed, and notes on
-what rope left alone) or a :class:`RenameError` (a ``kind`` and one line a user can act
-on); it never raises for bad input and never touches a file. It runs rope on a private
-temporary project that holds one copy of the text, so rope never sees, writes next to
-(no ``.ropeproject``) or changes any other file: the scope is that one text.
-
-* The rename starts from one occurrence of ``old``: the one on ``line`` when given,
-  else its definition (a ``def``, ``class``, parameter, assignment, ``self.x =``, import
-  alias); a name that names several things (two methods ``get``, a parameter of two
-  functions) asks for ``line``. What it renames is rope's analysis: ``os.environ.get``
-  stays when a method ``get`` is renamed. Strings and comments change only with
-  ``docs=True`` (rope's own option), so by default ``__all__ = ["Old"]`` keeps the old
-  name (a note says so).
-* Refused (``RenameError``): a text that does not parse, names that are not identifiers,
-  ``old`` not occurring or only used here (defined elsewhere: a builtin, another module),
-  ``new`` already bound where it would merge with or capture another name (Python's
-  ``symtable`` before and after, and a class's attributes), a rename that would change
-  an import (``from m import old``) or leave a name undefined.
-* Notes (``Note``): occurrences rope was unsure of and left alone (a plain name in the
-  definition's own scope is certain by Python's scoping and is renamed); ``.old`` on
-  instances of a class derived from a builtin, which rope reads as the builtin; a stale
-  ``__all__``; an f-string ``{old=}`` whose printed text changes. ``Renamed.doubtful`` is
-  true when a note says the result may be incomplete: the CLI writes it only with
-  ``--force``.
+:class:`Renamed` (the new text, its hunks, the 1-based lines changed, notes on what rope left
+alone) or a :class:`RenameError` (a ``kind`` and one line a user can act on); it never raises
+for bad input and never touches a file (rope works on a private copy of the text).
+  * It starts from the occurrence on ``line``, else ``old``'s definition; a name that names
+    several things asks for ``line``. Strings and comments change only with ``docs=True``.
+  * Refused: a text that does not parse, names that are not identifiers, ``old`` absent or
+    defined elsewhere, ``new`` merging with or capturing another name (``symtable`` before and
+    after, and a class's attributes), a change to an import or a name left undefined.
+  * Notes (``Note``): occurrences rope left alone, ``.old`` on instances of builtin subclasses,
+    a stale ``__all__``, an f-string ``{old=}``; ``Renamed.doubtful`` when one says the result
+    may be incomplete (the CLI writes it only with ``--force``).
 """
 
 from __future__ import annotations

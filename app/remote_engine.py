@@ -1,39 +1,18 @@
 """``--engine openai:URL``: the target model runs on an OpenAI-compatible server.
 
 Contract:
-
 * :func:`parse_engine` reads ``openai:http://host:port/v1`` (``https`` too; ``openai-chat:``
-  for a server that takes only chat messages); the API key,
-  when the server wants one, comes from ``$SPECEDIT_ENGINE_KEY``, else
-  ``$OPENAI_API_KEY``, and goes out as ``Authorization: Bearer``.
-* :func:`load_remote` (``app.loaded_model.load_model`` calls it when ``LoadConfig.engine``
-  is set) asks the server for its models (``GET /models``: the one whose id is the local
-  model's name or file name, else the only one) and returns a ``LoadedModel`` whose
-  ``target`` is a ``models.vocab_only.VocabTarget``: the local GGUF's tokenizer and chat template
-  only (``--model``, loaded without weights), so every prompt is built and measured as a
-  local run's, and whose ``remote`` is a :class:`RemoteEngine`.
-* ``RemoteEngine.run_prompt`` (``app.generation.run_prompt`` hands a remote model's
-  prompts to it, so every edit mode works over it) sends the rendered prompt to
-  ``POST /completions`` with ``stream: true`` and the request's sampling, feeds the
-  streamed text to the run's ``TextSink`` (closing fence, ``stop_when``, ``on_text``) and
-  closes the stream as soon as the sink has what it needs, or ``cancel`` is set. The text
-  being rewritten (``Prompt.part``) goes as ``prediction`` where the server takes it
-  (specedit's own ``serve --http``, whose model card says so; OpenAI's and Mistral's chat
-  APIs). A chat-only API (``openai-chat:URL``, or ``openai:URL`` whose server answers 404
-  to ``/completions``: OpenAI's, Mistral's) gets the same prompt as messages
-  (``Prompt.chat``) at ``/chat/completions``, with OpenAI's fields only; the model writes
-  the assistant turn's opening fence itself there, and it is dropped before the sink
-  (``_Opening``), so every edit mode reads the answer as a local run's. The stats are measured
-  here, client-side: the wait for the first token (``prefill_s``), decode time and tok/s,
-  tokens (the server's ``usage`` when it sends one, else the local tokenizer's count), with
-  ``backend`` ``remote`` and ``device`` naming the engine; a specedit server's own figures
-  (acceptance, tokens per call, its device) are copied in when it sends them, else a
-  server's predicted-output counts (``usage.completion_tokens_details``: accepted and
-  rejected prediction tokens, OpenAI's meaning) are the acceptance of a ``prediction``
-  source.
-* Errors are ``ModelError`` lines: a server that cannot be reached, an HTTP error (its
-  message quoted), a stream that ends before the answer did (a server that died). A
-  remote engine cannot run ``--exact`` or a draft model: refused with that reason.
+  for a chat-only server); a key comes from ``$SPECEDIT_ENGINE_KEY``, else ``$OPENAI_API_KEY``.
+* :func:`load_remote` picks the server's model (``GET /models``: the local model's name, else
+  the only one) and returns a ``LoadedModel`` whose ``target`` is a ``VocabTarget``
+  (``models.vocab_only``: prompts built as a local run's) and ``remote`` a :class:`RemoteEngine`.
+* ``RemoteEngine.run_prompt`` streams the prompt from ``POST /completions`` (chat-only, or a 404
+  there: its messages from ``/chat/completions``, the reply's opening fence dropped) into the
+  run's ``TextSink``, closing the stream once the sink has what it needs or ``cancel`` is set;
+  ``Prompt.part`` goes as ``prediction`` where the server takes it. Stats are measured here,
+  client-side (``backend`` ``remote``), with a specedit server's own figures copied in.
+* Errors are one-line ``ModelError`` messages (unreachable, HTTP error, a stream cut short);
+  a remote engine refuses ``--exact`` and a draft model.
 """
 
 from __future__ import annotations

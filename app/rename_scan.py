@@ -1,18 +1,15 @@
-"""Where a Python name occurs and what binds it, for ``app.refactor``: the occurrences
-the syntax tree places exactly, and the checks a rename's result must pass.
+"""Where a Python name occurs and what binds it, for ``app.refactor``: the occurrences the syntax
+tree places exactly, and the checks a rename's result must pass.
 
 Contract:
-
-* :class:`Sites` visits a module's tree and lists every occurrence of one name
-  (:class:`Site`: the offset into the text, the 1-based line, what it is, whether it binds
-  the name, and the id of its scope: 0 is the module, ``parent`` and ``class_of`` say
-  what holds each other scope). A ``def``/``class`` name, a parameter, a ``self.x =``, an
-  import alias, ``except ... as x`` and ``case`` captures bind; a read, ``obj.x`` and a
-  call's ``x=`` keyword do not.
-* :func:`tables` is every scope's ``symtable``; :func:`merged` says where a rename made
-  two names one (a scope with fewer names after than before: a capture, a shadowed
-  builtin, a second binding); :func:`undefined` is the global names read but bound
-  nowhere; :func:`imports` is what each import statement imports; :func:`class_members`
+* :class:`Sites` lists every occurrence of one name (:class:`Site`: the offset, the 1-based line,
+  what it is, whether it binds the name, and its scope id: 0 is the module, ``parent`` and
+  ``class_of`` say what holds each other scope). A ``def``/``class`` name, a parameter, a
+  ``self.x =``, an import alias, ``except ... as x`` and ``case`` captures bind; a read, ``obj.x``
+  and a call's ``x=`` keyword do not.
+* :func:`tables` is every scope's ``symtable``; :func:`merged` says where a rename made two names
+  one (a capture, a shadowed builtin, a second binding); :func:`undefined` is the global names read
+  but bound nowhere; :func:`imports` is what each import statement imports; :func:`class_members`
   and :func:`builtin_base` read a class's attributes and the builtin type it derives from.
 """
 

@@ -1,28 +1,18 @@
 """Fidelity repairs of a model's answer: copies put back where the model mis-copied them.
 
-A repair here reads neither the instruction nor any guess about what was asked: it only
-puts back text the answer was meant to copy and copied with a fault a change of meaning
-never makes. Whatever the answer changes on purpose stays; what a check sees wrong
-(``app.checks``) is said, and under ``auto`` sent back to the model (``app.rounds``), never
-rewritten by the program.
+A repair reads neither the instruction nor any guess about what was asked: it only puts back text
+the answer was meant to copy and copied with a fault a change of meaning never makes.
 
 Contract: ``repair(old, new, path) -> (text, labels)`` runs, in order:
-  * ``keep_copies`` (label ``copies``): a changed line that equals an original line but
-    for white space takes the original; in Python a line that starts a statement keeps
-    the model's indentation (it says which block the line is in) and takes the rest of
-    the original; a line that is 2-4 original lines joined, white space aside, takes those
-    lines;
-  * ``keep_blank_lines`` (``blank_lines``): blank lines of the original that the result
-    dropped where it copied or changed the lines around them (a run of blank lines
-    deleted, or a changed block with as many non-blank lines and fewer blank ones) are
-    put back;
-  * ``mend_commas`` (``commas``): a JSON file that parsed and no longer does gets the comma
-    a new line lacks before the next member, when that makes it parse.
-The two white-space repairs stand back when the answer changes nothing but white space
-(that is its change). It returns the repaired text and the labels of the repairs that
-changed something (``RewriteStats.edit_repairs`` names them); the text is ``new`` when
-none did. ``app.stages.finished`` runs it on every complete result, then the checks judge
-what is left.
+  * ``keep_copies`` (``copies``): a changed line equal to an original one but for white space
+    takes the original (a Python statement's first line keeps the model's indentation); a line
+    that is 2-4 original lines joined takes those lines;
+  * ``keep_blank_lines`` (``blank_lines``): blank lines of the original the result dropped where
+    it copied or changed the lines around them are put back;
+  * ``mend_commas`` (``commas``): a JSON file that parsed and no longer does gets the comma a new
+    line lacks before the next member, when that makes it parse.
+The white-space repairs stand back when white space is the answer's only change. ``labels`` names
+the repairs that changed something; the text is ``new`` when none did.
 """
 
 from __future__ import annotations

@@ -1,35 +1,18 @@
 """Rewrite a text (or a region of it) with a loaded model: the one path every front end uses.
 
 Contract: ``rewrite(loaded, text, opts, path=..., on_text=..., cancel=...)`` runs the edit mode
-``opts.edit`` asks for, as ``plan_rewrite`` decides it once (a ``Plan``: the mode, why, and its
-prompts, each built once), and returns a ``RewriteResult`` (``app.stages``): the new full text,
-hunks, diff, and ``RewriteStats`` (the engine's figures, and which mode ran, why ``auto`` chose a
-whole rewrite or fell back to one, and the length of the text a whole rewrite re-emits):
-  * ``blocks`` (``auto``, the default, on a file that fits the context): only the lines that change,
-    as search/replace blocks (``app.edits``), after a prompt whose prefix (system text and file)
-    every rewrite of the file shares; when they do not apply or the checks flag them, ``auto`` runs
-    a repair round (``app.rounds``), then, if that brings nothing, a whole rewrite on that prefix;
-  * ``whole`` (``--edit whole``, a region, or, under ``auto``, a ``broad`` change that reaches
-    across the file): the whole text, or the region, written out (``app.prompt.rewrite_prompt``);
-  * a file whose whole rewrite does not fit the context is shown as its outline (``app.outline``)
-    plus windows of its lines (``app.prompt.outline_prompt``): a region is rewritten with a window
-    around it (``locate+whole``); else a short first answer locates the definitions the change goes
-    to and blocks are written for them (``locate+blocks``; ``auto`` falls back to ``locate+whole``
-    on located lines at most ``FALLBACK_TOKENS`` long).
-Every result is the model's answer: the program places it, repairs only its copies
-(``app.repair``) and checks it (``app.checks``); under ``auto`` what a check sees goes back
-to the model once (``app.rounds``), never into the file by the program.
-The result's ``status`` is ``ok`` (a complete answer; ``suspect`` is set when a check flags it,
-``app.checks``: front ends write it only when forced),
-``truncated`` (the output stopped before its closing fence: ``new_text`` is None, ``hunks`` only
-those of the lines completed before the cut, never a deletion of the rest; never written or applied
-as a whole), ``cancelled`` or ``no_output`` (nothing usable; nothing changed). Blocks are never
-half-applied; the file on disk is never touched (``app.files.write_atomic`` writes it).
-``answer`` does the same for a question grounded in context files and returns an ``AnswerResult``:
-the text, the ``Metrics`` and the citations, each checked against the files (``app.quotes``).
-``warm(loaded, text, path=...)`` prefills the prompt prefix every rewrite of a file shares, e.g.
-while the user types; a rewrite or another warm-up interrupts it. Errors a user can fix:
-``engine.backend.UserError`` (too long, empty).
+``plan_rewrite`` decides once (a ``Plan``: the mode, why, its prompts) and returns a
+``RewriteResult`` (``app.stages``: the new text, hunks, diff, ``RewriteStats``). Modes: ``blocks``
+(``auto``'s default: search/replace blocks, ``app.edits``; if they fail or a check flags them, one
+repair round, ``app.rounds``, then a whole rewrite), ``whole`` (the text or region written out:
+``--edit whole``, a region, or a ``broad`` change), and for a file too long to show whole, its
+outline plus windows (``locate+whole``, ``locate+blocks``). The result is the model's answer,
+only its copies repaired (``app.repair``), checked (``app.checks``). ``status``: ``ok``
+(``suspect`` set when a check flags it), ``truncated`` (``new_text`` None; hunks of the completed
+lines only, never a deletion of the rest), ``cancelled`` or ``no_output``. Nothing is
+half-applied; no file is written here. ``answer`` returns an ``AnswerResult`` (text, ``Metrics``,
+citations checked by ``app.quotes``); ``warm(loaded, text, path=...)`` prefills a file's shared
+prompt prefix (a rewrite interrupts it). A problem the user can fix raises ``UserError``.
 """
 
 from __future__ import annotations

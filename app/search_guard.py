@@ -1,28 +1,16 @@
 """Search sides that cannot miss: inside a block's SEARCH side, the decoder may only copy the file.
 
 Contract: ``SearchGuard(target, text, within=None)`` is an ``engine.constraint.Constraint`` for a
-blocks answer (``app.edits``), whose output starts inside the first SEARCH side (``edits.PREFILL``
-opens the turn). While a SEARCH side is written, ``allowed(out)`` admits only tokens whose bytes
-continue it as a copy of whole lines of ``text`` (from a line's start; or from its first
-character past the indent, the next lines then moved as far left, a shift placement reads:
-a line indented less ends the copy), starting on a line inside ``within``
-(a big file's windows, 0-based ``[start, end)`` line ranges) if given; and, at the start of a
-line after at least one line (or in one token with the newline ending one), the ``=======``
-line that ends the side. After ``MAX_LINES`` lines only that line. The REPLACE side, and
-everything between blocks, is free: the change is the model's. So every SEARCH side is lines
-of the file, and a block fails to place only when they are in several places; which lines a
-side copies, and how many, stays the model's choice.
-
-``app.rounds.retry_blocks`` guards the second answer, after a first one whose blocks could
-not be placed; the first answer is not guarded. Measured on the 1.5B (session 17): a guarded
-first answer mended sides the model would have begun mid-line or rewritten (hmac-blocksize,
-sh-no-privileges), and derailed where the model meant a line it half-remembered, which the
-tolerant placement reads (string-delimiter: 3.7 s, then 47.1 s through a repair round).
-
-Tokens are matched by their bytes (``app.quote_guard.pieces``, one table per target), so any
-tokenization of the copy is allowed. ``allowed`` is a pure function of ``out`` (memoized), as
-``engine.constraint`` requires: greedy guarded speculative output equals greedy guarded plain
-decoding.
+blocks answer (``app.edits``; the output starts inside the first SEARCH side). While a SEARCH side
+is written, ``allowed(out)`` admits only tokens whose bytes continue it as a copy of whole lines of
+``text`` (from a line's start, or from its first character past the indent with the next lines
+moved as far left), starting on a line inside ``within`` (0-based ``[start, end)`` ranges) if
+given; and, at a line start after at least one line, the ``=======`` line that ends the side
+(only that after ``MAX_LINES`` lines). The REPLACE side and everything between blocks are free.
+So every SEARCH side is lines of the file; which lines, and how many, stay the model's choice.
+``app.rounds.retry_blocks`` guards the second answer only (why: ``docs/notes.md``). Tokens are
+matched by their bytes (``app.quote_guard.pieces``); ``allowed`` is a pure function of ``out``
+(memoized), so greedy guarded speculative output equals greedy guarded plain decoding.
 """
 
 from __future__ import annotations

@@ -1,28 +1,17 @@
 """specedit's private state on disk: where it lives, and durable, private writes.
 
-Contract: everything specedit keeps about the user's work (backups, the prompt cache, the
-model checks, the logs) is private to that user and written so that a crash never leaves a
-half-written file under its real name.
-
+Contract: everything specedit keeps about the user's work (backups, the prompt cache, the model
+checks, the logs) is private to that user, and a crash never leaves a half-written file under its
+real name.
 * :func:`state_dir` is ``$SPECEDIT_STATE_DIR`` or ``platformdirs.user_state_path("specedit")``.
-* :func:`private_dir` creates a folder (and its missing parents) with mode 0700 and, when
-  ``tighten`` (the default: the folder is ours), takes group and other access away from an
-  existing one. A folder owned by another user raises ``PermissionError``: private data
-  never goes where someone else controls who reads it. :func:`state_subdir` does this for
-  the state dir and each named folder below it.
-* :func:`write_private` replaces a file atomically with mode 0600 (temp file in the same
-  folder, fsync, ``os.replace``, fsync of the folder). :func:`make_private` sets 0600 on a
-  file another library wrote (chmod it before renaming it into place).
-* :class:`PrivateRotatingFileHandler` is a ``RotatingFileHandler`` whose files, rotated ones
-  included, are 0600.
-* :func:`write_temp` and :func:`fsync_dir` (``models.durable``'s, re-exported) are the
-  durable-write steps ``app.files`` builds on. They raise ``OSError``; callers turn it into their own one-line message.
-
-How a caller of the prompt cache (or any new state) uses it::
-
-    d = state_subdir("prompt-cache")            # 0700, created or tightened
-    target.save_state(tmp := d / "x.kv.tmp"); make_private(tmp); os.replace(tmp, d / "x.kv")
-    write_private(d / "index.json", json.dumps(entries).encode())
+* :func:`private_dir` creates a folder (and parents) 0700 and, with ``tighten`` (the default),
+  takes group and other access from an existing one; one owned by another user raises
+  ``PermissionError``. :func:`state_subdir` does this for the state dir and a folder below it.
+* :func:`write_private` replaces a file atomically with mode 0600 (temp file, fsync,
+  ``os.replace``, folder fsync); :func:`make_private` sets 0600 on a file another library wrote.
+* :class:`PrivateRotatingFileHandler`: a ``RotatingFileHandler`` whose files are all 0600.
+* :func:`write_temp` and :func:`fsync_dir` (``models.durable``'s) are the durable-write steps
+  ``app.files`` builds on. Functions here raise ``OSError``; callers word their own message.
 """
 
 from __future__ import annotations

@@ -1,21 +1,17 @@
 """The model's output as text: streaming detokenization and the fenced block it writes.
 
 Contract:
-  * ``StreamDecoder(target)`` turns a growing token stream into text without ever
-    emitting a broken UTF-8 sequence across token boundaries.
-  * ``FencedText(fence)`` is the one reading of a rewrite's stream. The assistant turn
-    is pre-filled with the opening fence, so the stream is the block's body, then a
-    line holding the closing fence, then anything the model adds. ``feed(piece)``
-    appends text and returns True once the closing fence has arrived (``closed``);
-    ``partial_body()`` is the complete lines of the body so far, for live previews;
-    ``body()`` the final body, or None when nothing usable came. A repeated opening
-    fence (the fence with a language tag, on the first line) is not part of the body.
-    Only a line that is exactly the fence closes the block (CommonMark: ``fence_for``
-    picks a fence longer than any backtick run in the text, so the file's own lines
-    never close it).
+  * ``StreamDecoder(target)`` turns a growing token stream into text without ever emitting a
+    broken UTF-8 sequence across token boundaries.
+  * ``FencedText(fence)`` is the one reading of a rewrite's stream (the turn is pre-filled with the
+    opening fence: the body, then the closing fence line, then anything more). ``feed(piece)``
+    returns True once the closing fence has arrived (``closed``); ``partial_body()`` is the body's
+    complete lines so far; ``body()`` the final body, or None when nothing usable came. A repeated
+    opening fence (with a language tag, on the first line) is not body. Only a line that is exactly
+    the fence closes the block (``fence_for`` picks a fence longer than any backtick run).
   * ``closing_fence_at(text, fence)`` finds where the closing fence line starts.
-  * ``tokens_through_fence(target, tokens, fence)`` cuts a token list after the token
-    that completes the closing fence line (benchmarks compare outputs up to there).
+  * ``tokens_through_fence(target, tokens, fence)`` cuts a token list after the token that
+    completes the closing fence line (benchmarks compare outputs up to there).
 """
 
 from __future__ import annotations

@@ -1,27 +1,18 @@
 """The terminal app's settings: what the user chose, the config file that keeps it, the history.
 
 Contract:
-  * :class:`TuiSettings` holds every knob the settings screen edits (model, draft model,
-    backend, GPU layers, speculation, k, temperature, exact mode, edit mode, theme) and
-    builds the same option objects the CLI does: :meth:`TuiSettings.options` the
-    ``RewriteOptions`` passed to ``app.rewrite.rewrite``, :meth:`TuiSettings.load_config`
-    the ``LoadConfig`` passed to ``app.loaded_model.load_model``; the defaults stay in
-    ``app.options``. :data:`SAVED` names the fields the config file keeps;
-    :meth:`TuiSettings.to_saved` and :meth:`TuiSettings.from_saved` convert, the latter
-    checking each value and returning the problems it skipped.
-  * :func:`config_path` is ``$XDG_CONFIG_HOME/specedit/config.toml`` (the platform's user
-    config dir when ``XDG_CONFIG_HOME`` is unset).
-  * :func:`load_settings` reads it into ``TuiSettings`` (``TuiSettings.from_saved`` checks
-    each value), then applies ``$SPECEDIT_MODEL``, then the command line's flags (a
-    ``LoadConfig`` whose None fields were not given, ``TuiSettings.from_load_config``):
-    flags beat the environment, which beats the file.
-    A missing file is the defaults; an unreadable or malformed one, or a bad value in it,
-    is one line in the returned problems and never stops the app.
-  * :func:`save_settings` writes the settings that differ from the defaults, atomically,
-    in a file only the user may read (0600, its folder 0700 when created here:
-    ``app.state``'s private writes); it returns the path, or raises ``OSError``.
-  * The history of instructions (Up in the instruction line) lives in the private state
-    dir, ``tui-history.txt`` (0600): :func:`load_history`, :func:`append_history`.
+  * :class:`TuiSettings` holds every knob the settings screen edits and builds the same option
+    objects the CLI does (:meth:`~TuiSettings.options`: ``RewriteOptions``;
+    :meth:`~TuiSettings.load_config`: ``LoadConfig``); the defaults stay in ``app.options``.
+    :data:`SAVED` names the fields the file keeps (``to_saved``; ``from_saved`` checks each value
+    and returns the problems it skipped).
+  * :func:`config_path` is ``$XDG_CONFIG_HOME/specedit/config.toml`` (else the platform's).
+  * :func:`load_settings`: the file, then ``$SPECEDIT_MODEL``, then the command line's flags (a
+    ``LoadConfig`` whose None fields were not given). A missing file is the defaults; a bad file
+    or value is one line in the returned problems and never stops the app.
+  * :func:`save_settings` writes what differs from the defaults, atomically and private (0600,
+    ``app.state``), and returns the path, or raises ``OSError``.
+  * :func:`load_history`, :func:`append_history`: instructions, ``tui-history.txt`` (0600).
 """
 
 from __future__ import annotations

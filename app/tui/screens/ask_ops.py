@@ -9,7 +9,8 @@ style (its guard keeps quotes verbatim), under the app's settings. The answer st
 ``answering``); the status bar follows its ``Metrics`` live, as for a rewrite; Esc
 cancels. The finished answer (mode ``answer``) shows its quotes highlighted, each with ✓ or
 ✗ and the reason, and a summary line (``app.tui.answer``); Esc or any key that is no active
-binding returns to the instruction line, still asking. Nothing here changes the editor's text or the file.
+binding returns to the instruction line, still asking. Nothing here changes the editor's text
+or the file.
 """
 
 from __future__ import annotations

@@ -1,22 +1,16 @@
 """The main screen: the file in a code editor, an instruction line, the live diff, review.
 
-Contract: Enter in the instruction line starts ``app.rewrite.rewrite`` in a thread worker
-with the app's settings (``InstructionOps``: history, feedback, a queue while the model
-loads, region mode, warm-up). The worker streams into a :class:`~..live.LiveRun`; an
-8 Hz timer renders the live diff and the status bar from it, so the engine never waits
-on the UI. Esc cancels; the hunks completed before it can still be kept. A finished
-rewrite opens hunk-by-hunk review (``ReviewOps``); writing, undo, saving, reloading and
-conflicts are in ``FileOps``. F6 makes Enter ask a question about the file and the
-context files instead (``AskOps``): the answer streams into the answer view, in the diff
-view's place, and is then shown with its quotes checked; the file is never changed.
-
-Modes: ``edit`` (the instruction line is shown and focused), ``generating``, ``review``
-and ``stopped`` (a result with nothing to review: its output stays visible),
-``feedback`` (the instruction line asks what was wrong with the result shown),
-``answering`` (an answer streams) and ``answer`` (the checked answer is shown). In
-review and stopped modes the instruction line is hidden and a line of keys stands in
-its place: letters are review commands there, and none of them writes (ctrl+s does,
-after a confirmation where the result is suspect).
+Contract: Enter in the instruction line starts ``app.rewrite.rewrite`` in a thread worker with the
+app's settings (``InstructionOps``). The worker streams into a :class:`~..live.LiveRun`; an 8 Hz
+timer renders the live diff and the status bar from it, so the engine never waits on the UI. Esc
+cancels (the hunks completed before it can still be kept). A finished rewrite opens hunk-by-hunk
+review (``ReviewOps``); writing, undo, saving, reloading and conflicts are ``FileOps``'. F6 makes
+Enter ask about the file and the context files instead (``AskOps``); the file is never changed.
+Modes: ``edit`` (the instruction line shown and focused), ``generating``, ``review``, ``stopped``
+(a result with nothing to review, its output visible), ``feedback`` (the line asks what was wrong),
+``answering`` and ``answer``. In review and stopped modes the instruction line is hidden and a
+line of keys stands in its place: letters are review commands there, and none of them writes
+(ctrl+s does, after a confirmation where the result is suspect).
 """
 
 from __future__ import annotations

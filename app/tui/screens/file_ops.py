@@ -5,10 +5,10 @@ backup, atomic replace) and undo through ``app.undo.undo``; this module only dec
 *when* and reports the outcome (the backup with its folder). The write of a review is
 ctrl+s, never a letter; for a suspect result or one with worse syntax it asks first, and
 only ctrl+s (or the Yes button) answers yes. A failed write keeps the review on screen,
-so nothing the user accepted is lost. Changes on disk (from the watchdog thread, via a ``FileChanged``
-message) reload the editor when idle; while generating or reviewing they mark a conflict:
-the app then refuses to write (``write_atomic`` would too) and ``ctrl+r`` re-runs the last
-instruction against the new text.
+so nothing the user accepted is lost. Changes on disk (from the watchdog thread, via a
+``FileChanged`` message) reload the editor when idle; while generating or reviewing they mark
+a conflict: the app then refuses to write (``write_atomic`` would too) and ``ctrl+r`` re-runs
+the last instruction against the new text.
 """
 
 from __future__ import annotations

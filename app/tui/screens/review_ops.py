@@ -1,19 +1,17 @@
 """The editor screen's review side: show a finished rewrite, walk and decide its hunks.
 
-Contract: :meth:`ReviewOps.show_result` takes a ``RewriteResult`` and opens hunk-by-hunk
-review (a :class:`~..review.Review`) in the diff view:
-  * ``ok`` with changes: every hunk. A *suspect* result (it deletes lines the instruction
-    did not ask to remove) says so in a red banner; accept-all and the write ask first.
-  * ``truncated`` (the output stopped before its block closed) and ``cancelled`` (Esc):
-    only the hunks completed before the cut, in a *partial* review: each may be kept one
-    by one, there is no accept-all, and nothing of the cut output beyond them is written.
-  * anything else (no changes, no output, a cut with no complete hunk): the output stays
-    visible in a stopped preview with its message.
-The tree-sitter validation (``app.syntax.syntax_warning``) and any conflict join the
-banner. The review actions (next, previous, accept, reject, undo a decision, accept all,
-reject all) only change the ``Review`` and re-render; writing is
-:class:`~.file_ops.FileOps`' job. In review, letters are commands: the first letter that
-is not one shows a hint that Esc returns to the instruction line.
+Contract: :meth:`ReviewOps.show_result` takes a ``RewriteResult`` and opens hunk-by-hunk review (a
+:class:`~..review.Review`) in the diff view:
+  * ``ok`` with changes: every hunk; a *suspect* result says so in a red banner, and accept-all
+    and the write ask first.
+  * ``truncated`` or ``cancelled``: only the hunks completed before the cut, in a *partial* review
+    (kept one by one, no accept-all; nothing of the cut output beyond them is written).
+  * anything else: the output stays visible in a stopped preview with its message.
+The tree-sitter validation (``app.syntax.syntax_warning``) and any conflict join the banner. The
+review actions (next, previous, accept, reject, undo a decision, accept all, reject all) only
+change the ``Review`` and re-render; writing is :class:`~.file_ops.FileOps`' job. In review,
+letters are commands: the first that is not one shows a hint that Esc returns to the instruction
+line.
 """
 
 from __future__ import annotations

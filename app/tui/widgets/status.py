@@ -1,20 +1,15 @@
 """The status bar: the model load, then live decoding figures from the engine's Metrics.
 
-Contract: the bar is two lines. :meth:`StatusBar.show_loading` shows a model load
-(model, backend and device once known, the stage, seconds so far). :meth:`StatusBar.show`
-takes a ``Metrics`` (the single source of every figure; nothing here computes a rate of
-its own) plus the app state: while the prompt is read (``Metrics.phase == "reading"``)
-a progress bar and "reading file 1,234/1,700 tokens, 98 tok/s" with the seconds so far;
-while generating the decode tokens/s (``Metrics.recent_tps``, the model's tokens over
-decode time only; the run's ``decode_tps`` while no call has ended in its window, so a
-slow call never reads as 0.0) with a ``Sparkline`` of its recent history, acceptance,
-tokens per target call and k (and the tokens the program copied into an answer, beside the
-rate, never in it); then where drafts came from,
-whether speculation is on and the run exact, and the model with the backend and device
-that ran it (and the verifier, when the engine names one). The sparkline is hidden until
-there is a decode rate to draw. It is called by a UI timer a few times a second, never
-from the engine thread; a tick that reads a ``Metrics`` while the engine mutates it (a
-dict changing size) is skipped.
+Contract: the bar is two lines. :meth:`StatusBar.show_loading` shows a model load (model, backend
+and device once known, the stage, seconds so far). :meth:`StatusBar.show` takes a ``Metrics`` (the
+single source of every figure; nothing here computes a rate of its own) plus the app state: while
+the prompt is read (``phase == "reading"``) a progress bar, tokens read and their rate; while
+generating, the decode tokens/s (``recent_tps``, else the run's ``decode_tps`` while no call has
+ended in its window) with a ``Sparkline`` of its history (hidden until there is a rate),
+acceptance, tokens per target call and k (inserted tokens beside the rate, never in it); then
+where drafts came from, whether speculation is on and the run exact, and the model, backend,
+device and verifier. It is called by a UI timer a few times a second, never from the engine
+thread; a tick that reads a ``Metrics`` while the engine mutates it is skipped.
 """
 
 from __future__ import annotations
