@@ -1,34 +1,38 @@
-"""What Python code binds and reads: names nothing defines, parameters nothing reads.
+"""What code binds and reads: names nothing defines, parameters nothing reads.
 
-A small model that is asked to "add a parameter encoding and open the file with
-encoding=encoding" often does one half: the new parameter is never read, or the call
-reads a name that nothing defines. Both show in the code alone, without the model and
-without an answer key; ``app.checks`` compares the original with the result, so only
-what the change introduced counts.
+``app.checks`` compares the original with the result, so only what a change introduced
+counts: a call that reads a name nothing defines, a new parameter nothing reads.
 
-Contract (Python only: any other language, or code that does not compile, gives None):
-  * ``unbound(text, path) -> set[str] | None``: the names the code reads as globals (from
-    any scope: module, function, class, comprehension) that the module does not bind
-    (assignment, import, ``def``, ``class``, ``global`` plus assignment in a function),
-    that are not builtins and not a module's own attributes (``__file__`` …); None also
-    when the module has a star import (anything could be bound then);
-  * ``parameters(text, path) -> dict[str, Params] | None``: for each function, by its
-    qualified name (``Queue.put``; a name defined twice keeps its last), its 1-based
-    first line, its parameter names (positional, keyword-only, then ``*args`` and
-    ``**kwargs``), and the names its body reads (nested definitions and lambdas
-    included); ``stub`` is True for a body that is only a docstring, ``pass``, ``...``
-    or ``raise`` (an abstract method reads nothing).
+Contract (a language not named, or code that does not parse, gives None):
+  * ``unbound(text, path) -> set[str] | None``: the names the code reads that nothing binds.
+    Python (``symtable``): names read as globals from any scope that the module does not
+    bind (assignment, import, ``def``, ``class``, ``global`` plus assignment), less builtins
+    and a module's own attributes; None with a star import. JavaScript (tree-sitter, the
+    grammar's locals query and the declarations it leaves out): a reference no enclosing
+    scope declares (``var`` in its function, ``let``/``const``/classes in their block,
+    hoisting ignored), less the globals of ``data/js_globals.json``. Shell: ``$X`` read
+    without a default that no assignment, ``for``, ``read``/``getopts`` or declaration
+    binds, less the shell's own variables (``SH_ENVIRONMENT``).
+  * ``unbound_reads(text, path) -> dict[str, int] | None``: JavaScript and shell, the same
+    names with the 0-based line of each one's first unbound read.
+  * ``parameters(text, path) -> dict[str, Params] | None``: (Python) for each function, by
+    its qualified name (``Queue.put``; a name defined twice keeps its last), its 1-based
+    first line, its parameter names, the names its body reads (nested definitions
+    included), and ``stub``: a body that is only a docstring, ``pass``, ``...`` or ``raise``.
 """
 
 from __future__ import annotations
 
 import ast
 import builtins
+import json
 import re
 import symtable
 from dataclasses import dataclass
+from functools import cache
+from importlib.resources import files
 
-from .syntax import language_for_path
+from .syntax import language_for_path, parse
 
 MODULE_NAMES = frozenset(
     {
@@ -43,8 +47,22 @@ def _python(text: str, path: str | None) -> bool:
     return language_for_path(path) == "python"
 
 
+def unbound_reads(text: str, path: str | None) -> dict[str, int] | None:
+    """JavaScript and shell: each name the code reads that nothing binds, with the 0-based
+    line of its first such read (module docstring); None for other languages."""
+    lang = language_for_path(path)
+    if lang == "javascript":
+        return _javascript_unbound(text)
+    if lang == "bash":
+        return _shell_unbound(text)
+    return None
+
+
 def unbound(text: str, path: str | None) -> set[str] | None:
     """The names the code reads that nothing binds (module docstring)."""
+    if language_for_path(path) in {"javascript", "bash"}:
+        reads = unbound_reads(text, path)
+        return None if reads is None else set(reads)
     if not _python(text, path) or _STAR.search(text):
         return None
     try:
@@ -119,3 +137,173 @@ def parameters(text: str, path: str | None) -> dict[str, Params] | None:
 
     visit(tree, "")
     return out
+
+
+# ---- JavaScript: scopes from the grammar's own locals query, extended -----------------------
+
+# tree-sitter-javascript's queries/locals.scm marks scopes, ``pattern/identifier`` and
+# ``variable_declarator`` names as definitions and every identifier as a reference; it leaves
+# out the declarations highlighters see elsewhere (function and class names, imports, catch
+# parameters), so those are added here.
+_JS_SCOPES = frozenset(
+    {
+        "program",
+        "statement_block",
+        "function_expression",
+        "arrow_function",
+        "function_declaration",
+        "generator_function_declaration",
+        "generator_function",
+        "method_definition",
+        "for_statement",
+        "for_in_statement",
+        "catch_clause",
+        "class_declaration",
+        "class",
+    }
+)
+_JS_FUNCTIONS = frozenset(
+    {
+        "program",
+        "function_expression",
+        "arrow_function",
+        "function_declaration",
+        "generator_function_declaration",
+        "generator_function",
+        "method_definition",
+    }
+)
+# a declaration's name is bound in the scope around the declaration, not its own
+_JS_NAMED = frozenset(
+    {"function_declaration", "generator_function_declaration", "class_declaration"}
+)
+
+
+@cache
+def _js_globals() -> frozenset[str]:
+    data = json.loads((files(__package__) / "data" / "js_globals.json").read_text())
+    return frozenset(data["names"]) | {"undefined", "arguments", "globalThis"}
+
+
+def _js_is_definition(node) -> bool:
+    parent = node.parent
+    if parent is None:
+        return False
+    kind = parent.type
+    if kind == "variable_declarator":
+        return parent.child_by_field_name("name") == node
+    if kind in _JS_NAMED or kind in {"function_expression", "class", "generator_function"}:
+        return parent.child_by_field_name("name") == node
+    if kind in {"formal_parameters", "catch_clause", "rest_pattern", "assignment_pattern"}:
+        return kind != "assignment_pattern" or parent.child_by_field_name("left") == node
+    if kind == "arrow_function":
+        return parent.child_by_field_name("parameter") == node
+    if kind in {"array_pattern", "pair_pattern", "object_pattern"}:
+        return kind != "pair_pattern" or parent.child_by_field_name("value") == node
+    if kind in {"import_specifier", "import_clause", "namespace_import"}:
+        return True
+    if kind == "for_in_statement":  # for (const x of xs), for (x in o): both bind or assign
+        return parent.child_by_field_name("left") == node
+    return False
+
+
+def _js_scope_of(node):
+    """The scope a definition binds in: a function name in the scope around the function,
+    ``var`` in the nearest function, anything else in the nearest scope."""
+    parent = node.parent
+    start = parent.parent if parent is not None and parent.type in _JS_NAMED else parent
+    var = False
+    p = node.parent
+    while p is not None and p.type not in _JS_SCOPES:
+        if p.type == "variable_declaration":  # ``var``; let and const are lexical_declaration
+            var = True
+        p = p.parent
+    want = _JS_FUNCTIONS if var else _JS_SCOPES
+    s = start
+    while s is not None and s.type not in want:
+        s = s.parent
+    return s
+
+
+def _javascript_unbound(text: str) -> dict[str, int] | None:
+    tree = parse(text, "javascript")
+    if tree is None or tree.root_node.has_error:
+        return None
+    bound: dict[int, set[str]] = {}
+    refs = []
+    stack = [tree.root_node]
+    while stack:
+        node = stack.pop()
+        stack += node.children
+        if node.type == "shorthand_property_identifier":  # ``{ a }`` reads a
+            refs.append(node)
+        elif node.type in {"identifier", "shorthand_property_identifier_pattern"}:
+            if node.type != "identifier" or _js_is_definition(node):
+                scope = _js_scope_of(node)
+                if scope is not None:
+                    bound.setdefault(scope.id, set()).add(node.text.decode())
+            elif node.parent is None or node.parent.type not in {
+                "export_specifier",
+                "labeled_statement",
+            }:
+                refs.append(node)
+    out: dict[str, int] = {}
+    for node in refs:
+        name = node.text.decode()
+        p = node.parent
+        while p is not None and name not in bound.get(p.id, ()):
+            p = p.parent
+        if p is None and name not in _js_globals():
+            out[name] = min(out.get(name, node.start_point[0]), node.start_point[0])
+    return out
+
+
+# ---- shell: variables read that nothing assigns ------------------------------------------
+
+# a default, an alternative or an error message makes reading an unset variable safe
+_SH_GUARDS = frozenset({":-", "-", ":=", "=", ":+", "+", ":?", "?"})
+_SH_BINDERS = frozenset({"read", "getopts", "mapfile", "readarray", "printf"})
+_SH_SPECIAL = re.compile(r"^(?:[0-9]+|[@*#?$!_-])$")
+# what every shell sets; anything else the script reads from its environment it must name
+SH_ENVIRONMENT = frozenset(
+    {
+        "HOME", "PATH", "PWD", "OLDPWD", "USER", "LOGNAME", "SHELL", "HOSTNAME", "UID", "EUID",
+        "PPID", "IFS", "OPTARG", "OPTIND", "RANDOM", "SECONDS", "LINENO", "BASH_SOURCE",
+        "BASH_VERSION", "BASHPID", "FUNCNAME", "PIPESTATUS", "TMPDIR", "TERM", "LANG",
+        "EPOCHSECONDS", "BASH_REMATCH", "REPLY", "HOSTTYPE", "OSTYPE", "MACHTYPE", "GROUPS",
+    }
+)  # fmt: skip
+
+
+def _shell_unbound(text: str) -> dict[str, int] | None:
+    tree = parse(text, "bash")
+    if tree is None or tree.root_node.has_error:
+        return None
+    bound: set[str] = set()
+    read: dict[str, int] = {}
+    stack = [tree.root_node]
+    while stack:
+        node = stack.pop()
+        stack += node.children
+        kind = node.type
+        if kind == "variable_name":
+            parent = node.parent
+            name = node.text.decode()
+            if parent.type in {"variable_assignment", "for_statement", "declaration_command"}:
+                bound.add(name)
+            elif parent.type == "expansion":
+                ops = {c.type for c in parent.children}
+                if not ops & _SH_GUARDS:
+                    read[name] = min(read.get(name, node.start_point[0]), node.start_point[0])
+            elif parent.type in {"simple_expansion", "subscript"}:
+                read[name] = min(read.get(name, node.start_point[0]), node.start_point[0])
+        elif kind == "command":
+            head = node.child_by_field_name("name")
+            if head is not None and head.text.decode() in _SH_BINDERS:
+                words = [c for c in node.children if c.type == "word"]
+                bound.update(w.text.decode() for w in words if not w.text.startswith(b"-"))
+    return {
+        n: row
+        for n, row in read.items()
+        if n not in bound and n not in SH_ENVIRONMENT and not _SH_SPECIAL.match(n)
+    }

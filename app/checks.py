@@ -20,13 +20,15 @@ its reason and one line for any front end) or None:
     only docstrings or comments did, while a stands in the code (``value_missed``);
   * ``outside_named``: the instruction names definitions of the file (and not the whole file) and a
     hunk lies in none of them, nor is it the asked rename (``outside_named``);
-  * ``names_unbound``: (Python) the result reads a name that nothing in the file defines and that
-    the original did not read (``app.bindings.unbound``): a parameter used but never added, a rename
+  * ``names_unbound``: (Python, JavaScript, shell) the result reads a name that nothing in the
+    file defines and that the original did not read (``app.bindings.unbound``): a parameter used but never added, a rename
     made at a use only (``unbound``);
   * ``param_unused``: (Python) a parameter the result adds to a function is read nowhere in it,
     though the instruction says how it is used: names it again ("pass
     compresslevel=compresslevel") or takes it as a verb's object ("and pass it to …")
     (``param_unused``);
+  * ``keys_removed``: a JSON, TOML or YAML file loses keys (``app.config_keys``) and the
+    instruction asks for no removal, nor names the key as a rename's old name (``removed``);
   * ``syntax_worse``: the result has more syntax errors than the original (``syntax``);
   * ``compile_worse``: the language's own tool reports an error on the result that it does not
     report on the original (``app.compilers``: Python's ``compile()``, ``rustc``, ``bash -n``)
@@ -44,8 +46,9 @@ import keyword
 import re
 from dataclasses import dataclass
 
-from .bindings import parameters, unbound
+from .bindings import parameters, unbound, unbound_reads
 from .compilers import new_errors
+from .config_keys import removed_keys
 from .diff import Hunk, compute_hunks, split_lines
 from .intent import Intent, asks_removal
 from .names import code_lines, rename, uses, whole_word
@@ -374,6 +377,9 @@ def _code_names(text: str, strings: bool = False) -> set[str]:
     return names - _KEYWORDS
 
 
+_COMMENT_LINE = re.compile(r"\s*(?:#|//|/\*|\*)")
+
+
 def names_unbound(old: str, new: str, intent: Intent, path: str | None) -> Suspect | None:
     """The verdict when the result reads a name that nothing defines and the original did
     not read."""
@@ -381,12 +387,20 @@ def names_unbound(old: str, new: str, intent: Intent, path: str | None) -> Suspe
     if before is None or after is None:
         return None
     left = intent.rename[0] if intent.rename else None  # rename_left says that one
-    fresh = sorted(after - before - {left})
+    fresh = after - before - {left}
     if not fresh:
         return None
-    where = uses(new, fresh[0], path)
-    at = f" (line {where[0][0] + 1})" if where else ""
-    return Suspect("unbound", 0, f"{fresh[0]}{at} is used, but nothing in the file defines it")
+    lines = split_lines(new)
+    first = unbound_reads(new, path) or {}
+    for name in fresh - first.keys():  # Python: its first use outside a comment line
+        code = [r for r, _ in uses(new, name, path) if not _COMMENT_LINE.match(lines[r])]
+        first[name] = code[0] if code else len(lines)
+    named = sorted(fresh, key=lambda n: (first[n], n))[:3]
+    said = ", ".join(f"{n} (line {first[n] + 1})" if first[n] < len(lines) else n for n in named)
+    more = f" and {len(fresh) - len(named)} more" if len(fresh) > len(named) else ""
+    are = "is" if len(fresh) == 1 else "are"
+    it = "it" if len(fresh) == 1 else "them"
+    return Suspect("unbound", 0, f"{said}{more} {are} used, but nothing in the file defines {it}")
 
 
 _OBJECT_IT = re.compile(r"\b(?!(?:and|but|or|so|then|that|when|where|if|because)\b)[a-z]+ it\b")
@@ -442,6 +456,21 @@ def compile_worse(old: str, new: str, intent: Intent, path: str | None) -> Suspe
     return Suspect("compile", 0, f"{found[0].describe()}{more}; the original has no such error")
 
 
+def keys_removed(old: str, new: str, intent: Intent, path: str | None) -> Suspect | None:
+    """The verdict when a config file loses keys and the instruction asks for no removal."""
+    if asks_removal(intent.instruction):
+        return None
+    renamed = intent.rename[0] if intent.rename else None
+    gone = [k for k in removed_keys(old, new, path) or () if k.path[-1] != renamed]
+    if not gone:
+        return None
+    said = ", ".join(
+        k.dotted() + (f" (line {k.line + 1})" if k.line is not None else "") for k in gone[:3]
+    )
+    more = f" and {len(gone) - 3} more" if len(gone) > 3 else ""
+    return Suspect("removed", 0, f"the result no longer has {said}{more}")
+
+
 def no_change(old: str, new: str, intent: Intent, path: str | None) -> Suspect | None:
     """The verdict when the result is the original."""
     return Suspect("unchanged", 0, "the answer changes nothing in the file") if old == new else None
@@ -455,6 +484,7 @@ CHECKS = (
     outside_named,
     names_unbound,
     param_unused,
+    keys_removed,
     syntax_worse,
     compile_worse,
 )

@@ -1,12 +1,14 @@
 """A language's own tools, asked whether a change made the file worse.
 
 Contract: ``new_errors(old, new, path) -> list[Diagnostic]`` lists the errors a tool reports
-on ``new`` that it does not report on ``old`` (compared by tool and message, not by line, so
-an error the original already had, such as a crate that is not at hand, never counts), first
-by line. Only tools that read code without running any of it:
+on ``new`` that it does not report on ``old`` (compared by tool and message, or pylint's
+message id, not by line, so an error the original already had, such as a crate that is not
+at hand, never counts), first by line. Only tools that read code without running any of it:
 
   * Python: ``compile()`` in this process (``IndentationError``, ``'return' outside function``:
-    what a tree-sitter parse lets through);
+    what a tree-sitter parse lets through), then pylint's errors (``python -m pylint``, its E
+    messages but syntax, undefined names (``app.bindings``) and imports, which depend on what
+    is installed: ``Instance of 'Job' has no 'rollback' member``, a call with too many arguments, a function defined twice);
   * Rust: ``rustc --emit=metadata --crate-type=lib`` on a private copy (names and types:
     ``error[E0308]: mismatched types``; no ``--extern`` is passed, so no procedural macro runs);
   * shell: ``bash -n``.
@@ -17,12 +19,14 @@ nothing (logged); so does a language without one here. Results are cached by tex
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import logging
 import os
 import re
 import shutil
 import subprocess
+import sys
 import tempfile
 from collections import Counter
 from dataclasses import dataclass
@@ -42,9 +46,12 @@ class Diagnostic:
     tool: str
     line: int
     message: str
+    kind: str = ""
+    """What two texts' errors are matched by when not their words: pylint's message id,
+    whose words name the code's own names (a rename changes them, not the error)."""
 
     def key(self) -> tuple[str, str]:
-        return self.tool, self.message
+        return self.tool, self.kind or self.message
 
     def describe(self) -> str:
         at = f"line {self.line}: " if self.line else ""
@@ -59,6 +66,42 @@ def _python(text: str) -> list[Diagnostic]:
     except ValueError as e:  # a NUL byte in the source
         return [Diagnostic("python", 0, str(e))]
     return []
+
+
+# pylint's error messages, less syntax (compile() says it), names nothing defines
+# (app.bindings says it) and the ones that say what this machine has installed
+_PYLINT = (
+    "--disable=all",
+    "--enable=E",
+    "--disable=E0001,E0602,E0401,E0611",
+    "--output-format=json",
+    "--score=n",
+    "--persistent=n",
+    "--rcfile=" + os.devnull,
+)
+
+
+def _pylint(text: str) -> list[Diagnostic]:
+    if _python(text) or importlib.util.find_spec("pylint") is None:
+        return []  # compile() has said it; or no pylint here
+    done = _run_on_copy(
+        text, "module.py", lambda src, _tmp: [sys.executable, "-m", "pylint", *_PYLINT, src]
+    )
+    try:
+        found = json.loads(done.stdout or "[]") if done is not None else []
+    except ValueError:
+        log.info("pylint gave no JSON: %s", done.stderr[-300:] if done else "")
+        return []
+    return [
+        Diagnostic(
+            "pylint",
+            int(m.get("line") or 0),
+            f"{m['message']} ({m['message-id']})",
+            str(m.get("message-id", "")),
+        )
+        for m in found
+        if isinstance(m, dict) and m.get("type") == "error" and "message" in m
+    ]
 
 
 def _run_on_copy(text: str, name: str, argv_of) -> subprocess.CompletedProcess | None:
@@ -125,14 +168,13 @@ def _shell(text: str) -> list[Diagnostic]:
     return out
 
 
-_TOOLS = {"python": _python, "rust": _rust, "bash": _shell}
+_TOOLS = {"python": (_python, _pylint), "rust": (_rust,), "bash": (_shell,)}
 
 
 @lru_cache(maxsize=64)
 def errors(text: str, lang: str) -> tuple[Diagnostic, ...]:
-    """The errors ``lang``'s tool reports on ``text`` (none without a tool)."""
-    tool = _TOOLS.get(lang)
-    return tuple(tool(text)) if tool else ()
+    """The errors ``lang``'s tools report on ``text`` (none without a tool)."""
+    return tuple(d for tool in _TOOLS.get(lang, ()) for d in tool(text))
 
 
 def new_errors(old: str, new: str, path: str | None) -> list[Diagnostic]:
@@ -140,11 +182,14 @@ def new_errors(old: str, new: str, path: str | None) -> list[Diagnostic]:
     lang = language_name(path)
     if lang not in _TOOLS or old == new:
         return []
-    before = Counter(d.key() for d in errors(old, lang))
+    then = errors(old, lang)
+    surplus = Counter(d.key() for d in errors(new, lang))
+    surplus.subtract(d.key() for d in then)
+    said = {d.message for d in then}
     out = []
-    for d in errors(new, lang):
-        if before[d.key()] > 0:
-            before[d.key()] -= 1
-        else:
+    # of a kind there are more of, the errors whose words the original does not have
+    for d in sorted(errors(new, lang), key=lambda d: d.message in said):
+        if surplus[d.key()] > 0:
+            surplus[d.key()] -= 1
             out.append(d)
     return sorted(out, key=lambda d: d.line)

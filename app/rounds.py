@@ -72,6 +72,7 @@ FLAGS = (
     "param_unused",
     "syntax",
     "compile",
+    "removed",
     "unchanged",
 )
 """Verdicts a repair round may mend."""
@@ -80,9 +81,9 @@ LOST = ("drops_tail", "drops_share", "drops_on_add")
 WHOLE_VERDICTS = frozenset((*FLAGS, *LOST))
 """Verdicts on a whole rewrite under ``auto`` that send it back to the model once."""
 _SCOPED = {"rename_left", "value_missed", "outside_named"}
-_TOUCHED = {"unbound", "param_unused", "syntax", "compile"}
-"""Verdicts of a half-made change: its round goes where the change was made."""
 """Verdicts whose round goes to the named definitions, whatever else is flagged."""
+_TOUCHED = {"unbound", "param_unused", "syntax", "compile", "removed"}
+"""Verdicts of a half-made change: its round goes where the change was made."""
 LIKE = 0.75
 """A failed search line stands for the file line it is at least this like."""
 

@@ -158,7 +158,9 @@ def _language(lang: str):  # -> tree_sitter.Language | None
         return None
 
 
-def _parse(text: str, lang: str | None):  # -> tree_sitter.Tree | None
+def parse(text: str, lang: str | None):  # -> tree_sitter.Tree | None
+    """``text``'s tree-sitter tree in ``lang`` (a name ``language_for_path`` gives), or None
+    when there is no grammar for it."""
     language = _language(lang) if lang else None
     if language is None:
         return None
@@ -212,7 +214,7 @@ def enclosing_definition(
     """0-based ``[start, end)`` lines of the smallest definition containing the given lines,
     or None when there is none (or the language is unknown, or nothing parses)."""
     start, end = _clamp(text, start_line, end_line)
-    tree = _parse(text, lang)
+    tree = parse(text, lang)
     kinds = _DEFINITIONS.get(lang or "", frozenset())
     if tree is None or not kinds:
         return None
@@ -266,7 +268,7 @@ class Definition:
 
 def definitions(text: str, lang: str | None) -> list[Definition]:
     """The definitions of ``text`` in file order (module docstring)."""
-    tree = _parse(text, lang)
+    tree = parse(text, lang)
     kinds = _DEFINITIONS.get(lang or "", frozenset()) - {"decorated_definition"}
     if tree is None or not kinds:
         return []
@@ -312,7 +314,7 @@ _TOP_LEVEL = frozenset(
 def top_level_lines(text: str, lang: str | None) -> list[tuple[int, int, str]]:
     """``(start, end, type)`` 0-based lines of the top-level statements that are not
     definitions (imports, assignments; Python only; ``[]`` otherwise)."""
-    tree = _parse(text, lang) if lang == "python" else None
+    tree = parse(text, lang) if lang == "python" else None
     if tree is None:
         return []
     return [
@@ -324,7 +326,7 @@ def top_level_lines(text: str, lang: str | None) -> list[tuple[int, int, str]]:
 
 def count_errors(text: str, lang: str | None) -> int:
     """Number of ``ERROR`` and ``MISSING`` nodes in ``text``'s parse tree (0 if unknown)."""
-    tree = _parse(text, lang)
+    tree = parse(text, lang)
     if tree is None or not tree.root_node.has_error:
         return 0
     count = 0

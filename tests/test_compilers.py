@@ -60,3 +60,23 @@ def test_no_change_is_a_verdict():
     intent = read_intent("Add a docstring to wrap.", PY, "m.py")
     assert no_change(PY, PY, intent, "m.py").reason == "unchanged"
     assert no_change(PY, PY + "\n", intent, "m.py") is None
+
+
+def test_pylint_errors_a_change_brings():
+    # a method the change calls that the class does not have; a call with one argument
+    # too many; both absent from the original
+    old = (
+        "class Ledger:\n    def __init__(self):\n        self.rows = []\n\n"
+        "    def add(self, row):\n        self.rows.append(row)\n\n"
+        "    def undo(self):\n        self.rows.pop()\n"
+    )
+    new = old.replace("self.rows.pop()", "self.rollback()\n        self.add(1, 2)")
+    found = new_errors(old, new, "ledger.py")
+    assert [(d.tool, d.line, d.kind) for d in found] == [
+        ("pylint", 9, "E1101"),
+        ("pylint", 10, "E1121"),
+    ]
+    assert "Instance of 'Ledger' has no 'rollback' member" in found[0].message
+    # pylint's words name the code's names: a rename changes them, not the errors
+    broken = old + "\n\nLedger().missing()\n"
+    assert new_errors(broken, broken.replace("Ledger", "Book"), "ledger.py") == []

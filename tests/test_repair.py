@@ -337,8 +337,12 @@ def test_a_method_rename_reaches_its_calls_through_objects():
     instr = "In the class Console, rename the method resetbuffer to reset_buffer and its calls."
     intent = read_intent(instr, text, "code.py")
     first = text.replace("def resetbuffer", "def reset_buffer")
-    (v,) = vouch(text, first, intent, "code.py")
+    v, pylint = vouch(text, first, intent, "code.py")
     assert v.reason == "rename_left" and "lines 6 and 7" in v.message
+    assert (
+        pylint.reason == "compile"
+        and "no 'resetbuffer' member; maybe 'reset_buffer'?" in pylint.message
+    )
     assert repair(text, first, "code.py") == (first, [])
     assert vouch(text, text.replace("resetbuffer", "reset_buffer"), intent, "code.py") == []
 
