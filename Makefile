@@ -8,7 +8,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 LLAMA := llama-cpp-python==0.3.36
 
-.PHONY: setup setup-test llama demo test test-long test-clients lint format bench docs-images clean
+.PHONY: setup setup-test llama llama-server demo test test-long test-clients lint format bench docs-images clean
 
 $(BIN)/python:
 	@command -v $(PY) >/dev/null || { echo "need $(PY)"; exit 1; }
@@ -37,6 +37,13 @@ $(VENV)/.test: pyproject.toml | llama
 	$(BIN)/pip install -q -e '.[tui,server,bench,torch,test]'
 	if [ -f plugins/vscode/package.json ]; then cd plugins/vscode && npm ci --no-audit --no-fund && npm run compile; fi
 	touch $(VENV)/.core $@
+
+# llama.cpp's own llama-server, the peer of `specedit bench peer` and `bench client`: built
+# from the llama.cpp that llama-cpp-python's sdist vendors, for the CPU with the SIMD flags
+# above (about 10 minutes on 2 cores), once per machine: it is kept in
+# ~/.cache/specedit/llama-server/<version>/ (scripts/build-llama-server.sh); prints its path
+llama-server: | $(BIN)/python
+	@bash scripts/build-llama-server.sh $(BIN)/python
 
 setup: $(VENV)/.core
 setup-test: $(VENV)/.test

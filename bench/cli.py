@@ -35,6 +35,8 @@ SUITES = {
     "server": ("server_bench", "specedit serve: how fast a rewrite stops, and a soak"),
     "rag": ("rag_bench", "answers that quote: quote rate, right answers, lookup vs plain"),
     "predict": ("predict_bench", "serve --http: an edit with and without prediction, and plain"),
+    "peer": ("server_peer", "specedit vs llama.cpp's llama-server n-gram speculation and pld"),
+    "client": ("client_bench", "a real client's recorded request: serve --http vs llama-server"),
 }
 
 
