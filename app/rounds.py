@@ -197,6 +197,7 @@ def redo_definitions(
             feedback=feedback,
         )
         res = run_whole(sub, prompt)
+        run.checks_s = sub.checks_s  # the clone's reading time is the rewrite's
         raws.append(res.raw)
         if res.status == "cancelled":
             return res

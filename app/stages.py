@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
@@ -62,6 +63,23 @@ LOCATE_TOKENS = 160
 """Output cap of a locate answer (a few outline lines)."""
 
 
+@dataclass(frozen=True)
+class StageTime:
+    """One generation's share of a rewrite's wait: prompt prefill and decode seconds, and
+    the tokens it generated."""
+
+    prefill_s: float
+    decode_s: float
+    tokens: int
+
+    def to_json(self) -> dict:
+        return {
+            "prefill_s": round(self.prefill_s, 4),
+            "decode_s": round(self.decode_s, 4),
+            "tokens": self.tokens,
+        }
+
+
 @dataclass
 class RewriteStats:
     """The app's labels of one rewrite beside the engine's figures of its generations.
@@ -81,10 +99,16 @@ class RewriteStats:
     """The repairs made to the answer (``app.repair``) and repair rounds run, in order."""
     file_tokens: int = 0
     """Tokens of the text a whole rewrite re-emits (what ``generated_tokens`` compares with)."""
+    stages: tuple[StageTime, ...] = ()
+    """Each generation of the rewrite, in order: the first answer, then any round or review."""
+    checks_s: float = 0.0
+    """Seconds spent reading answers: fidelity repairs, hunks, the checks' verdicts."""
 
     def snapshot(self) -> dict:
         return {
             **self.metrics.snapshot(),
+            "stages": [st.to_json() for st in self.stages],
+            "checks_s": round(self.checks_s, 4),
             "edit_mode": self.edit_mode,
             "edit_reason": self.edit_reason,
             "edit_fallback": self.edit_fallback,
@@ -189,6 +213,10 @@ class RewriteRun:
     """The first answer placed as it is (``RewriteResult.first_answer``)."""
     answered: bool = False
     """The first answer is in: ``first_answer`` is set for good."""
+    stage_times: list[StageTime] = field(default_factory=list)
+    """The generations closed so far (``close``)."""
+    checks_s: float = 0.0
+    """Seconds ``finished`` spent reading answers."""
     _intent: Intent | None = field(default=None, repr=False)
 
     @property
@@ -213,6 +241,11 @@ class RewriteRun:
         first reviewed by the model (``review_change``)."""
         if res.status == "ok" and res.hunks and not res.verdicts:
             self.review_change(res)
+        self.stage_times = [
+            StageTime(m.prefill_s, m.decode_s, m.generated_tokens)
+            for m in (*self.earlier, self.metrics)
+            if m.prefill_s or m.decode_s or m.generated_tokens
+        ]
         for m in self.earlier:
             self.metrics.add(m)
         self.earlier = []
@@ -245,7 +278,16 @@ class RewriteRun:
     def stats(self, mode: str = "", fallback: str = "") -> RewriteStats:
         """This rewrite's labels beside its metrics so far."""
         reason, repairs = self.edit_reason, tuple(self.repairs)
-        return RewriteStats(self.metrics, mode, reason, fallback, repairs, self.file_tokens)
+        return RewriteStats(
+            self.metrics,
+            mode,
+            reason,
+            fallback,
+            repairs,
+            self.file_tokens,
+            tuple(self.stage_times),
+            self.checks_s,
+        )
 
     def result(self, status: str, message: str, raw: str = "", hunks=()) -> RewriteResult:
         """A result that changes nothing."""
@@ -286,6 +328,7 @@ def finished(run: RewriteRun, new_text: str, raw: str, part: str, body: str) -> 
     text, intent = run.text, run.intent
     if not run.answered:
         run.first_answer, run.answered = new_text, True
+    t = time.perf_counter()
     new_text, labels = repair(text, new_text, run.path)
     if run.opts.region is None and part == text:
         verdicts = vouch(text, new_text, intent, run.path)
@@ -298,6 +341,7 @@ def finished(run: RewriteRun, new_text: str, raw: str, part: str, body: str) -> 
     suspect = verdicts[0] if verdicts else None
     msg = suspect.message if suspect else ("" if hunks else "no changes")
     diff = unified_diff(text, new_text, run.path or "text")
+    run.checks_s += time.perf_counter() - t
     return RewriteResult(
         text, new_text, raw, hunks, diff, run.stats(), "ok", msg, suspect, verdicts
     )

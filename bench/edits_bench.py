@@ -98,6 +98,7 @@ def run_task(
             generated_tokens=s["generated_tokens"],
             prefill_s=s["prefill_s"],
             decode_s=s["decode_s"],
+            **wait_shares(s, row["wait_s"]),
             edit_mode=s["edit_mode"],
             edit_reason=s["edit_reason"],
             edit_fallback=s["edit_fallback"],
@@ -126,6 +127,26 @@ def _median(xs):
     return round(statistics.median(xs), 2) if xs else None
 
 
+def wait_shares(stats: dict, wait_s: float) -> dict:
+    """Where one rewrite's wait went, from its stats: the first answer's generation (prompt
+    prefill and decode), every further generation (rounds, review), reading the answers
+    (repairs and checks) and the rest (planning, placing, the program's own work)."""
+    stages = stats.get("stages") or []
+    first = stages[0]["prefill_s"] + stages[0]["decode_s"] if stages else 0.0
+    later = sum(st["prefill_s"] + st["decode_s"] for st in stages[1:])
+    checks = stats.get("checks_s", 0.0)
+    return {
+        "generations": len(stages),
+        "first_s": round(first, 3),
+        "rounds_s": round(later, 3),
+        "checks_s": round(checks, 3),
+        "other_s": round(max(0.0, wait_s - first - later - checks), 3),
+    }
+
+
+WAIT_SHARES = ("first_s", "rounds_s", "checks_s", "other_s")
+
+
 def tally(rows: list[dict]) -> dict:
     """Counts of a group of runs (module docstring)."""
     wrong = [r for r in rows if not r["right"]]
@@ -137,7 +158,14 @@ def tally(rows: list[dict]) -> dict:
         "false_alarms": sum(bool(r.get("flagged")) for r in rows if r["right"]),
         "first_right": sum(bool(r.get("first_right")) for r in rows),
         "median_wait_s": _median(r.get("wait_s") for r in rows),
+        **{f"median_{k}": _median(r.get(k) for r in rows) for k in WAIT_SHARES},
+        **{f"mean_{k}": _mean(r.get(k) for r in rows) for k in WAIT_SHARES},
     }
+
+
+def _mean(xs) -> float | None:
+    xs = [x for x in xs if x is not None]
+    return round(statistics.fmean(xs), 2) if xs else None
 
 
 def summarise(rows: list[dict]) -> dict:
@@ -203,6 +231,17 @@ def table(rec: dict) -> str:
                         f"{t['wrong_flagged']:>10} {t['wrong_unflagged']:>15} "
                         f"{t['first_right']:>12} {t['false_alarms']:>12} {wait:>13}"
                     )
+        lines.append("  where the wait goes, seconds (mean, then median, over every run):")
+        lines.append(f"  {'mode':<12} {'phrasing':<8} " + " ".join(f"{k:>16}" for k in WAIT_SHARES))
+        for mode, phs in m["summary"].items():
+            for ph, groups in phs.items():
+                t = groups["all"]
+                if t.get("mean_first_s") is None:
+                    continue  # a record from before the shares were kept
+                shares = " ".join(
+                    f"{t[f'mean_{k}']:>8.1f} {t[f'median_{k}']:>7.1f}" for k in WAIT_SHARES
+                )
+                lines.append(f"  {mode:<12} {ph:<8} {shares}")
     return "\n".join(lines) + "\n"
 
 

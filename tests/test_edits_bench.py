@@ -80,3 +80,23 @@ def test_type_hints_are_judged_by_what_changed():
     assert not type_hints_ok(old, good.replace("return a", "return b"))  # the code changed
     assert not type_hints_ok(old, good.replace("'''Doc.'''", "'''Docs.'''"))  # not a signature
     assert not type_hints_ok(old, good.replace("-> int:", "-> int"))  # does not parse
+
+
+def test_the_wait_is_shared_out_by_stage():
+    from specedit.bench.edits_bench import tally, wait_shares
+
+    stats = {
+        "stages": [
+            {"prefill_s": 1.0, "decode_s": 4.0, "tokens": 60},
+            {"prefill_s": 0.5, "decode_s": 2.5, "tokens": 30},
+        ],
+        "checks_s": 0.75,
+    }
+    got = wait_shares(stats, 9.0)
+    assert got == {
+        "generations": 2, "first_s": 5.0, "rounds_s": 3.0, "checks_s": 0.75, "other_s": 0.25,
+    }  # fmt: skip
+    assert wait_shares({}, 2.0)["other_s"] == 2.0  # no generation: all the program's
+    row = {"right": True, "wait_s": 9.0, **got}
+    t = tally([row, {**row, "first_s": 1.0}])
+    assert t["median_first_s"] == 3.0 and t["mean_rounds_s"] == 3.0

@@ -43,6 +43,11 @@ def test_blocks_that_do_not_place_are_redone_on_the_named_definition_only():
     assert s["edit_mode"] == "blocks" and "cannot be placed" in s["edit_fallback"]
     assert s["edit_repairs"] == ["widen"]
     assert len(prompts) == 2 and REGION in prompts[1] and "def f7(x):" in prompts[1]
+    # where the wait went: one generation per prompt, each with its tokens; the answers'
+    # reading (repairs, checks) timed apart, the round's included
+    assert [st["tokens"] > 0 for st in s["stages"]] == [True, True]
+    assert sum(st["tokens"] for st in s["stages"]) == s["generated_tokens"]
+    assert s["checks_s"] > 0
 
 
 def test_a_second_site_the_blocks_missed_gets_a_round_of_its_own():
