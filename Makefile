@@ -66,9 +66,13 @@ test-long: setup-test
 
 # clients nobody here wrote against `specedit serve --http` with the 0.5B (tests/test_clients.py):
 # the openai SDK from the test venv; aider and litellm from a venv of their own (aider pins
-# its own litellm and openai), made once. Not part of `make test`: a few hundred MB of installs.
+# its own litellm and openai), and Continue's CLI (npm's, where npm is) beside them, made
+# once. Not part of `make test`: a few hundred MB of installs. A client whose install fails
+# (offline, no npm) is said so here and skipped by its test, with the reason; the next run
+# tries the install again.
 CLIENTS := .venv-clients
 AIDER := aider-chat==0.86.2
+CONTINUE_CLI := @continuedev/cli@1.5.47
 
 $(CLIENTS)/.done:
 	$(PY) -m venv $(CLIENTS)
@@ -76,8 +80,16 @@ $(CLIENTS)/.done:
 	$(CLIENTS)/bin/pip install -q '$(AIDER)'
 	touch $@
 
-test-clients: setup-test $(CLIENTS)/.done
-	SPECEDIT_CLIENTS=1 SPECEDIT_CLIENTS_VENV=$(CLIENTS) $(BIN)/python -m pytest -q -m clients tests/test_clients.py -s --durations=10
+$(CLIENTS)/node/.done:
+	mkdir -p $(CLIENTS)/node
+	npm install -q --prefix $(CLIENTS)/node --no-audit --no-fund '$(CONTINUE_CLI)'
+	touch $@
+
+test-clients: setup-test
+	$(MAKE) $(CLIENTS)/.done || echo "test-clients: aider and litellm not installed: skipped"
+	command -v npm >/dev/null && $(MAKE) $(CLIENTS)/node/.done \
+		|| echo "test-clients: Continue's CLI not installed: skipped"
+	SPECEDIT_CLIENTS=1 SPECEDIT_CLIENTS_VENV=$(CLIENTS) $(BIN)/python -m pytest -q -m clients tests/test_clients.py -s -rsx --durations=10
 
 lint:
 	$(BIN)/ruff check . && $(BIN)/ruff format --check .

@@ -9,13 +9,17 @@ SIGTERM at the end (it must exit 0). The clients:
   builds the final completion (with the usage chunk and ``prediction``'s counts);
 * litellm's ``completion()`` and aider, from their own venv (``.venv-clients``, made by
   ``make test-clients``; ``$SPECEDIT_CLIENTS_VENV`` names another). aider makes a
-  whole-format and a diff-format edit of a small file; the diff-format one is an expected
-  failure with the 0.5B, which does not write aider's SEARCH/REPLACE blocks
-  (:data:`DIFF_0_5B`).
+  whole-format and a diff-format edit of a small file. The diff-format one is an expected
+  failure only as measured (:data:`DIFF_0_5B`): the reply holds no SEARCH/REPLACE block at
+  all; any other failure (aider's exit, a block aider could not apply) fails;
+* Continue's CLI, ``cn -p`` (npm's ``@continuedev/cli``, in ``.venv-clients/node``): with
+  its tools it is refused by name (specedit serves no tool calls); without them
+  (``--exclude '*'``) it prints the model's answer.
 
 Each test asserts what the client did (the text it received, the file on disk changed),
 never the model's exact words (README, "Real models in tests": the server decodes
-speculatively). A client that is not installed is a skip that says how to install it.
+speculatively). A client that is not installed is a skip that says how to install it,
+checked before the server starts.
 """
 
 from __future__ import annotations
@@ -106,13 +110,40 @@ def _client_python(module: str) -> Path:
     return py
 
 
+# Each client is a module fixture named before ``served`` in a test's arguments, so a
+# missing client skips before the server loads the model.
+
+
+@pytest.fixture(scope="module")
+def openai_sdk():
+    return pytest.importorskip("openai", reason="the openai SDK is in the test extra")
+
+
+@pytest.fixture(scope="module")
+def litellm_python() -> Path:
+    return _client_python("litellm")
+
+
+@pytest.fixture(scope="module")
+def aider_python() -> Path:
+    return _client_python("aider")
+
+
+@pytest.fixture(scope="module")
+def cn() -> Path:
+    path = VENV / "node" / "node_modules" / ".bin" / "cn"
+    if not path.exists():
+        pytest.skip(f"no {path} (make test-clients installs @continuedev/cli there with npm)")
+    return path
+
+
 # ---- the openai SDK ------------------------------------------------------------------------
 
 
-def test_openai_sdk_stream_helper_builds_the_answer(served):
+def test_openai_sdk_stream_helper_builds_the_answer(openai_sdk, served):
     """The SDK's own stream helper (``chat.completions.stream``): it checks the chunks'
     order as it reads and builds the final completion from them."""
-    openai = pytest.importorskip("openai")
+    openai = openai_sdk
     base, model = served
     client = openai.OpenAI(base_url=base, api_key="unused", max_retries=0, timeout=600)
     with client.chat.completions.stream(
@@ -124,7 +155,10 @@ def test_openai_sdk_stream_helper_builds_the_answer(served):
         prediction={"type": "content", "content": FILE},
     ) as stream:
         deltas = [e.delta for e in stream if e.type == "content.delta"]
-        final = stream.get_final_completion()
+        try:
+            final = stream.get_final_completion()
+        except openai.LengthFinishReasonError as e:  # the helper's parse step refuses a
+            final = e.completion  # cut answer, and hands the completion it built with it
     text = final.choices[0].message.content
     assert text.strip() and len(deltas) > 1 and "".join(deltas) == text  # in pieces
     assert final.choices[0].finish_reason in ("stop", "length")
@@ -147,8 +181,8 @@ print(json.dumps({"text": r.choices[0].message.content, "finish": r.choices[0].f
 """
 
 
-def test_litellm_completion_plain_and_streamed(served):
-    py = _client_python("litellm")
+def test_litellm_completion_plain_and_streamed(litellm_python, served):
+    py = litellm_python
     base, model = served
     prompt = f"What does greet return?\n\n{FILE}"
     r = subprocess.run(
@@ -168,17 +202,16 @@ def test_litellm_completion_plain_and_streamed(served):
 
 
 DIFF_0_5B = (
-    "the 0.5B answers aider's diff prompt with aider's own acknowledgement line ('Ok, any "
-    "changes I propose will be to those files.'), no SEARCH/REPLACE block (2 of 2 runs)"
+    "the 0.5B answers aider's diff prompt with the line aider puts before the request "
+    "('Ok, any changes I propose will be to those files.', 12 tokens) and no SEARCH/REPLACE "
+    "block, so aider edits nothing: in every run here (aider sends temperature 0), and the "
+    "same decoded plainly, so it is the model's answer (README, Clients: aider)"
 )
 
 
-@pytest.mark.parametrize(
-    "edit_format",
-    ["whole", pytest.param("diff", marks=pytest.mark.xfail(reason=DIFF_0_5B, strict=False))],
-)
-def test_aider_edits_a_file(served, tmp_path, edit_format):
-    py = _client_python("aider")
+@pytest.mark.parametrize("edit_format", ["whole", "diff"])
+def test_aider_edits_a_file(aider_python, served, tmp_path, edit_format):
+    py = aider_python
     base, model = served
     path = tmp_path / "greet.py"
     path.write_text(FILE)
@@ -202,4 +235,49 @@ def test_aider_edits_a_file(served, tmp_path, edit_format):
     )
     assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-2000:]
     after = path.read_text()
+    if edit_format == "diff" and after == FILE and "<<<<<<< SEARCH" not in r.stdout:
+        pytest.xfail(DIFF_0_5B)  # only this, as measured: the reply had no block at all
     assert after != FILE, r.stdout[-3000:]  # aider wrote the model's edit to the file
+
+
+# ---- Continue's CLI --------------------------------------------------------------------------
+
+CN_CONFIG = """\
+name: specedit
+version: 0.0.1
+schema: v1
+models:
+  - name: specedit
+    provider: openai
+    model: {model}
+    apiBase: {base}
+    apiKey: unused
+    roles: [chat, edit, apply]
+"""
+
+
+def test_continue_cli_headless(cn, served, tmp_path):
+    """``cn -p`` (headless) with a ``config.yaml`` whose model is ``provider: openai`` at
+    ``apiBase``: with its tools (the default) the request is refused by name and cn exits
+    1 saying so; with ``--exclude '*'`` it sends no tools and prints the answer."""
+    base, model = served
+    config = tmp_path / "config.yaml"
+    config.write_text(CN_CONFIG.format(model=model, base=base))
+    env = {
+        **os.environ,
+        "CONTINUE_GLOBAL_DIR": str(tmp_path / "continue"),  # not ~/.continue
+        "CONTINUE_CLI_ENABLE_TELEMETRY": "0",
+    }
+    prompt = f"Change the greeting from Hello to Hi. Answer with the whole file.\n\n{FILE}"
+
+    def cn_p(*flags: str) -> subprocess.CompletedProcess:
+        cmd = [str(cn), "--config", str(config), *flags, "-p", prompt]
+        kw = dict(capture_output=True, text=True, timeout=900, stdin=subprocess.DEVNULL)
+        return subprocess.run(cmd, cwd=tmp_path, env=env, **kw)
+
+    refused = cn_p()  # cn's agent tools (file edits, terminal) go with every request
+    assert refused.returncode == 1
+    assert "tool calls are not supported" in refused.stdout + refused.stderr
+    r = cn_p("--exclude", "*")
+    assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-2000:]
+    assert r.stdout.strip()  # the model's answer, printed
