@@ -35,7 +35,8 @@ speculative answer can part from the plain one at a near tie).
 Prints a table per task and the medians per kind: tok/s of every mode (llama-server's with
 its acceptance), specedit over the best llama-server configuration and over the best
 prompt-lookup peer, and the agreement; saves ``<out>/peer-<time>.json`` with every run, the
-machine (``lscpu``'s model name), the code's commit and ``llama-server --version``.
+machine (``lscpu``'s model name), the code's commit and ``llama-server --version``,
+rewritten after each task (a run cut short keeps the tasks it finished).
 """
 
 from __future__ import annotations
@@ -188,7 +189,10 @@ def run_server(path: Path, loaded, config: str, task: Task, cfg: PeerConfig) -> 
     return Run(SERVER + config, t.decode_tps, t.predicted_n, rep.text, t.acceptance, rep.wall_s)
 
 
-def run_bench(cfg: PeerConfig, path: Path, progress=None) -> dict:
+def run_bench(cfg: PeerConfig, path: Path, progress=None, checkpoint=None) -> dict:
+    """Run every task in every mode (module docstring) and return the record;
+    ``checkpoint(record)``, when given, gets the record of the tasks done so far after each
+    task (a run cut short keeps them)."""
     from ..app.loaded_model import load_model
     from .run import Peer
 
@@ -197,6 +201,26 @@ def run_bench(cfg: PeerConfig, path: Path, progress=None) -> dict:
     peer = Peer(loaded, cfg.n_ctx, cfg.threads) if cfg.pld else None
     modes = [SERVER + c for c in cfg.configs] + ["specedit"] + [f"pld{n}" for n in cfg.pld]
     runs: dict[str, dict[str, list[Run]]] = {t.name + "|" + t.kind: {} for t in tasks}
+    head = {
+        "bench": "peer",
+        "config": asdict(cfg),
+        "model": loaded.describe(),
+        "machine": machine(
+            {
+                "commit": commit(),
+                "llama_server": ls.version(path),
+                "llama_server_path": str(path),
+                "llama_cpp_python": ls._llama_cpp_python_version(),
+            }
+        ),
+        "server_configs": {n: list(ls.CONFIGS[n].args) for n in cfg.configs},
+    }
+
+    def record() -> dict:
+        done = [t for t in tasks if runs[t.name + "|" + t.kind]]
+        records = [task_record(t, runs[t.name + "|" + t.kind]) for t in done]
+        return {**head, "tasks": records, "summary": summarise(records)}
+
     for rep in range(cfg.repeats):
         for ti, task in enumerate(tasks):
             for mode in modes:
@@ -211,23 +235,9 @@ def run_bench(cfg: PeerConfig, path: Path, progress=None) -> dict:
                 else:
                     r = run_server(path, loaded, mode[len(SERVER) :], task, cfg)
                 runs[task.name + "|" + task.kind].setdefault(mode, []).append(r)
-    records = [task_record(t, runs[t.name + "|" + t.kind]) for t in tasks]
-    out = {
-        "bench": "peer",
-        "config": asdict(cfg),
-        "model": loaded.describe(),
-        "machine": machine(
-            {
-                "commit": commit(),
-                "llama_server": ls.version(path),
-                "llama_server_path": str(path),
-                "llama_cpp_python": ls._llama_cpp_python_version(),
-            }
-        ),
-        "server_configs": {n: list(ls.CONFIGS[n].args) for n in cfg.configs},
-        "tasks": records,
-        "summary": summarise(records),
-    }
+            if checkpoint:
+                checkpoint(record())
+    out = record()
     loaded.target.close()
     return out
 
@@ -407,10 +417,16 @@ def main(argv: list[str]) -> int:
     )
     err = Console(stderr=True)
     path = server_binary(err)
-    record = run_bench(cfg, path, progress=lambda msg: err.print(f"[dim]{msg}[/]"))
+    saved: list[Path] = []
+
+    def checkpoint(record: dict) -> None:
+        saved[:] = [save_record(record, a.out, "peer", saved[0] if saved else None)]
+
+    record = run_bench(cfg, path, lambda msg: err.print(f"[dim]{msg}[/]"), checkpoint)
+    checkpoint(record)
     out = Console() if sys.stdout.isatty() else Console(width=220)
     out.print(table(record))
     for line in differences(record):
         out.print(line)
-    err.print(f"wrote {save_record(record, a.out, 'peer')}")
+    err.print(f"wrote {saved[0]}")
     return 0
