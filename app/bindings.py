@@ -7,8 +7,8 @@ Contract (a language not named, or code that does not parse, gives None):
   * ``unbound(text, path) -> set[str] | None``: the names the code reads that nothing binds.
     Python (``symtable``): names read as globals from any scope that the module does not
     bind (assignment, import, ``def``, ``class``, ``global`` plus assignment), less builtins
-    and a module's own attributes; None with a star import. JavaScript (tree-sitter, the
-    grammar's locals query and the declarations it leaves out): a reference no enclosing
+    and a module's own attributes; None with a star import. JavaScript (tree-sitter; scopes as
+    the grammar's locals query has them, and the declarations it leaves out): a reference no enclosing
     scope declares (``var`` in its function, ``let``/``const``/classes in their block,
     hoisting ignored), less the globals of ``data/js_globals.json``. Shell: ``$X`` read
     without a default that no assignment, ``for``, ``read``/``getopts`` or declaration
@@ -139,29 +139,12 @@ def parameters(text: str, path: str | None) -> dict[str, Params] | None:
     return out
 
 
-# ---- JavaScript: scopes from the grammar's own locals query, extended -----------------------
+# ---- JavaScript: scopes and declarations by node type ---------------------------------------
 
-# tree-sitter-javascript's queries/locals.scm marks scopes, ``pattern/identifier`` and
-# ``variable_declarator`` names as definitions and every identifier as a reference; it leaves
-# out the declarations highlighters see elsewhere (function and class names, imports, catch
-# parameters), so those are added here.
-_JS_SCOPES = frozenset(
-    {
-        "program",
-        "statement_block",
-        "function_expression",
-        "arrow_function",
-        "function_declaration",
-        "generator_function_declaration",
-        "generator_function",
-        "method_definition",
-        "for_statement",
-        "for_in_statement",
-        "catch_clause",
-        "class_declaration",
-        "class",
-    }
-)
+# modelled on tree-sitter-javascript's queries/locals.scm (scopes: blocks and functions;
+# definitions: ``pattern/identifier`` and ``variable_declarator`` names), with what that
+# query leaves out: function and class names, imports, catch parameters, loop heads, and
+# ``var`` bound in its function
 _JS_FUNCTIONS = frozenset(
     {
         "program",
@@ -173,6 +156,14 @@ _JS_FUNCTIONS = frozenset(
         "method_definition",
     }
 )
+_JS_SCOPES = _JS_FUNCTIONS | {
+    "statement_block",
+    "for_statement",
+    "for_in_statement",
+    "catch_clause",
+    "class_declaration",
+    "class",
+}
 # a declaration's name is bound in the scope around the declaration, not its own
 _JS_NAMED = frozenset(
     {"function_declaration", "generator_function_declaration", "class_declaration"}
@@ -291,12 +282,11 @@ def _shell_unbound(text: str) -> dict[str, int] | None:
             name = node.text.decode()
             if parent.type in {"variable_assignment", "for_statement", "declaration_command"}:
                 bound.add(name)
-            elif parent.type == "expansion":
-                ops = {c.type for c in parent.children}
-                if not ops & _SH_GUARDS:
-                    read[name] = min(read.get(name, node.start_point[0]), node.start_point[0])
-            elif parent.type in {"simple_expansion", "subscript"}:
-                read[name] = min(read.get(name, node.start_point[0]), node.start_point[0])
+            elif parent.type in {"simple_expansion", "subscript"} or (
+                parent.type == "expansion" and not {c.type for c in parent.children} & _SH_GUARDS
+            ):
+                row = node.start_point[0]  # the walk is not in text order
+                read[name] = min(read.get(name, row), row)
         elif kind == "command":
             head = node.child_by_field_name("name")
             if head is not None and head.text.decode() in _SH_BINDERS:

@@ -82,8 +82,8 @@ _PYLINT = (
 
 
 def _pylint(text: str) -> list[Diagnostic]:
-    if _python(text) or importlib.util.find_spec("pylint") is None:
-        return []  # compile() has said it; or no pylint here
+    if importlib.util.find_spec("pylint") is None:
+        return []
     done = _run_on_copy(
         text, "module.py", lambda src, _tmp: [sys.executable, "-m", "pylint", *_PYLINT, src]
     )
@@ -173,8 +173,13 @@ _TOOLS = {"python": (_python, _pylint), "rust": (_rust,), "bash": (_shell,)}
 
 @lru_cache(maxsize=64)
 def errors(text: str, lang: str) -> tuple[Diagnostic, ...]:
-    """The errors ``lang``'s tools report on ``text`` (none without a tool)."""
-    return tuple(d for tool in _TOOLS.get(lang, ()) for d in tool(text))
+    """The errors ``lang``'s tools report on ``text`` (none without a tool): the first of
+    its tools that reports any, so a later one (pylint) reads only text that compiles."""
+    for tool in _TOOLS.get(lang, ()):
+        found = tool(text)
+        if found:
+            return tuple(found)
+    return ()
 
 
 def new_errors(old: str, new: str, path: str | None) -> list[Diagnostic]:
