@@ -134,10 +134,15 @@ def _prefill_tps(loaded: LoadedModel, ids: list[int]) -> float:
     return best
 
 
-def _verify_ceiling_tps(loaded: LoadedModel, ids: list[int], sizes=(64, 128)) -> float:
+CEILING_BLOCKS = (32, 48, 64, 96, 128)
+"""Block sizes the verify ceiling tries: the policy's (multiples of 8 up to ``k_max + 1``)
+from where a block's fixed cost stops mattering."""
+
+
+def verify_ceiling_tps(loaded: LoadedModel, ids: list[int], sizes=CEILING_BLOCKS) -> float:
     """The fastest a perfect copy could go: tokens per second of a verification call with
     logits at every row (what greedy checking of a fully accepted block needs), at the
-    middle of the source text, for the largest blocks the policy uses; best of two."""
+    middle of the source text, for the block sizes the policy uses; best of two each."""
     target = loaded.target
     pos = max(1, min(len(ids) // 2, len(ids) - max(sizes)))
     block = (ids[pos:] * (max(sizes) // max(1, len(ids) - pos) + 1))[: max(sizes)]
@@ -211,7 +216,7 @@ def _task_record(loaded, task: Task, prompt: Prompt, runs: dict[str, list[Run]])
         spec = rec["modes"]["specedit"]["decode_tps"]
         rec["copy_fraction_of_prefill"] = round(spec / rec["prefill_tps"], 3)
         if task.kind == "copy":
-            rec["verify_ceiling_tps"] = round(_verify_ceiling_tps(loaded, ids), 1)
+            rec["verify_ceiling_tps"] = round(verify_ceiling_tps(loaded, ids), 1)
             rec["ceiling_fraction_of_prefill"] = round(
                 rec["verify_ceiling_tps"] / rec["prefill_tps"], 3
             )

@@ -32,9 +32,14 @@ over the time after the first, for all three. The reference answer is ``server:n
 (batched evaluation changes llama.cpp's CPU logits slightly, README "Exactness", so a
 speculative answer can part from the plain one at a near tie).
 
+The **verify ceiling** (``bench.run.verify_ceiling_tps``: one verification call with logits at
+every row, at the block sizes the policy uses, best of two) is measured on each task in each
+repeat, after its modes: no decoder that checks every token against the target's logits
+copies faster, so specedit's and llama-server's tok/s are also given as fractions of it.
+
 Prints a table per task and the medians per kind: tok/s of every mode (llama-server's with
-its acceptance), specedit over the best llama-server configuration and over the best
-prompt-lookup peer, and the agreement; saves ``<out>/peer-<time>.json`` with every run, the
+its acceptance), the ceiling, specedit over the best llama-server configuration and over
+the best prompt-lookup peer, both as fractions of the ceiling, and the agreement; saves ``<out>/peer-<time>.json`` with every run, the
 machine (``lscpu``'s model name), the code's commit and ``llama-server --version``,
 rewritten after each task (a run cut short keeps the tasks it finished).
 """
@@ -194,13 +199,14 @@ def run_bench(cfg: PeerConfig, path: Path, progress=None, checkpoint=None) -> di
     ``checkpoint(record)``, when given, gets the record of the tasks done so far after each
     task (a run cut short keeps them)."""
     from ..app.loaded_model import load_model
-    from .run import Peer
+    from .run import Peer, verify_ceiling_tps
 
     loaded = load_model(cfg.model, n_ctx=cfg.n_ctx, threads=cfg.threads)
     tasks = load_tasks(loaded, cfg)
     peer = Peer(loaded, cfg.n_ctx, cfg.threads) if cfg.pld else None
     modes = [SERVER + c for c in cfg.configs] + ["specedit"] + [f"pld{n}" for n in cfg.pld]
     runs: dict[str, dict[str, list[Run]]] = {t.name + "|" + t.kind: {} for t in tasks}
+    ceilings: dict[str, list[float]] = {t.name + "|" + t.kind: [] for t in tasks}
     head = {
         "bench": "peer",
         "config": asdict(cfg),
@@ -218,7 +224,10 @@ def run_bench(cfg: PeerConfig, path: Path, progress=None, checkpoint=None) -> di
 
     def record() -> dict:
         done = [t for t in tasks if runs[t.name + "|" + t.kind]]
-        records = [task_record(t, runs[t.name + "|" + t.kind]) for t in done]
+        records = [
+            task_record(t, runs[t.name + "|" + t.kind], ceilings[t.name + "|" + t.kind])
+            for t in done
+        ]
         return {**head, "tasks": records, "summary": summarise(records)}
 
     for rep in range(cfg.repeats):
@@ -235,6 +244,11 @@ def run_bench(cfg: PeerConfig, path: Path, progress=None, checkpoint=None) -> di
                 else:
                     r = run_server(path, loaded, mode[len(SERVER) :], task, cfg)
                 runs[task.name + "|" + task.kind].setdefault(mode, []).append(r)
+            if progress:
+                progress(f"[{ti + 1}/{len(tasks)}] {task.kind} {task.name} ceiling #{rep + 1}")
+            ceilings[task.name + "|" + task.kind].append(
+                verify_ceiling_tps(loaded, task.prompt.ids)
+            )
             if checkpoint:
                 checkpoint(record())
     out = record()
@@ -249,8 +263,9 @@ def commit() -> str:
     return r.stdout.strip() or "?"
 
 
-def task_record(task: Task, runs: dict[str, list[Run]]) -> dict:
-    """Medians per mode, agreement with the reference answer, specedit's ratios."""
+def task_record(task: Task, runs: dict[str, list[Run]], ceilings: list[float] = ()) -> dict:
+    """Medians per mode, agreement with the reference answer, specedit's ratios, the verify
+    ceiling (median of ``ceilings``) and specedit's and llama-server's fractions of it."""
     fence = getattr(task.prompt, "fence", None)
     ref_mode = SERVER + "none" if SERVER + "none" in runs else next(iter(runs))
     ref = body(runs[ref_mode][0].text, fence)
@@ -273,9 +288,24 @@ def task_record(task: Task, runs: dict[str, list[Run]]) -> dict:
         "prompt_tokens": len(task.prompt.ids),
         "reference": ref_mode,
         "modes": modes,
+        "ceiling_tps": round(statistics.median(ceilings), 2) if ceilings else None,
     }
     rec.update(ratios(modes))
+    rec.update(of_ceiling(modes, rec["ceiling_tps"], rec["best_server_config"]))
     return rec
+
+
+def of_ceiling(modes: dict[str, dict], ceiling: float | None, best: str | None) -> dict:
+    """specedit's and the best llama-server configuration's tok/s over the verify ceiling."""
+
+    def frac(mode):
+        v = modes.get(mode, {}).get("decode_tps")
+        return round(v / ceiling, 3) if v and ceiling else None
+
+    return {
+        "specedit_of_ceiling": frac("specedit"),
+        "best_server_of_ceiling": frac(SERVER + best) if best else None,
+    }
 
 
 def ratios(modes: dict[str, dict]) -> dict:
@@ -298,6 +328,18 @@ def ratios(modes: dict[str, dict]) -> dict:
     }
 
 
+RATIOS = (
+    "ceiling_tps",
+    "specedit_vs_best_server",
+    "specedit_vs_server_none",
+    "specedit_vs_best_pld",
+    "specedit_of_ceiling",
+    "best_server_of_ceiling",
+)
+"""The per-task figures :func:`summarise` takes the median of, in the table's order."""
+HEADS = ("ceiling", "spec/best ls", "spec/ls none", "spec/pld", "spec/ceil", "best ls/ceil")
+
+
 def _median(xs):
     xs = [x for x in xs if x is not None]
     return round(statistics.median(xs), 3) if xs else None
@@ -316,7 +358,7 @@ def summarise(records: list[dict]) -> dict:
         row: dict = {"tasks": len(rs)}
         for m in modes:
             row[m] = _median(r["modes"][m]["decode_tps"] for r in rs if m in r["modes"])
-        for key in ("specedit_vs_best_server", "specedit_vs_server_none", "specedit_vs_best_pld"):
+        for key in RATIOS:
             row[key] = _median(r.get(key) for r in rs)
         row["agree"] = {
             m: f"{sum(r['modes'][m]['differs'] is None for r in rs if m in r['modes'])}/{len(rs)}"
@@ -338,24 +380,23 @@ def table(record: dict) -> Table:
     t.add_column("task")
     for m in modes:
         t.add_column(m.replace(SERVER, "ls:"), justify="right")
-    for c in ("spec/best ls", "spec/ls none", "spec/pld", "differs from ref"):
-        t.add_column(c, justify="right" if c.startswith("spec") else "left")
+    for c in HEADS:
+        t.add_column(c, justify="right")
+    t.add_column("differs from ref")
     for r in record["tasks"]:
         cells = [f"{r['kind']} {r['name']}"]
         for m in modes:
             v = r["modes"].get(m)
             acc = f" ({v['acceptance']:.2f})" if v and v["acceptance"] is not None else ""
             cells.append(f"{v['decode_tps']:.1f}{acc}" if v else "-")
-        cells += [_r(r.get(k)) for k in ("specedit_vs_best_server", "specedit_vs_server_none")]
-        cells.append(_r(r.get("specedit_vs_best_pld")))
+        cells += [_r(r.get(k), "{:.1f}" if k == "ceiling_tps" else "{:.2f}") for k in RATIOS]
         diff = [f"{m.replace(SERVER, 'ls:')}" for m, v in r["modes"].items() if v["differs"]]
         cells.append(", ".join(diff) or "none")
         t.add_row(*cells)
     for kind, row in record["summary"].items():
         cells = [f"median {kind} ({row['tasks']})"]
         cells += [_r(row.get(m), "{:.1f}") for m in modes]
-        cells += [_r(row[k]) for k in ("specedit_vs_best_server", "specedit_vs_server_none")]
-        cells.append(_r(row["specedit_vs_best_pld"]))
+        cells += [_r(row.get(k), "{:.1f}" if k == "ceiling_tps" else "{:.2f}") for k in RATIOS]
         cells.append(" ".join(f"{m.replace(SERVER, 'ls:')} {a}" for m, a in row["agree"].items()))
         t.add_row(*cells, style="bold")
     return t

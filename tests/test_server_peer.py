@@ -169,8 +169,11 @@ def test_a_task_record_compares_with_plain_llama_server_and_takes_ratios():
         "specedit": [_run("specedit", 90.0, "x = 2\n```"), _run("specedit", 94.0, "x = 2\n```")],
         "pld10": [_run("pld10", 45.0)] * 2,
     }
-    rec = server_peer.task_record(FakeTask("copy", "f.py"), runs)
+    rec = server_peer.task_record(FakeTask("copy", "f.py"), runs, [100.0, 120.0, 115.0])
     assert rec["reference"] == "server:none"
+    assert rec["ceiling_tps"] == 115.0
+    assert rec["specedit_of_ceiling"] == round(92.0 / 115.0, 3)
+    assert rec["best_server_of_ceiling"] == round(61.0 / 115.0, 3)
     m = rec["modes"]
     assert m["server:none"]["decode_tps"] == 31.0 and m["server:ngram-mod"]["acceptance"] == 0.75
     assert m["server:none"]["differs"] is None and m["server:ngram-mod"]["differs"] is None
@@ -183,6 +186,11 @@ def test_a_task_record_compares_with_plain_llama_server_and_takes_ratios():
     s = server_peer.summarise([rec, other])
     assert list(s) == ["copy", "client", "all"] and s["all"]["tasks"] == 2
     assert s["all"]["specedit"] == 92.0 and s["all"]["agree"]["specedit"] == "0/2"
+    assert other["ceiling_tps"] is None and other["specedit_of_ceiling"] is None
+    assert (
+        s["all"]["ceiling_tps"] == 115.0
+        and s["copy"]["specedit_of_ceiling"] == rec["specedit_of_ceiling"]
+    )
     record = {"model": {"model": "m"}, "tasks": [rec, other], "summary": s}
     table = server_peer.table(record)
     assert table.row_count == 2 + 3
