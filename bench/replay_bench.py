@@ -13,11 +13,13 @@ blocks: no drafter can do better). A live run differs by the machine's noise and
 by the rare token a batch-inexact backend flips at another block size.
 
 CLI: ``specedit bench replay [--model M] [--kinds ...] [-n N] [--from FILE]
-[--policy NAME:key=value,...]``: records (or loads ``--from``), replays the
-default policy, the policy without the growth cap and any ``--policy`` given, and
-prints simulated tok/s as ratios to plain and fractions of the oracle, with
-medians per kind. The record (its ``results`` added) goes to ``bench/results``
-and can be replayed again with ``--from``.
+[--policy NAME:key=value,...] [--drafter lookup|suffix|switch ...]``: records (or loads
+``--from``), replays the default policy, the policy without the growth cap and any
+``--policy`` given with each ``--drafter`` (:data:`DRAFTERS`; columns ``DRAFTER/POLICY``,
+the lookup drafter's named by the policy alone), and prints simulated tok/s as ratios to
+plain and fractions of the oracle, with medians per kind. The kind ``heldout`` is
+``bench.server_peer``'s held-out whole-file copies, prompted as there. The record (its
+``results`` added) goes to ``bench/results`` and can be replayed again with ``--from``.
 """
 
 from __future__ import annotations
@@ -176,9 +178,18 @@ def oracle_tps(task: dict, costs: CostTable, max_block: int = 128) -> float:
 def replay(
     record: dict,
     policies: dict[str, PolicyConfig],
-    drafter_for: Callable[[dict], object],
+    drafter_for: Callable[[dict], object] | dict[str, Callable[[dict], object]],
 ) -> dict:
-    """Replay every task under every policy; tok/s, ratio to plain, fraction of oracle."""
+    """Replay every task under every policy; tok/s, ratio to plain, fraction of oracle.
+
+    ``drafter_for`` makes a task's drafter, or is a dict of them by name: then every
+    drafter runs every policy, in columns ``NAME/POLICY`` (``POLICY`` for ``lookup``)."""
+    if isinstance(drafter_for, dict):
+        makers = drafter_for
+        cols = {_column(d, p): (cfg, d) for d in makers for p, cfg in policies.items()}
+    else:
+        makers = {"": drafter_for}
+        cols = {p: (cfg, "") for p, cfg in policies.items()}
     costs = CostTable(record["cost_table"])
     session_costs = {int(k): float(v) for k, v in record["session_costs"].items()}
     rows = []
@@ -188,9 +199,9 @@ def replay(
         plain = replay_task(task, AdaptivePolicy(PolicyConfig(), dict(session_costs)), None, costs)
         oracle = oracle_tps(task, costs)
         row = {"kind": task["kind"], "name": task["name"], "plain": plain.tps, "oracle": oracle}
-        for name, cfg in policies.items():
+        for name, (cfg, dname) in cols.items():
             r = replay_task(
-                task, AdaptivePolicy(cfg, dict(session_costs)), drafter_for(task), costs
+                task, AdaptivePolicy(cfg, dict(session_costs)), makers[dname](task), costs
             )
             if r.tokens[: len(task["output"])] != task["output"]:
                 raise AssertionError(f"replay of {task['name']} did not reproduce its output")
@@ -209,12 +220,69 @@ def replay(
                 m: statistics.median(r[name][m] for r in sel)
                 for m in ("ratio_to_plain", "fraction_of_oracle")
             }
-            for name in policies
+            for name in cols
         }
         summary[kind]["oracle_ratio_to_plain"] = statistics.median(
             r["oracle"] / r["plain"] for r in sel
         )
     return {"tasks": rows, "summary": summary}
+
+
+def _column(drafter: str, policy: str) -> str:
+    return policy if drafter == "lookup" else f"{drafter}/{policy}"
+
+
+DRAFTERS = ("lookup", "suffix", "switch")
+"""``--drafter``: prompt lookup (``engine.lookup``, the product's default), the suffix tree
+(``engine.suffix``), and the two by the seed's rule (``engine.suffix.SwitchDrafter``: lookup
+unless its acceptance is under 0.5 and the suffix tree's is higher, or it has nothing).
+``suffix`` and ``switch`` take ``SuffixDrafter`` settings: ``suffix:max_depth=32,...``."""
+
+
+def drafter_makers(target, specs: Sequence[str]) -> dict[str, Callable[[dict], object]]:
+    """A task's drafter by its spec (:data:`DRAFTERS`), over ``target``'s vocabulary."""
+    import ast
+
+    from ..app.generation import lookup_drafter
+    from ..engine.suffix import SuffixDrafter, SwitchDrafter
+
+    def lookup(task):
+        return lookup_drafter(target, [tuple(s) for s in task["spans"]], len(task["prompt"]))
+
+    def maker(spec: str):
+        name, _, body = spec.partition(":")
+        if name not in DRAFTERS:
+            raise ValueError(f"unknown drafter {name!r} (known: {', '.join(DRAFTERS)})")
+        kw = {
+            k: ast.literal_eval(v) for k, _, v in (i.partition("=") for i in body.split(",") if i)
+        }
+
+        def suffix(task):
+            spans = [tuple(s) for s in task["spans"]]
+            return SuffixDrafter(spans=spans, prompt_len=len(task["prompt"]), **kw)
+
+        if name == "lookup":
+            return lookup
+        if name == "suffix":
+            return suffix
+        return lambda task: SwitchDrafter(lookup(task), suffix(task))
+
+    return {s: maker(s) for s in specs}
+
+
+def heldout_tasks() -> list:
+    """``bench.server_peer``'s held-out whole files, with its copy instruction."""
+    from .server_peer import COPY_INSTRUCTION, HELD_OUT
+    from .tasks import Task, stdlib_dir
+
+    out = []
+    for name in HELD_OUT:
+        path = stdlib_dir() / name
+        if path.exists():
+            out.append(Task("heldout", name, path.read_text(), COPY_INSTRUCTION))
+        else:
+            log.warning("bench replay: %s not found, skipped", path)
+    return out
 
 
 def parse_policy(spec: str) -> tuple[str, PolicyConfig]:
@@ -233,7 +301,6 @@ def parse_policy(spec: str) -> tuple[str, PolicyConfig]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from ..app.generation import lookup_drafter
     from ..app.loaded_model import load_model
     from .tasks import load_tasks
 
@@ -245,6 +312,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--ctx", dest="n_ctx", type=int, default=8192)
     p.add_argument("--from", dest="source", default=None, help="replay this record")
     p.add_argument("--policy", action="append", default=[], help="NAME:key=value,...")
+    p.add_argument(
+        "--drafter", action="append", help="lookup|suffix|switch[:key=value,...] (default: lookup)"
+    )
     p.add_argument("--out", default="bench/results")
     a = p.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(message)s", stream=sys.stderr)
@@ -253,33 +323,32 @@ def main(argv: list[str] | None = None) -> int:
         a.model = rec.get("model_path") or rec["model"]
     loaded = load_model(a.model, n_ctx=a.n_ctx)
     if not a.source:
-        tasks = load_tasks(a.kinds, a.n_per_kind, a.max_lines)
+        kinds = [k for k in a.kinds if k != "heldout"]
+        tasks = load_tasks(kinds, a.n_per_kind, a.max_lines)
+        if "heldout" in a.kinds:
+            tasks += heldout_tasks()[: a.n_per_kind]
         rec = record_tasks(loaded, tasks)
     policies = {"default": PolicyConfig(), "no-growth-cap": PolicyConfig(growth=None)}
     policies.update(parse_policy(s) for s in a.policy)
-    result = replay(
-        rec,
-        policies,
-        lambda task: lookup_drafter(
-            loaded.target, [tuple(s) for s in task["spans"]], len(task["prompt"])
-        ),
-    )
+    drafters = list(dict.fromkeys(a.drafter or ["lookup"]))
+    result = replay(rec, policies, drafter_makers(loaded.target, drafters))
+    cols = [_column(d, p) for d in drafters for p in policies]
     # the recorded tasks stay as they are, so the saved file can be replayed (--from)
     rec = {**rec, "policies": {k: dataclasses.asdict(v) for k, v in policies.items()}}
+    rec["drafters"] = drafters
     rec["results"] = result
     path = save_record(rec, a.out, "replay")
     lines = [f"policy replay: {rec['model']} (simulated tok/s ratio to plain | fraction of oracle)"]
     for row in result["tasks"]:
         cells = "  ".join(
-            f"{n} {row[n]['ratio_to_plain']:.2f}x|{row[n]['fraction_of_oracle']:.2f}"
-            for n in policies
+            f"{n} {row[n]['ratio_to_plain']:.2f}x|{row[n]['fraction_of_oracle']:.2f}" for n in cols
         )
         lines.append(
             f"{row['kind']:<14}{row['name']:<18}oracle {row['oracle'] / row['plain']:.2f}x  {cells}"
         )
     for kind, s in result["summary"].items():
         cells = "  ".join(
-            f"{n} {s[n]['ratio_to_plain']:.2f}x|{s[n]['fraction_of_oracle']:.2f}" for n in policies
+            f"{n} {s[n]['ratio_to_plain']:.2f}x|{s[n]['fraction_of_oracle']:.2f}" for n in cols
         )
         lines.append(f"median {kind:<25}oracle {s['oracle_ratio_to_plain']:.2f}x  {cells}")
     lines.append(f"record: {path}")

@@ -164,3 +164,41 @@ def test_switch_drafts_with_the_second_when_the_first_keeps_missing():
         ctx += [2, 2]
     assert s.alpha(0) < 0.5 < s.alpha(1)
     assert s.propose(ctx, 2).tokens.tolist() == [2, 2]
+
+
+def test_the_replay_bench_runs_every_drafter_on_a_recorded_copy():
+    """``bench replay --drafter``: each drafter re-emits the recorded output, beats plain
+    decoding on a copy and stays under the oracle; the lookup drafter's columns keep the
+    policy's name."""
+    from specedit.bench.replay_bench import drafter_makers, replay
+
+    rng = np.random.default_rng(5)
+    file = rng.integers(3, 60, 300).tolist()
+    prompt = [1, *file, 2]
+    output = [*file[:120], 61, 62, *file[122:], 2]  # a copy with one change
+    cost = {str(b): 0.02 + 0.001 * b for b in (1, 2, 4, 8, 16, 32, 64, 128)}
+    record = {
+        "session_costs": cost,
+        "cost_table": {"500": cost},
+        "tasks": [
+            {
+                "kind": "copy",
+                "name": "t",
+                "prompt": prompt,
+                "spans": [[1, 301, "file"]],
+                "output": output,
+            }
+        ],
+    }
+    specs = ["lookup", "suffix", "suffix:max_spec_factor=2.0", "switch"]
+    res = replay(record, {"default": PolicyConfig()}, drafter_makers(ToyModel(), specs))
+    row = res["tasks"][0]
+    for col in (
+        "default",
+        "suffix/default",
+        "suffix:max_spec_factor=2.0/default",
+        "switch/default",
+    ):
+        assert 2.0 < row[col]["ratio_to_plain"], col
+        assert row[col]["fraction_of_oracle"] <= 1.0 + 1e-9, col
+    assert set(res["summary"]["copy"]) >= {"default", "switch/default"}
