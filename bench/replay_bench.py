@@ -12,13 +12,14 @@ and ``oracle`` (the recorded output drafting itself, split into the cheapest
 blocks: no drafter can do better). A live run differs by the machine's noise and
 by the rare token a batch-inexact backend flips at another block size.
 
-CLI: ``specedit bench replay [--model M] [--kinds ...] [-n N] [--from FILE]
-[--policy NAME:key=value,...] [--drafter lookup|suffix|switch ...]``: records (or loads
+CLI: ``specedit bench replay [--model M] [--kinds ...] [-n N] [--from FILE] [--policy
+NAME:key=value,...] [--drafter lookup|suffix|switch ...] [--history]``: records (or loads
 ``--from``), replays the default policy, the policy without the growth cap and any
 ``--policy`` given with each ``--drafter`` (:data:`DRAFTERS`; columns ``DRAFTER/POLICY``,
 the lookup drafter's named by the policy alone), and prints simulated tok/s as ratios to
 plain and fractions of the oracle, with medians per kind. The kind ``heldout`` is
-``bench.server_peer``'s held-out whole-file copies, prompted as there. The record (its
+``bench.server_peer``'s held-out whole-file copies, prompted as there; with ``--history`` the
+drafters also copy from the earlier tasks' outputs of the same kind. The record (its
 ``results`` added) goes to ``bench/results`` and can be replayed again with ``--from``.
 """
 
@@ -239,15 +240,28 @@ unless its acceptance is under 0.5 and the suffix tree's is higher, or it has no
 ``suffix`` and ``switch`` take ``SuffixDrafter`` settings: ``suffix:max_depth=32,...``."""
 
 
-def drafter_makers(target, specs: Sequence[str]) -> dict[str, Callable[[dict], object]]:
-    """A task's drafter by its spec (:data:`DRAFTERS`), over ``target``'s vocabulary."""
+def drafter_makers(
+    target, specs: Sequence[str], history: Callable[[dict], list[int]] | None = None
+) -> dict[str, Callable[[dict], object]]:
+    """A task's drafter by its spec (:data:`DRAFTERS`), over ``target``'s vocabulary.
+
+    ``history(task)``, when given, is token ids the drafter also copies from, as if before
+    the prompt (``engine.prediction.BesideDrafter``): earlier requests' outputs."""
     import ast
 
     from ..app.generation import lookup_drafter
+    from ..engine.prediction import BesideDrafter
     from ..engine.suffix import SuffixDrafter, SwitchDrafter
 
+    def layout(task) -> tuple[list[int], list[tuple], int]:
+        pre = history(task) if history is not None else []
+        n = len(pre)
+        spans = [(a + n, b + n, lab) for a, b, lab in task["spans"]]
+        return pre, [(0, n, "history")] * bool(n) + spans, n + len(task["prompt"])
+
     def lookup(task):
-        return lookup_drafter(target, [tuple(s) for s in task["spans"]], len(task["prompt"]))
+        _, spans, plen = layout(task)
+        return lookup_drafter(target, spans, plen)
 
     def maker(spec: str):
         name, _, body = spec.partition(":")
@@ -258,16 +272,26 @@ def drafter_makers(target, specs: Sequence[str]) -> dict[str, Callable[[dict], o
         }
 
         def suffix(task):
-            spans = [tuple(s) for s in task["spans"]]
-            return SuffixDrafter(spans=spans, prompt_len=len(task["prompt"]), **kw)
+            _, spans, plen = layout(task)
+            return SuffixDrafter(spans=spans, prompt_len=plen, **kw)
 
-        if name == "lookup":
-            return lookup
-        if name == "suffix":
-            return suffix
-        return lambda task: SwitchDrafter(lookup(task), suffix(task))
+        inner = {"lookup": lookup, "suffix": suffix}.get(name)
+        if inner is None:
+            inner = lambda task: SwitchDrafter(lookup(task), suffix(task))  # noqa: E731
+        return lambda task: BesideDrafter(inner(task), layout(task)[0])
 
     return {s: maker(s) for s in specs}
+
+
+def earlier_outputs(record: dict) -> Callable[[dict], list[int]]:
+    """``history`` for :func:`drafter_makers`: the outputs of the record's tasks of the same
+    kind before this one (a server's earlier answers, as SuffixDecoding's global tree)."""
+    seen: dict[int, list[int]] = {}
+    acc: dict[str, list[int]] = {}
+    for t in record["tasks"]:
+        seen[id(t)] = list(acc.get(t["kind"], []))
+        acc.setdefault(t["kind"], []).extend(t["output"])
+    return lambda task: seen[id(task)]
 
 
 def heldout_tasks() -> list:
@@ -315,6 +339,11 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument(
         "--drafter", action="append", help="lookup|suffix|switch[:key=value,...] (default: lookup)"
     )
+    p.add_argument(
+        "--history",
+        action="store_true",
+        help="drafters also copy from the earlier tasks' outputs of the same kind",
+    )
     p.add_argument("--out", default="bench/results")
     a = p.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(message)s", stream=sys.stderr)
@@ -331,11 +360,12 @@ def main(argv: list[str] | None = None) -> int:
     policies = {"default": PolicyConfig(), "no-growth-cap": PolicyConfig(growth=None)}
     policies.update(parse_policy(s) for s in a.policy)
     drafters = list(dict.fromkeys(a.drafter or ["lookup"]))
-    result = replay(rec, policies, drafter_makers(loaded.target, drafters))
+    history = earlier_outputs(rec) if a.history else None
+    result = replay(rec, policies, drafter_makers(loaded.target, drafters, history))
     cols = [_column(d, p) for d in drafters for p in policies]
     # the recorded tasks stay as they are, so the saved file can be replayed (--from)
     rec = {**rec, "policies": {k: dataclasses.asdict(v) for k, v in policies.items()}}
-    rec["drafters"] = drafters
+    rec["drafters"], rec["history"] = drafters, a.history
     rec["results"] = result
     path = save_record(rec, a.out, "replay")
     lines = [f"policy replay: {rec['model']} (simulated tok/s ratio to plain | fraction of oracle)"]
