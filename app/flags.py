@@ -62,7 +62,7 @@ def _line(v: str) -> int:
 def _draft(v: str) -> str:
     if (v in DRAFT_MODES and v != "model") or (v.startswith("model:") and len(v) > 6):
         return v
-    raise argparse.ArgumentTypeError("--draft takes lookup, none, auto or model:NAME|PATH")
+    raise argparse.ArgumentTypeError("--draft takes lookup, suffix, none, auto or model:NAME|PATH")
 
 
 def _gpu_layers(v: str) -> int | str:
@@ -130,7 +130,7 @@ def _add_decoding(p: argparse.ArgumentParser) -> None:
         "--draft",
         type=_draft,
         default=d.draft,
-        metavar="lookup|none|auto|model:NAME|PATH",
+        metavar="lookup|suffix|none|auto|model:NAME|PATH",
         help="proposer: prompt lookup, none, a draft model, or auto (lookup + --draft-model)",
     )
     g.add_argument("--k", type=_k, default=d.k, metavar="N|auto", help="draft length")

@@ -31,6 +31,7 @@ from ..engine.lookup import LookupDrafter
 from ..engine.metrics import Metrics
 from ..engine.policy import AdaptivePolicy, PolicyConfig
 from ..engine.prediction import BesideDrafter
+from ..engine.suffix import SuffixDrafter
 from . import prompt_cache
 from .loaded_model import LoadedModel
 from .options import RewriteOptions
@@ -80,6 +81,11 @@ def lookup_drafter(target: TargetModel, spans: tuple[Span, ...], prompt_len: int
     )
 
 
+def suffix_drafter(target: TargetModel, spans: tuple[Span, ...], prompt_len: int) -> SuffixDrafter:
+    """The suffix-tree drafter (``engine.suffix``; token ids only, ``target`` unused)."""
+    return SuffixDrafter(spans=list(spans), prompt_len=prompt_len)
+
+
 def proposers(
     loaded: LoadedModel,
     opts: RewriteOptions,
@@ -92,14 +98,15 @@ def proposers(
     one more lookup source, beside the prompt (``engine.prediction``)."""
     if opts.draft == "none":
         return None
+    copier = suffix_drafter if opts.draft == "suffix" else lookup_drafter
     n = len(prediction)
     if n:
         spans = ((0, n, "prediction"), *((a + n, b + n, lab) for a, b, lab in prompt.spans))
-        inner = lookup_drafter(loaded.target, spans, n + len(prompt))
+        inner = copier(loaded.target, spans, n + len(prompt))
         lookup: Drafter = BesideDrafter(inner, prediction)
     else:
-        lookup = lookup_drafter(loaded.target, prompt.spans, len(prompt))
-    if opts.draft == "lookup" or (opts.draft == "auto" and loaded.draft is None):
+        lookup = copier(loaded.target, prompt.spans, len(prompt))
+    if opts.draft in ("lookup", "suffix") or (opts.draft == "auto" and loaded.draft is None):
         return lookup
     if loaded.draft is None:
         raise ModelError("--draft model needs a draft model: --draft model:NAME|PATH")

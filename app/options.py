@@ -25,7 +25,7 @@ DEFAULT_CTX = 16384
 several times over."""
 
 BACKENDS = ("auto", "llama.cpp", "torch")
-DRAFT_MODES = ("lookup", "none", "model", "auto")
+DRAFT_MODES = ("lookup", "none", "model", "auto", "suffix")
 """``RewriteOptions.draft``: who proposes drafts (``app.generation.proposers``); the CLI
 spells ``model`` as ``model:NAME|PATH``."""
 EDIT_MODES = ("auto", "blocks", "whole")
@@ -84,8 +84,8 @@ class RewriteOptions:
     """The edit to make, in the user's words."""
     draft: str = "lookup"
     """One of ``DRAFT_MODES``: 'lookup' (prompt lookup from file, context and output),
-    'none' (plain decoding), 'model' (the loaded model's draft model) or 'auto' (lookup, plus
-    the draft model if loaded)."""
+    'none' (plain decoding), 'model' (the loaded model's draft model), 'auto' (lookup, plus
+    the draft model if loaded) or 'suffix' (the suffix tree, ``engine.suffix``)."""
     k: int | None = None
     """Draft length; None adapts k to measured cost and acceptance."""
     sampling: SamplingParams = field(default_factory=SamplingParams)

@@ -202,3 +202,23 @@ def test_the_replay_bench_runs_every_drafter_on_a_recorded_copy():
         assert 2.0 < row[col]["ratio_to_plain"], col
         assert row[col]["fraction_of_oracle"] <= 1.0 + 1e-9, col
     assert set(res["summary"]["copy"]) >= {"default", "switch/default"}
+
+
+def test_draft_suffix_selects_the_suffix_drafter():
+    """``RewriteOptions(draft="suffix")`` (``--draft suffix``) drafts with the suffix tree over
+    the prompt's spans; the default stays prompt lookup."""
+    from toy_server import toy_loaded
+
+    from specedit.app.flags import _draft
+    from specedit.app.generation import proposers
+    from specedit.app.options import RewriteOptions
+    from specedit.app.prompt import Prompt
+    from specedit.engine.policy import AdaptivePolicy
+
+    loaded = toy_loaded()
+    prompt = Prompt((1, 2, 3, 4), ((1, 3, "file"),))
+    d = proposers(loaded, RewriteOptions(draft="suffix"), prompt, AdaptivePolicy())
+    assert isinstance(d, SuffixDrafter)
+    assert d.prompt_len == 4 and d.spans == [(1, 3, "file")]
+    assert isinstance(proposers(loaded, RewriteOptions(), prompt, AdaptivePolicy()), LookupDrafter)
+    assert _draft("suffix") == "suffix"
