@@ -13,14 +13,15 @@ blocks: no drafter can do better). A live run differs by the machine's noise and
 by the rare token a batch-inexact backend flips at another block size.
 
 CLI: ``specedit bench replay [--model M] [--kinds ...] [-n N] [--from FILE] [--policy
-NAME:key=value,...] [--drafter lookup|suffix|switch ...] [--history]``: records (or loads
-``--from``), replays the default policy, the policy without the growth cap and any
+NAME:key=value,...] [--drafter lookup|suffix|switch ...] [--history] [--table-costs]``: records
+(or loads ``--from``), replays the default policy, the policy without the growth cap and any
 ``--policy`` given with each ``--drafter`` (:data:`DRAFTERS`; columns ``DRAFTER/POLICY``,
 the lookup drafter's named by the policy alone), and prints simulated tok/s as ratios to
 plain and fractions of the oracle, with medians per kind. The kind ``heldout`` is
 ``bench.server_peer``'s held-out whole-file copies, prompted as there; with ``--history`` the
-drafters also copy from the earlier tasks' outputs of the same kind. The record (its
-``results`` added) goes to ``bench/results`` and can be replayed again with ``--from``.
+drafters also copy from the earlier tasks' outputs of the same kind; ``--table-costs``: see
+:func:`replay`. The record (its ``results`` added) goes to ``bench/results`` and can be
+replayed again with ``--from``.
 """
 
 from __future__ import annotations
@@ -180,11 +181,15 @@ def replay(
     record: dict,
     policies: dict[str, PolicyConfig],
     drafter_for: Callable[[dict], object] | dict[str, Callable[[dict], object]],
+    table_costs: bool = False,
 ) -> dict:
     """Replay every task under every policy; tok/s, ratio to plain, fraction of oracle.
 
     ``drafter_for`` makes a task's drafter, or is a dict of them by name: then every
-    drafter runs every policy, in columns ``NAME/POLICY`` (``POLICY`` for ``lookup``)."""
+    drafter runs every policy, in columns ``NAME/POLICY`` (``POLICY`` for ``lookup``).
+    Each policy starts from the record's ``session_costs`` (the load-time calibration), or
+    with ``table_costs`` from the cost table at its first position (where a calibration
+    that ran under another job's load would mislead every policy alike)."""
     if isinstance(drafter_for, dict):
         makers = drafter_for
         cols = {_column(d, p): (cfg, d) for d in makers for p, cfg in policies.items()}
@@ -193,6 +198,8 @@ def replay(
         cols = {p: (cfg, "") for p, cfg in policies.items()}
     costs = CostTable(record["cost_table"])
     session_costs = {int(k): float(v) for k, v in record["session_costs"].items()}
+    if table_costs:
+        session_costs = {b: costs.at(b, costs.pos[0]) for b in session_costs}
     rows = []
     for task in record["tasks"]:
         if len(task["output"]) < 2:
@@ -344,6 +351,11 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="drafters also copy from the earlier tasks' outputs of the same kind",
     )
+    p.add_argument(
+        "--table-costs",
+        action="store_true",
+        help="policies start from the cost table, not the record's load-time calibration",
+    )
     p.add_argument("--out", default="bench/results")
     a = p.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(message)s", stream=sys.stderr)
@@ -361,11 +373,13 @@ def main(argv: list[str] | None = None) -> int:
     policies.update(parse_policy(s) for s in a.policy)
     drafters = list(dict.fromkeys(a.drafter or ["lookup"]))
     history = earlier_outputs(rec) if a.history else None
-    result = replay(rec, policies, drafter_makers(loaded.target, drafters, history))
+    makers = drafter_makers(loaded.target, drafters, history)
+    result = replay(rec, policies, makers, table_costs=a.table_costs)
     cols = [_column(d, p) for d in drafters for p in policies]
     # the recorded tasks stay as they are, so the saved file can be replayed (--from)
     rec = {**rec, "policies": {k: dataclasses.asdict(v) for k, v in policies.items()}}
     rec["drafters"], rec["history"] = drafters, a.history
+    rec["table_costs"] = a.table_costs
     rec["results"] = result
     path = save_record(rec, a.out, "replay")
     lines = [f"policy replay: {rec['model']} (simulated tok/s ratio to plain | fraction of oracle)"]
