@@ -1,10 +1,11 @@
-"""The product: what users run.
+"""The product: what users run. Each folder is a room with one job; arrows run downward.
 
-``cli`` (the ``specedit`` command), ``tui/`` (the terminal app), ``server/`` (the socket
-for editor plugins), ``options`` (what to load and how to rewrite: one set of defaults),
-``loaded_model`` (a loaded model), ``prompt`` (prompts and their spans), ``stream`` (the
-output as text: the fenced block), ``generation`` (run one prompt: the one door every
-front end and the benchmarks use), ``rewrite`` (rewrite, warm-up, answer), ``checks``
-(results that drop lines), ``diff`` (hunks), ``files`` (safe reads and writes, state),
-``prompt_cache`` (prompt prefixes on disk), ``syntax`` (tree-sitter, the language map).
+``cli/`` the ``specedit`` command; ``tui/`` the terminal app; ``server/`` the socket and the
+HTTP API (the front ends); ``edit/`` a rewrite: the plan, the model's answer read, placed,
+repaired and sent back for another round; ``answer/`` questions answered from files, with
+checked quotes; ``check/`` verdicts on a finished change (no answer key); ``runtime/`` a
+loaded model and running one prompt on it (locally or on a remote engine); ``code/`` what
+the program reads in source code without a model (syntax, names, diffs, outlines, renames);
+``store/`` the user's files, backups, undo and private state; ``options`` one set of
+defaults for every front end.
 """

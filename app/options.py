@@ -4,11 +4,11 @@ Contract: two frozen dataclasses hold the one set of defaults the CLI, the termi
 app, the socket server and the benchmarks share (their flags and settings are built
 from these defaults, never written again):
   * ``LoadConfig``: the model, its backend, device and offload, the context length,
-    threads and an optional draft model; ``app.loaded_model.load_model`` takes it, with
+    threads and an optional draft model; ``app.runtime.loaded_model.load_model`` takes it, with
     the environment's switches (``ENV_SWITCHES``) read once there by ``with_env``.
   * ``RewriteOptions``: the instruction, the proposers, k, sampling, exactness, the
     output cap, context files, a region, the edit mode and the disk prompt cache;
-    ``app.rewrite.rewrite`` and ``app.generation.run_prompt`` take it.
+    ``app.edit.rewrite.rewrite`` and ``app.runtime.generation.run_prompt`` take it.
 """
 
 from __future__ import annotations
@@ -26,16 +26,16 @@ several times over."""
 
 BACKENDS = ("auto", "llama.cpp", "torch")
 DRAFT_MODES = ("lookup", "none", "model", "auto", "suffix")
-"""``RewriteOptions.draft``: who proposes drafts (``app.generation.proposers``); the CLI
+"""``RewriteOptions.draft``: who proposes drafts (``app.runtime.generation.proposers``); the CLI
 spells ``model`` as ``model:NAME|PATH``."""
 EDIT_MODES = ("auto", "blocks", "whole")
 REVIEWS = ("auto", "on", "off")
 """When the model reviews a finished change (``RewriteOptions.review``)."""
 FIRST_ANSWERS = ("blocks", "guarded", "region")
 """The ways ``auto`` may ask for a few-line change first (``RewriteOptions.first``)."""
-"""``RewriteOptions.edit``: how the model writes its answer (``app.rewrite.edit_mode``)."""
+"""``RewriteOptions.edit``: how the model writes its answer (``app.edit.rewrite.edit_mode``)."""
 ANSWER_STYLES = ("quote", "free")
-"""How ``generate --context`` answers (``app.prompt.answer_messages``): quoting the files, or not."""
+"""How ``generate --context`` answers (``app.runtime.prompt.answer_messages``): quoting the files, or not."""
 
 
 @dataclass(frozen=True)
@@ -72,7 +72,7 @@ class LoadConfig:
     """A small model sharing the target's tokenizer, for ``--draft model``/``auto``."""
     engine: str = ""
     """``openai:URL`` (or ``openai-chat:URL``, a chat-only API): run the target on that
-    OpenAI-compatible server (``--engine``, ``app.remote_engine``; ``model`` then gives
+    OpenAI-compatible server (``--engine``, ``app.runtime.remote_engine``; ``model`` then gives
     only the tokenizer and chat template). Empty: run it here."""
 
 
@@ -100,7 +100,7 @@ class RewriteOptions:
     """0-based [start, end) lines to rewrite; the rest stays byte-identical."""
     feedback: tuple[str, str] | None = None
     """A re-run with feedback: (the previous output, the user's note on it); both go into
-    the prompt after the file (``app.prompt.rewrite_prompt``)."""
+    the prompt after the file (``app.runtime.prompt.rewrite_prompt``)."""
     edit: str = "auto"
     """How the model writes the change: ``blocks`` (only the lines that change, as
     search/replace blocks), ``whole`` (the whole text or region, today's rewrite) or
@@ -108,27 +108,27 @@ class RewriteOptions:
     first: str = "blocks"
     """How ``auto`` asks for a few-line change first (``FIRST_ANSWERS``): ``blocks``
     (search/replace blocks), ``guarded`` (blocks whose SEARCH sides can only copy the
-    file's lines, ``app.search_guard``, with ``verbatim``) or ``region`` (each definition
+    file's lines, ``app.edit.search_guard``, with ``verbatim``) or ``region`` (each definition
     the instruction names rewritten whole as a region, blocks when it names none)."""
     review: str = "auto"
-    """The model reviews a finished, unflagged change (``app.review``; ``REVIEWS``):
+    """The model reviews a finished, unflagged change (``app.edit.review``; ``REVIEWS``):
     ``auto`` when the model has a review threshold (none has one yet: bench/README,
     session 28), ``on`` always (a model without one gets its score recorded, never a
     verdict), ``off`` never."""
     prompt_cache: bool = False
     """Keep the KV state of the prompt's file prefix on disk for the next process
-    (``app.prompt_cache``); for one-shot front ends such as ``specedit rewrite``."""
+    (``app.runtime.prompt_cache``); for one-shot front ends such as ``specedit rewrite``."""
     verbatim: bool = True
     """Where an answer must copy, it can only copy: inside a quoted passage of a ``quote``
-    answer, its files (``app.quote_guard``); in the SEARCH sides of blocks asked again after
-    blocks that could not be placed, the file's lines (``app.search_guard``). False lets the
+    answer, its files (``app.answer.quote_guard``); in the SEARCH sides of blocks asked again after
+    blocks that could not be placed, the file's lines (``app.edit.search_guard``). False lets the
     model write what it likes there."""
     insert_quotes: bool = True
     """With ``verbatim``, a ``quote`` answer is the model's answer in its own words, then a
     passage chosen and written by the program (the lines that share the most rare words with
     the question and the answer; the model's first words of it where those cannot choose):
     whole lines, to the end of that paragraph, where the answer opens one or after its end,
-    and the answer ends there (``app.quote_insert``). False: the quote prompt, and the model
+    and the answer ends there (``app.answer.quote_insert``). False: the quote prompt, and the model
     types its passages out and may go on to quote more."""
 
 

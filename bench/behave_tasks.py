@@ -35,7 +35,7 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
-from ..app.diff import compute_hunks
+from ..app.code.diff import compute_hunks
 
 ROOT = Path(__file__).resolve().parent / "data" / "behave"
 SETS = ("suite", "holdout")

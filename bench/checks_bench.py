@@ -2,7 +2,7 @@
 
 Contract: every task of a set (``bench.behave_tasks``) is a right answer (its reference)
 to each of its instructions; ``alarms(set_name)`` returns, per (task, phrasing), the
-verdicts ``app.checks.vouch`` gives that right answer; ``main(argv)`` prints how many of
+verdicts ``app.check.checks.vouch`` gives that right answer; ``main(argv)`` prints how many of
 them each check flags, per phrasing and in all, and the share of right answers flagged
 (issue 45's bar: at most 5%). With ``--record`` (a ``specedit bench edits`` record), the
 recorded results (the original with each row's diff applied) are judged again by today's
@@ -20,8 +20,8 @@ import re
 import sys
 from collections import Counter
 
-from specedit.app.checks import vouch
-from specedit.app.intent import read_intent
+from specedit.app.check.checks import vouch
+from specedit.app.check.intent import read_intent
 
 from .behave_tasks import PHRASINGS, SETS, load
 

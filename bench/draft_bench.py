@@ -1,7 +1,7 @@
 """Draft-model pair benchmark: a 1.5B target with a 0.5B draft, on any backend.
 
 Contract: ``run_draft_bench(cfg)`` loads the target and the draft through
-``app.loaded_model.load_model(draft_model=...)`` (vocabulary check, exactness
+``app.runtime.loaded_model.load_model(draft_model=...)`` (vocabulary check, exactness
 check and cost calibration included) and runs, interleaved within each repeat:
 
   * free-form Spec-Bench kinds (``writing``, ``qa``): ``plain`` vs ``model``
@@ -23,8 +23,8 @@ import argparse
 import logging
 from dataclasses import asdict, dataclass
 
-from ..app.loaded_model import load_model
 from ..app.options import RewriteOptions
+from ..app.runtime.loaded_model import load_model
 from .record import add_common, config_from_args, machine, save_and_log
 from .spec_runs import Run, engine_run, rewrite_budget, summarise, task_record
 from .tasks import load_tasks

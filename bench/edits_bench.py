@@ -5,8 +5,8 @@ Contract: ``specedit bench edits [--model M]... [--modes auto whole] [--set suit
 [--tasks ...] [--threads N] [--ctx N]`` loads each model
 once and runs every task of a set (``bench/behave_tasks.py``: real files, each with a
 check that runs the edited code, and a scope) in every phrasing and mode through the
-product's own ``app.rewrite.rewrite``, warm, as an editor runs it: the cache held another
-file, the file was read while the instruction was typed (``app.rewrite.warm``), then
+product's own ``app.edit.rewrite.rewrite``, warm, as an editor runs it: the cache held another
+file, the file was read while the instruction was typed (``app.edit.rewrite.warm``), then
 Enter; ``wait_s`` is the time from Enter to the result. A task's phrasings and modes share
 that warm-up and take turns going first, task by task.
 
@@ -15,7 +15,7 @@ scope changed), whether the product flagged the result (its first verdict, or a 
 other than ``ok``: nothing to write), the same judge on the model's first answer placed as
 it is (``RewriteResult.first_answer``: no repair, no round, the baseline the product must
 not fall below), the edit mode, fallback, repairs and rounds, tokens, the diff and the
-model's review of the change when one ran (``app.review``; ``--review on`` records it for
+model's review of the change when one ran (``app.edit.review``; ``--review on`` records it for
 every unflagged change, so a threshold can be set from the record). Per model, mode and
 phrasing (and per kind: semantic or not, and by language) the summary counts right, wrong
 and flagged, wrong and not flagged, the first answer's right results, false alarms (right
@@ -50,8 +50,8 @@ def run_task(
 ) -> list[dict]:
     """One task, warm, for each ``(phrasing, mode, first)`` of ``plan`` in that order (``first``:
     ``RewriteOptions.first``): a row each."""
+    from ..app.edit.rewrite import rewrite, warm
     from ..app.options import RewriteOptions
-    from ..app.rewrite import rewrite, warm
     from ..engine.backend import UserError
 
     text = task.source()
@@ -191,7 +191,7 @@ def summarise(rows: list[dict]) -> dict:
 
 def run_model(model: str, a, tasks: list[BehaveTask], on_task=None) -> dict:
     """Every task in every phrasing and mode on ``model``; ``on_task(result)`` after each."""
-    from ..app.loaded_model import load_model
+    from ..app.runtime.loaded_model import load_model
 
     loaded = load_model(model, n_ctx=a.n_ctx, threads=a.threads)
     rows: list[dict] = []

@@ -50,7 +50,7 @@ PROMPT = (
     "def count_words(text):\n    words = []\n    for w in text.split():\n"
     "        words.append(w.lower())\n    return len(set(words))\n"
 )
-POLICY_SIZES = (1, 4, 16, 32, 64, 128)  # what a load calibrates (app/loaded_model.py)
+POLICY_SIZES = (1, 4, 16, 32, 64, 128)  # what a load calibrates (app/runtime/loaded_model.py)
 FIXED_K = (7, 15, 31, 63, 127)
 
 

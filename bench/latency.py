@@ -17,7 +17,7 @@ Three cases: ``cold`` (``--no-prompt-cache``: the whole prompt is prefilled),
 ``warm`` (the file's prefix state saved on disk by an earlier run with the same
 file, as after a first edit: only the instruction is prefilled), and ``editor``:
 a loaded model (as in ``specedit serve`` or the terminal app) whose cache holds
-another file, warmed up on this one (``app.rewrite.warm``) for ``--typing``
+another file, warmed up on this one (``app.edit.rewrite.warm``) for ``--typing``
 seconds while the user types the instruction; ``wall`` is then the wait after
 Enter, including the warm-up's last chunk. ``region`` is the editor case with the
 range an editor sends for the cursor's definition (``expand: node``): only
@@ -101,7 +101,7 @@ def _parts(wall: float, total: float, model_load: float, stats: dict, diff: str)
 def _target_region(text: str) -> tuple[int, int] | None:
     """The definition around the line the instruction changes (``width=70`` in __init__),
     as an editor's range with ``expand: node`` gives it; None if the excerpt stops before."""
-    from ..app.syntax import enclosing_node_range
+    from ..app.code.syntax import enclosing_node_range
 
     lines = [i for i, ln in enumerate(text.splitlines()) if "width=70" in ln]
     return enclosing_node_range(text, "python", lines[0], lines[0] + 1) if lines else None
@@ -112,8 +112,8 @@ def _editor(
 ) -> dict:
     """The editor case: warm up for ``typing_s`` seconds, then rewrite (interrupting it);
     ``region``: only those lines, the rest of the file stays as it is."""
+    from ..app.edit.rewrite import rewrite, warm
     from ..app.options import RewriteOptions
-    from ..app.rewrite import rewrite, warm
 
     opts = RewriteOptions(instruction=INSTRUCTION, region=region, edit=edit, exact=exact, k=k)
     kw = {"path": path.name, "region": region}  # the warm-up an editor sends
@@ -133,12 +133,12 @@ def _editor(
 
 def _import_s() -> float:
     t = time.perf_counter()
-    subprocess.run([sys.executable, "-c", "import specedit.app.cli"], check=True)
+    subprocess.run([sys.executable, "-c", "import specedit.app.cli.main"], check=True)
     return time.perf_counter() - t
 
 
 def main(argv: list[str] | None = None) -> int:
-    from ..app.loaded_model import model_checks_file
+    from ..app.runtime.loaded_model import model_checks_file
 
     ap = argparse.ArgumentParser(prog="specedit bench latency", description=__doc__)
     ap.add_argument("--model", default="qwen2.5-coder-1.5b")
@@ -168,7 +168,7 @@ def main(argv: list[str] | None = None) -> int:
     a = ap.parse_args(argv)
     exact = (["--exact"] if a.exact else []) + ([] if a.k is None else ["--k", str(a.k)])
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
-    from ..app.loaded_model import load_model
+    from ..app.runtime.loaded_model import load_model
 
     cases: dict[str, list[dict]] = {c: [] for c in CASES if c in a.cases}
     imports = []

@@ -167,8 +167,8 @@ def table(summary: dict[str, dict], model: str) -> Table:
 
 
 def main(argv: list[str]) -> int:
-    from ..app.loaded_model import load_model
     from ..app.options import LoadConfig
+    from ..app.runtime.loaded_model import load_model
     from ..app.server.http_serve import HttpThread
 
     d = LoadConfig()

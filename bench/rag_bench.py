@@ -4,9 +4,9 @@ Contract: ``specedit bench rag [--model M] [--styles quote loose free] [--drafts
 [--questions ID ...] [--spec-bench N] [--max-tokens N] [--exact] [--threads N] [--ctx N]``
 loads one model and asks every question of ``bench/rag_tasks.py`` (101 questions with
 known answers over vendored docs of eleven kinds, plus the first ``N`` Spec-Bench rag
-prompts) through the product's own ``app.rewrite.answer``, in each answer style
+prompts) through the product's own ``app.edit.rewrite.answer``, in each answer style
 (``quote``: the product: the model's answer in its own words, then the passage the program
-chooses and copies in, ``app.quote_insert``; ``loose``: the quote prompt, passages typed and
+chooses and copies in, ``app.answer.quote_insert``; ``loose``: the quote prompt, passages typed and
 unguarded; ``free``: the model's words alone, kept to measure against)
 and with each drafting (``lookup``: specedit; ``none``: no drafter; ``plain``: plain
 decoding, no drafter and no passage copied in by the program, so in the ``quote`` style
@@ -18,7 +18,7 @@ speed does not depend on it); the styles take turns going first, and the draftin
 share a prompt run back to back on each question, taking turns going first, so the
 machine's noise hits them alike.
 
-Each run records the answer, its citations as ``app.quotes`` checked them (``quotes_found``:
+Each run records the answer, its citations as ``app.answer.quotes`` checked them (``quotes_found``:
 it quotes, and every quote is where it says), whether it is right (``RagQuestion.judge``:
 its own words), whether its found quotes state the answer (``supported``:
 ``RagQuestion.supports``; None when it quotes nothing), decode tok/s (the model's tokens
@@ -57,7 +57,7 @@ log = logging.getLogger(__name__)
 
 STYLES = ("quote", "loose", "free")
 """``quote``: the product (the model's words, then the program's passage; with ``plain``,
-the quote prompt, passages typed under ``app.quote_guard``); ``loose``: the quote prompt,
+the quote prompt, passages typed under ``app.answer.quote_guard``); ``loose``: the quote prompt,
 the passages unguarded; ``free``: the model's words alone."""
 DRAFTS = ("lookup", "none", "plain")
 """``lookup``: specedit (prompt lookup); ``none``: no drafter; ``plain``: no drafter and no
@@ -68,9 +68,9 @@ MAX_TOKENS = 256
 
 
 def judged(q: RagQuestion, output: str, citations) -> dict:
-    """A run's judgement of ``output`` and its checked ``citations`` (``app.quotes``): right
+    """A run's judgement of ``output`` and its checked ``citations`` (``app.answer.quotes``): right
     in its own words, its quotes, all found, whether a found one states the answer."""
-    from ..app.quotes import all_found
+    from ..app.answer.quotes import all_found
 
     return {
         "right": q.judge(output),
@@ -97,7 +97,7 @@ def _asked(style: str, draft: str, a=None):
 
 def run_question(loaded, q: RagQuestion, style: str, drafts: list[str], first: int, a):
     """``q`` answered in ``style`` with each drafting (``drafts[first]`` first)."""
-    from ..app.rewrite import answer
+    from ..app.edit.rewrite import answer
 
     rows = []
     for draft in drafts[first:] + drafts[:first]:
@@ -220,9 +220,9 @@ def _key(r: dict) -> tuple[str, str, str]:
 
 def passes(styles: list[str], drafts: list[str]) -> list[list[tuple[str, list[str]]]]:
     """The runs over one group of files as passes over its questions, one per prompt
-    (``app.rewrite.answer_prompt_style``), in ``styles``' order: each pass's (style,
+    (``app.edit.rewrite.answer_prompt_style``), in ``styles``' order: each pass's (style,
     draftings) share the prompt, so the target reads the files once per pass."""
-    from ..app.rewrite import answer_prompt_style
+    from ..app.edit.rewrite import answer_prompt_style
 
     by_prompt: dict[str, list[tuple[str, list[str]]]] = {}
     for style in styles:
@@ -260,9 +260,9 @@ def run(loaded, questions: list[RagQuestion], a, on_runs=None) -> list[dict]:
 
 def recheck(record: dict) -> dict:
     """``record`` with every answer judged and its citations checked again by today's
-    checks (``RagQuestion.judge``, ``app.quotes``), and its summary redone: the answers
+    checks (``RagQuestion.judge``, ``app.answer.quotes``), and its summary redone: the answers
     are what was measured, the checks may have moved on."""
-    from ..app.quotes import check_citations
+    from ..app.answer.quotes import check_citations
 
     n_spec = sum(r["set"] == "spec_bench" for r in record["runs"])
     by_id = {q.id: q for q in load_questions() + spec_bench_questions(n_spec)}
@@ -316,8 +316,8 @@ def _fmt(x, digits: int = 1) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from ..app.loaded_model import load_model
     from ..app.options import DEFAULT_CTX
+    from ..app.runtime.loaded_model import load_model
     from ..models.catalog import DEFAULT_MODEL
 
     ap = argparse.ArgumentParser(prog="specedit bench rag", description=__doc__)

@@ -33,7 +33,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..app.quotes import prose
+from ..app.answer.quotes import prose
 
 DATA = Path(__file__).resolve().parent / "data" / "rag"
 QUESTIONS = DATA / "questions.jsonl"
@@ -59,7 +59,7 @@ class RagQuestion:
         return [(d, (DATA / "docs" / d).read_text(encoding="utf-8")) for d in self.docs]
 
     def judge(self, output: str) -> bool | None:
-        """True when the answer says what the docs say, in its own words (``app.quotes.
+        """True when the answer says what the docs say, in its own words (``app.answer.quotes.
         prose``: a quote holds the docs' words whatever the answer says; an answer that
         is only quotes is judged whole). None: no known answer."""
         if not self.expect:
@@ -68,7 +68,7 @@ class RagQuestion:
         return any(re.search(e, said) for e in self.expect)
 
     def supports(self, quotes: list[str]) -> bool | None:
-        """True when one of the answer's quotes (found ones: ``app.quotes``) holds a passage
+        """True when one of the answer's quotes (found ones: ``app.answer.quotes``) holds a passage
         that states the answer, False when it quotes and none does; None: no quotes, or no
         known evidence."""
         if not self.evidence or not quotes:

@@ -27,11 +27,11 @@ import statistics
 import time
 from dataclasses import asdict, dataclass, field
 
-from ..app.generation import run_prompt
-from ..app.loaded_model import LoadedModel, load_model
 from ..app.options import RewriteOptions
-from ..app.prompt import Prompt
-from ..app.stream import closing_fence_at, tokens_through_fence
+from ..app.runtime.generation import run_prompt
+from ..app.runtime.loaded_model import LoadedModel, load_model
+from ..app.runtime.prompt import Prompt
+from ..app.runtime.stream import closing_fence_at, tokens_through_fence
 from .record import machine
 from .spec_runs import rewrite_budget
 from .tasks import Task, load_tasks

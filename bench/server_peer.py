@@ -8,7 +8,7 @@ prompt path, and every mode runs those ids:
 
 * **copy**: held-out whole-file copies: :data:`HELD_OUT`, standard-library files of the
   running Python that no other suite here uses (300-700 tokens), rewritten whole with "Output
-  the file exactly as it is, unchanged." (``app.prompt.rewrite_prompt``, as ``specedit rewrite
+  the file exactly as it is, unchanged." (``app.runtime.prompt.rewrite_prompt``, as ``specedit rewrite
   --edit whole`` asks; the answer ends at its closing fence);
 * **rename**: :data:`RENAMES`, a small rename answered with the whole file;
 * **client**: a real client's recorded request (``bench/data/clients/NAME.json``, recorded
@@ -17,7 +17,7 @@ prompt path, and every mode runs those ids:
 
 Modes, interleaved within each repeat so machine noise hits them alike:
 
-* ``specedit``: the product's one door, ``app.generation.run_prompt`` (prompt lookup, the
+* ``specedit``: the product's one door, ``app.runtime.generation.run_prompt`` (prompt lookup, the
   copy cursor, adaptive k), from an empty cache;
 * ``pldN``: llama-cpp-python's ``LlamaPromptLookupDecoding(num_pred_tokens=N)``
   (``bench.run.Peer``, decode time = its total minus its own prefill);
@@ -100,7 +100,7 @@ class Task:
     kind: str
     name: str
     prompt: object
-    """An ``app.prompt.Prompt``: its ``ids`` go to every mode."""
+    """An ``app.runtime.prompt.Prompt``: its ``ids`` go to every mode."""
     max_tokens: int
     stop: list[str] = field(default_factory=list)
 
@@ -117,7 +117,7 @@ class Run:
 
 def body(text: str, fence: str | None) -> str:
     """The answer up to its closing fence line (a stop string drops that line)."""
-    from ..app.stream import closing_fence_at
+    from ..app.runtime.stream import closing_fence_at
 
     at = closing_fence_at(text, fence) if fence else -1
     return (text[:at] if at >= 0 else text).rstrip("\n")
@@ -148,7 +148,7 @@ def load_client(name: str) -> dict:
 
 def load_tasks(loaded, cfg: PeerConfig) -> list[Task]:
     """The tasks of ``cfg`` on ``loaded``'s tokenizer (module docstring)."""
-    from ..app.prompt import rewrite_prompt
+    from ..app.runtime.prompt import rewrite_prompt
     from ..app.server.openai_run import request_prompt
     from ..app.server.openai_wire import ApiRequest
     from .spec_runs import rewrite_budget
@@ -176,8 +176,8 @@ def load_tasks(loaded, cfg: PeerConfig) -> list[Task]:
 
 
 def run_specedit(loaded, task: Task) -> Run:
-    from ..app.generation import run_prompt
     from ..app.options import RewriteOptions
+    from ..app.runtime.generation import run_prompt
     from ..engine.sampling import SamplingParams
 
     opts = RewriteOptions(draft="lookup", sampling=SamplingParams(temperature=0.0, seed=ls.SEED))
@@ -198,7 +198,7 @@ def run_bench(cfg: PeerConfig, path: Path, progress=None, checkpoint=None) -> di
     """Run every task in every mode (module docstring) and return the record;
     ``checkpoint(record)``, when given, gets the record of the tasks done so far after each
     task (a run cut short keeps them)."""
-    from ..app.loaded_model import load_model
+    from ..app.runtime.loaded_model import load_model
     from .run import Peer, verify_ceiling_tps
 
     loaded = load_model(cfg.model, n_ctx=cfg.n_ctx, threads=cfg.threads)

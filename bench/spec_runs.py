@@ -2,7 +2,7 @@
 
 Contract: ``rewrite_budget(prompt)`` is the output cap of a rewrite task;
 ``engine_run(loaded, prompt, opts, max_tokens)`` runs the product's one door
-(``app.generation.run_prompt``) once from an empty cache and returns a ``Run``;
+(``app.runtime.generation.run_prompt``) once from an empty cache and returns a ``Run``;
 ``task_record`` reduces several runs per mode to medians, ratios to ``plain`` and
 greedy equality (outputs cut at the closing fence, so a block accepted past the
 fence does not count as a difference); ``summarise`` gives medians per task kind.
@@ -18,11 +18,11 @@ import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from ..app.generation import run_prompt
-from ..app.loaded_model import LoadedModel
 from ..app.options import RewriteOptions
-from ..app.prompt import Prompt
-from ..app.stream import tokens_through_fence
+from ..app.runtime.generation import run_prompt
+from ..app.runtime.loaded_model import LoadedModel
+from ..app.runtime.prompt import Prompt
+from ..app.runtime.stream import tokens_through_fence
 
 
 @dataclass

@@ -1,7 +1,7 @@
 """Benchmark tasks: real files and Spec-Bench prompts, turned into chat messages.
 
 Contract: ``load_tasks(kinds, n_per_kind, max_lines)`` returns ``Task`` objects;
-``task.prompt(target)`` builds its ``app.prompt.Prompt`` through the product's own
+``task.prompt(target)`` builds its ``app.runtime.prompt.Prompt`` through the product's own
 prompt path (``rewrite_prompt`` for rewrite tasks, whose prompt has a fence; ``splice``
 for Spec-Bench prompts, which have none). Kinds:
   * ``copy``: identity copy of a real Python standard-library file (truncated
@@ -24,7 +24,7 @@ import sysconfig
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..app.prompt import CTX_MARK, Prompt, rewrite_prompt, splice
+from ..app.runtime.prompt import CTX_MARK, Prompt, rewrite_prompt, splice
 from ..engine.backend import TargetModel
 
 log = logging.getLogger(__name__)

@@ -1,9 +1,9 @@
 """Torch-backend benchmark: specedit vs transformers' prompt lookup vs plain, same model.
 
 Contract: ``run_torch_bench(cfg)`` loads one model on the torch backend through
-``app.loaded_model.load_model(backend="torch")`` (the product's path: batch
+``app.runtime.loaded_model.load_model(backend="torch")`` (the product's path: batch
 exactness check and cost calibration included), builds every task's prompt with
-``app.rewrite.build_prompt`` and runs, interleaved within each repeat:
+``app.edit.rewrite.build_prompt`` and runs, interleaved within each repeat:
 
   * ``plain``: the specedit engine with speculation off;
   * ``specedit``: prompt lookup (copy cursor) with the adaptive policy;
@@ -27,9 +27,9 @@ import logging
 import time
 from dataclasses import asdict, dataclass
 
-from ..app.loaded_model import load_model
 from ..app.options import RewriteOptions
-from ..app.stream import FencedText, StreamDecoder
+from ..app.runtime.loaded_model import load_model
+from ..app.runtime.stream import FencedText, StreamDecoder
 from ..engine.verifier import choose_verifier
 from .record import add_common, config_from_args, machine, save_and_log
 from .spec_runs import Run, engine_run, rewrite_budget, summarise, task_record

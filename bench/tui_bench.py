@@ -4,7 +4,7 @@ Contract: ``run_tui_bench(cfg)`` loads one model and runs the same instruction o
 the same file ``repeats`` times in three modes, rotating their order every repeat so
 machine noise and warm-up hit them alike:
 
-* ``headless``: ``app.rewrite.rewrite`` on the main thread, the call ``specedit rewrite``
+* ``headless``: ``app.edit.rewrite.rewrite`` on the main thread, the call ``specedit rewrite``
   makes;
 * ``headless_thread``: the same call on a worker thread, as the app runs it: this
   separates the cost of the UI from the cost of the thread the engine runs on (with
@@ -35,10 +35,10 @@ import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from ..app.files import read_source
-from ..app.loaded_model import LoadedModel, load_model
+from ..app.edit.rewrite import rewrite
 from ..app.options import RewriteOptions
-from ..app.rewrite import rewrite
+from ..app.runtime.loaded_model import LoadedModel, load_model
+from ..app.store.files import read_source
 from ..models.catalog import TEST_MODEL
 from .record import config_from_args
 

@@ -12,7 +12,7 @@
     fit); ``Describes``: ``describe() -> dict``; ``DeviceTarget``: logits stay on its ``device``
     (``upload``, ``eval_ids``, ``readback``: one sync, ``synchronize``, ``verifier``).
 ``UserError`` is the base of every problem a user can fix (``str(err)`` is one clear line);
-``ModelError``: a model that cannot be found, read or loaded (``app.files.FileError``: a file).
+``ModelError``: a model that cannot be found, read or loaded (``app.store.files.FileError``: a file).
 """
 
 from __future__ import annotations

@@ -36,7 +36,7 @@ a rewrite arriving during a warm-up, waits for one batch at most: about 0.6 s on
 model and 1.3 s on the 1.5B on 2 CPU cores)."""
 
 SCHEME = f"chunks{CHUNK}+marks"
-"""Names the batch plan, for caches that outlive the process (``app.prompt_cache``)."""
+"""Names the batch plan, for caches that outlive the process (``app.runtime.prompt_cache``)."""
 
 
 def bounds(n: int, marks: Sequence[int] = ()) -> list[int]:

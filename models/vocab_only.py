@@ -3,7 +3,7 @@
 Contract: :class:`VocabTarget` is a ``TargetModel`` (``engine.backend``) that tokenizes,
 detokenizes and renders chat prompts as the model would (llama.cpp loaded with
 ``vocab_only``), and whose ``eval`` refuses with a ``ModelError``: every prompt of a run on
-a remote engine (``app.remote_engine``) is built and measured as a local run's, and the
+a remote engine (``app.runtime.remote_engine``) is built and measured as a local run's, and the
 model reads it on the server.
 """
 

@@ -26,7 +26,7 @@ speed-ups belong in benchmarks (``specedit bench``), never in a test.
 
 Model checks: every model load of the session, whatever state dir its test gives it and
 in whatever process, shares one file of model checks (``SPECEDIT_MODEL_CHECKS``: the
-batch-exactness check and the block-cost curve, ``app.loaded_model``; the catalog files'
+batch-exactness check and the block-cost curve, ``app.runtime.loaded_model``; the catalog files'
 sha256 record lies beside it), so each model is measured and hashed once per session,
 not once per fresh state dir (20-100 s a load on 2 cores). The tests of the first load
 itself (the note it prints, where it saves) unset it (``own_model_checks``).
@@ -84,7 +84,7 @@ def pytest_collection_modifyitems(config, items):
 @pytest.fixture(scope="session", autouse=True)
 def shared_model_checks(tmp_path_factory):
     """One file of model checks for the whole session (module docstring)."""
-    from specedit.app.loaded_model import CHECKS_ENV
+    from specedit.app.runtime.loaded_model import CHECKS_ENV
 
     before = os.environ.get(CHECKS_ENV)
     os.environ[CHECKS_ENV] = str(tmp_path_factory.mktemp("checks") / "model_checks.json")
@@ -99,7 +99,7 @@ def shared_model_checks(tmp_path_factory):
 def own_model_checks(monkeypatch):
     """For the tests of the first load itself: the model checks and the hash record live in
     the test's own state dir again (``SPECEDIT_MODEL_CHECKS`` unset)."""
-    from specedit.app.loaded_model import CHECKS_ENV
+    from specedit.app.runtime.loaded_model import CHECKS_ENV
 
     monkeypatch.delenv(CHECKS_ENV, raising=False)
 
@@ -119,7 +119,7 @@ def qwen05_path() -> Path:
 @pytest.fixture(scope="session")
 def qwen05(qwen05_path):
     """A loaded 0.5B (llama.cpp, 2 threads, 4096-token context), shared by tests."""
-    from specedit.app.loaded_model import load_model
+    from specedit.app.runtime.loaded_model import load_model
 
     loaded = load_model(str(qwen05_path), n_ctx=4096)
     yield loaded

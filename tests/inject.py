@@ -25,7 +25,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from specedit.app import backups, files, state
+from specedit.app.store import backups, files, state
 from specedit.models import durable
 
 WRITERS = (files, state, backups, durable)

@@ -71,7 +71,7 @@ class ScriptedModel:
 
 def scripted_loaded(rules: Sequence[tuple[str, str]], n_ctx: int = 1 << 16):
     """A ``LoadedModel`` around a ``ScriptedModel`` (no files, no calibration)."""
-    from specedit.app.loaded_model import LoadedModel
+    from specedit.app.runtime.loaded_model import LoadedModel
 
     return LoadedModel(
         target=ScriptedModel(rules, n_ctx),

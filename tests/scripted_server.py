@@ -24,8 +24,8 @@ def main(argv: list[str]) -> int:
     own, rest = p.parse_known_args(argv)
     rules = [(k, a) for k, a in json.loads(own.scripted_rules.read_text(encoding="utf-8"))]
 
-    import specedit.app.loaded_model as loaded_model_module
-    from specedit.app.cli import main as cli_main
+    import specedit.app.runtime.loaded_model as loaded_model_module
+    from specedit.app.cli.main import main as cli_main
 
     loaded_model_module.load_model = lambda config, *a, **kw: scripted_loaded(rules)
     return cli_main(rest)

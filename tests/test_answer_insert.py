@@ -1,4 +1,4 @@
-"""Inserted quotes (``app.rewrite.answer`` with ``RewriteOptions.insert_quotes``): the model
+"""Inserted quotes (``app.edit.rewrite.answer`` with ``RewriteOptions.insert_quotes``): the model
 answers in its own words; where it opens a passage, or else after its answer, the program
 chooses the passage and writes it.
 
@@ -16,8 +16,8 @@ sys.path.insert(0, str(Path(__file__).parent))
 from scripted import scripted_loaded  # noqa: E402
 from test_quote_guard import NOTES  # noqa: E402
 
+from specedit.app.edit.rewrite import answer  # noqa: E402
 from specedit.app.options import RewriteOptions  # noqa: E402
-from specedit.app.rewrite import answer  # noqa: E402
 from specedit.engine.metrics import Metrics  # noqa: E402
 
 DOC = (
@@ -158,7 +158,7 @@ def test_the_05b_answers_in_its_own_words_and_the_program_adds_the_passage(qwen0
     """An exact run, inserted against the free style: the same words (the model's, from the
     same prompt), then the program's passage: whole lines of the file, one paragraph, under
     its citation, found; no token of it generated."""
-    from specedit.app.quotes import check_citations, prose
+    from specedit.app.answer.quotes import check_citations, prose
 
     question = "Where does the cache live? Quote the line that says it."
     files = [("docs/NOTES.md", NOTES)]

@@ -12,7 +12,7 @@ import argparse
 import json
 import os
 
-from specedit.app.cli import main
+from specedit.app.cli.main import main
 from specedit.bench import cli as bench_cli
 
 LONG = os.environ.get("SPECEDIT_LONG") == "1"

@@ -1,10 +1,10 @@
-"""What code binds and reads in JavaScript and shell (app.bindings.unbound): the names a
+"""What code binds and reads in JavaScript and shell (app.check.bindings.unbound): the names a
 change reads that nothing in the file defines, and the check that says so
 (checks.names_unbound). Python's half is in test_repair."""
 
-from specedit.app.bindings import unbound
-from specedit.app.checks import names_unbound, vouch
-from specedit.app.intent import read_intent
+from specedit.app.check.bindings import unbound
+from specedit.app.check.checks import names_unbound, vouch
+from specedit.app.check.intent import read_intent
 
 JS = """import { readFile } from 'node:fs/promises';
 import * as path from 'node:path';

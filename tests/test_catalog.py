@@ -360,7 +360,7 @@ def _copy_model(src_dir: Path, models: Path) -> Path:
 
 def _suggested(message: str) -> list[str]:
     """The command a message suggests after ``run:``, parsed by specedit's own parser."""
-    from specedit.app.flags import build_parser
+    from specedit.app.cli.flags import build_parser
 
     assert message.count("\n") == 0 and "run: " in message, message
     argv = shlex.split(message.split("run: ", 1)[1])
@@ -402,7 +402,7 @@ def test_pull_force_replaces_a_corrupt_file(
     pulled_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, own_model_checks: None
 ) -> None:
     """`specedit models pull --force NAME`, the fix the messages suggest, did not parse."""
-    from specedit.app.cli import main
+    from specedit.app.cli.main import main
 
     models = tmp_path / "models"
     path = _copy_model(pulled_dir, models)
@@ -427,7 +427,7 @@ def test_a_corrupt_catalog_model_is_refused_at_load(
     pulled_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, own_model_checks: None
 ) -> None:
     """A corrupted model of the right size loaded and ran; only `models verify` caught it."""
-    from specedit.app.loaded_model import load_model, model_hash_record
+    from specedit.app.runtime.loaded_model import load_model, model_hash_record
 
     path = _copy_model(pulled_dir, tmp_path / "models")
     _flip_middle_byte(path)

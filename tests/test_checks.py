@@ -1,10 +1,10 @@
-"""Results that drop lines the instruction did not ask to remove (app/checks.py)."""
+"""Results that drop lines the instruction did not ask to remove (app/check/checks.py)."""
 
 from __future__ import annotations
 
 import pytest
 
-from specedit.app.checks import asks_removal, suspect_deletion
+from specedit.app.check.checks import asks_removal, suspect_deletion
 
 SHORT = "def add(a, b):\n    return a + b\n\n\ndef sub(a, b):\n    return a - b\n"
 LONG = "".join(f"def f{i}(x):\n    return x + {i}\n\n\n" for i in range(20))

@@ -14,7 +14,7 @@ def test_right_answers_are_rarely_flagged():
 
 
 def test_a_record_is_judged_again_from_its_diffs():
-    from specedit.app.diff import unified_diff
+    from specedit.app.code.diff import unified_diff
     from specedit.bench.checks_bench import apply_diff, rejudge, rejudge_report
 
     old = "a\nb\nc\nd\ne\nf\ng\nh\ni\n"

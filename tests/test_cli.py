@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from specedit.app.cli import main
+from specedit.app.cli.main import main
 
 SAMPLE = Path(__file__).resolve().parent.parent / "app" / "samples" / "inventory.py"
 
@@ -97,7 +97,15 @@ def test_rewrite_json_write_and_undo(tmp_path, qwen05_path):
     # The file is named relative to its folder: the prompt shows the path as given, so an
     # absolute tmp path (pytest-114/..., another number each run) made another prompt and,
     # greedy, another text in every run. One path, one prompt: the --exact text is fixed.
-    cmd = [sys.executable, "-m", "specedit.app.cli", "rewrite", f.name, "--model", str(qwen05_path)]
+    cmd = [
+        sys.executable,
+        "-m",
+        "specedit.app.cli",
+        "rewrite",
+        f.name,
+        "--model",
+        str(qwen05_path),
+    ]
     r = subprocess.run(
         [
             *cmd,
@@ -167,7 +175,7 @@ def test_rewrite_json_write_and_undo(tmp_path, qwen05_path):
 @pytest.mark.model
 def test_generate_quotes_context(tmp_path, qwen05_path, capsys):
     """``generate --json``: the answer, and its quotes checked against the context file."""
-    from specedit.app.quotes import check_citations
+    from specedit.app.answer.quotes import check_citations
 
     doc = tmp_path / "notes.md"
     text = (
@@ -260,7 +268,7 @@ def test_write_refuses_a_flagged_result_unless_forced(capsys, tmp_path, monkeypa
     with --force."""
     from scripted import scripted_loaded
 
-    from specedit.app import cli
+    from specedit.app.cli import main as cli
 
     text = "def add(a, b):\n    return a + b\n\n\ndef twice(x):\n    return add(x, x)\n"
     wrong = text.replace("return a + b", "return b + a")  # the model renamed nothing

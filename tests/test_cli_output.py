@@ -13,7 +13,7 @@ import sys
 import pytest
 from tui_helpers import STATS  # the sample file the terminal app tests rewrite too
 
-from specedit.app.cli import main
+from specedit.app.cli.main import main
 
 BATCH_NOTE = "batched evaluation changes logits"
 
@@ -45,7 +45,7 @@ def test_unknown_model_suggests_the_catalog_name(capsys, tmp_path):
 
 
 def test_lines_outside_the_file_are_refused_before_the_model_loads(capsys, tmp_path, monkeypatch):
-    import specedit.app.loaded_model as loaded
+    import specedit.app.runtime.loaded_model as loaded
 
     def no_load(*a, **kw):
         raise AssertionError("the model was loaded")
@@ -113,8 +113,8 @@ def test_batched_logits_note_once_at_first_load_and_whole_lines(tmp_path, smollm
 
 def test_generate_lists_each_quote_found_or_marked(capsys):
     """After the answer, ``generate`` lists its quotes as checked against the files."""
-    from specedit.app.cli import _citations
-    from specedit.app.quotes import check_citations
+    from specedit.app.answer.quotes import check_citations
+    from specedit.app.cli.main import _citations
 
     files = [("README.md", "# tool\nModels live in the user cache dir.\n")]
     answer = (
@@ -134,7 +134,7 @@ def test_the_summary_gives_the_copied_passage_its_own_line(capsys):
     read together as 48 tok/s); then where the wall time went."""
     from types import SimpleNamespace
 
-    from specedit.app.cli import _summary, _wall
+    from specedit.app.cli.main import _summary, _wall
     from specedit.engine.metrics import Metrics
 
     m = Metrics(generated_tokens=38, inserted_tokens=59, prefill_s=1.0, decode_s=2.0)

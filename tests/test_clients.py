@@ -75,7 +75,14 @@ def served(qwen05_path, tmp_path_factory):
     port = _free_port()
     state = tmp_path_factory.mktemp("serve-http")
     env = {**os.environ, "SPECEDIT_STATE_DIR": str(state)}
-    cmd = [sys.executable, "-m", "specedit.app.cli", "serve", "--http", f"127.0.0.1:{port}"]
+    cmd = [
+        sys.executable,
+        "-m",
+        "specedit.app.cli",
+        "serve",
+        "--http",
+        f"127.0.0.1:{port}",
+    ]
     err = (state / "stderr").open("w")
     proc = subprocess.Popen([*cmd, "--model", TEST_MODEL], env=env, stderr=err)
     base = f"http://127.0.0.1:{port}/v1"

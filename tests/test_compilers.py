@@ -1,13 +1,13 @@
-"""The language tools' verdict (app.compilers, checks.compile_worse): only errors the
+"""The language tools' verdict (app.check.compilers, checks.compile_worse): only errors the
 original did not have count, by tool and message, whatever line they moved to."""
 
 import shutil
 
 import pytest
 
-from specedit.app.checks import compile_worse, no_change
-from specedit.app.compilers import new_errors
-from specedit.app.intent import read_intent
+from specedit.app.check.checks import compile_worse, no_change
+from specedit.app.check.compilers import new_errors
+from specedit.app.check.intent import read_intent
 
 PY = "def wrap(body, width=72):\n    return body\n"
 

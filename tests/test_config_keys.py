@@ -1,9 +1,9 @@
-"""The keys a change removes from a config file (app.config_keys) and the check that says
+"""The keys a change removes from a config file (app.check.config_keys) and the check that says
 so when nothing asked for a removal (checks.keys_removed)."""
 
-from specedit.app.checks import keys_removed
-from specedit.app.config_keys import removed_keys
-from specedit.app.intent import read_intent
+from specedit.app.check.checks import keys_removed
+from specedit.app.check.config_keys import removed_keys
+from specedit.app.check.intent import read_intent
 
 YAML = """name: ci
 on:

@@ -1,4 +1,4 @@
-"""Tests for specedit.app.diff: hunks, applying subsets, unified diffs, streaming previews."""
+"""Tests for specedit.app.code.diff: hunks, applying subsets, unified diffs, streaming previews."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from specedit.app.diff import (
+from specedit.app.code.diff import (
     Hunk,
     apply_hunks,
     complete_lines,

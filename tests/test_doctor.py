@@ -14,7 +14,7 @@ import sys
 
 import pytest
 
-from specedit.app.doctor import SECTIONS, plan
+from specedit.app.cli.doctor import SECTIONS, plan
 from specedit.app.options import LoadConfig
 from specedit.models.catalog import CATALOG, DEFAULT_MODEL
 

@@ -275,7 +275,7 @@ def test_real_05b_drafting_for_itself(qwen05, qwen05_path):
 
 
 def test_cli_rejects_a_bad_draft_spec(capsys):
-    from specedit.app.cli import main
+    from specedit.app.cli.main import main
 
     with pytest.raises(SystemExit) as e:
         main(["generate", "--context", "x", "-p", "q", "--draft", "modle:x"])
@@ -286,7 +286,7 @@ def test_cli_rejects_a_bad_draft_spec(capsys):
 def test_cli_draft_with_another_vocabulary_fails_clearly(
     qwen05_path, smollm_path, tmp_path, capsys, monkeypatch
 ):
-    from specedit.app.cli import main
+    from specedit.app.cli.main import main
 
     monkeypatch.setenv("SPECEDIT_STATE_DIR", str(tmp_path / "state"))
     f = tmp_path / "a.py"
@@ -301,9 +301,9 @@ def test_cli_draft_with_another_vocabulary_fails_clearly(
 def test_rewrite_path_builds_each_proposer():
     from pathlib import Path
 
-    from specedit.app.loaded_model import LoadedModel
+    from specedit.app.edit.rewrite import rewrite
     from specedit.app.options import RewriteOptions
-    from specedit.app.rewrite import rewrite
+    from specedit.app.runtime.loaded_model import LoadedModel
 
     def loaded(draft):
         return LoadedModel(

@@ -1,4 +1,4 @@
-"""The edit modes of ``app.rewrite`` with a scripted model: what the app does with answers.
+"""The edit modes of ``app.edit.rewrite`` with a scripted model: what the app does with answers.
 
 The model does not matter here: ``ScriptedModel`` writes a given answer for each kind
 of prompt, so each test pins down one path (blocks applied, fallback, no half-apply, a
@@ -10,13 +10,13 @@ from __future__ import annotations
 import pytest
 from scripted import scripted_loaded
 
-from specedit.app import review as review_mod
-from specedit.app.edits import FORMAT
-from specedit.app.files import DoesNotFit
+from specedit.app.edit import review as review_mod
+from specedit.app.edit.edits import FORMAT
+from specedit.app.edit.rewrite import BROAD_LINES, broad, first_prompt, rewrite, warm
+from specedit.app.edit.stages import BLOCKS_MARGIN, BLOCKS_SHARE
 from specedit.app.options import RewriteOptions
-from specedit.app.prompt import LOCATE
-from specedit.app.rewrite import BROAD_LINES, broad, first_prompt, rewrite, warm
-from specedit.app.stages import BLOCKS_MARGIN, BLOCKS_SHARE
+from specedit.app.runtime.prompt import LOCATE
+from specedit.app.store.files import DoesNotFit
 from specedit.bench.edit_tasks import EDIT_TASKS, FEW_LINES
 
 BLOCKS = FORMAT.splitlines()[0]  # a line only a blocks prompt has
@@ -40,13 +40,13 @@ def whole_answer(text: str) -> str:
     return "```python\n" + text + "```\n"
 
 
-# names no definition: no repair round (app/rounds.py) comes before the whole rewrite
+# names no definition: no repair round (app/edit/rounds.py) comes before the whole rewrite
 UNNAMED = "Make the eighth function multiply."
 
 
 def run(rules, text=TEXT, n_ctx=1 << 16, on_text=None, **opts):
     """Rewrite ``text`` with a model scripted by ``rules``. The answers are taken as written:
-    without the search guard (``app.search_guard``, on by default), as a remote engine or
+    without the search guard (``app.edit.search_guard``, on by default), as a remote engine or
     ``--no-verbatim`` takes them; ``tests/test_search_guard.py`` runs the guard."""
     loaded = scripted_loaded(rules, n_ctx)
     opts.setdefault("instruction", "Make f7 multiply.")

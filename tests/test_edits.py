@@ -1,11 +1,11 @@
-"""The edit format (app.edits): parsing search/replace blocks and placing them (no model)."""
+"""The edit format (app.edit.edits): parsing search/replace blocks and placing them (no model)."""
 
 from __future__ import annotations
 
 import pytest
 
-from specedit.app.diff import apply_hunks
-from specedit.app.edits import (
+from specedit.app.code.diff import apply_hunks
+from specedit.app.edit.edits import (
     PREFILL,
     Block,
     EditError,

@@ -29,7 +29,7 @@ from pathlib import Path
 
 import pytest
 
-from specedit.app.rewrite import RewriteOptions, rewrite, warm
+from specedit.app.edit.rewrite import RewriteOptions, rewrite, warm
 
 pytestmark = [pytest.mark.slow, pytest.mark.model]
 

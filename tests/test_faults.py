@@ -17,9 +17,9 @@ from pathlib import Path
 import pytest
 from inject import FaultyOS, check_whole, newest_step, run_and_kill, step_intact
 
-from specedit.app.cli import main
-from specedit.app.files import FileError, list_backups, read_source, write_atomic
-from specedit.app.undo import undo
+from specedit.app.cli.main import main
+from specedit.app.store.files import FileError, list_backups, read_source, write_atomic
+from specedit.app.store.undo import undo
 
 LONG = os.environ.get("SPECEDIT_LONG") == "1"
 
@@ -186,7 +186,7 @@ def test_read_only_folder_is_refused(target) -> None:
 
 WRITER = """
 import sys
-from specedit.app.files import read_source, write_atomic
+from specedit.app.store.files import read_source, write_atomic
 src = read_source(sys.argv[1])
 new = open(sys.argv[2], encoding="utf-8").read()
 print("ready", flush=True)
@@ -252,7 +252,15 @@ def test_sigkill_during_cli_rewrite_write(tmp_path, state, qwen05_path) -> None:
     p = tmp_path / "m.py"
     state.mkdir(parents=True, exist_ok=True)
     env = {**os.environ, "SPECEDIT_STATE_DIR": str(state)}
-    cmd = [sys.executable, "-m", "specedit.app.cli", "--log-level", "DEBUG", "rewrite", str(p)]
+    cmd = [
+        sys.executable,
+        "-m",
+        "specedit.app.cli",
+        "--log-level",
+        "DEBUG",
+        "rewrite",
+        str(p),
+    ]
     cmd += ["-i", INSTRUCTION, "--write", "--model", str(qwen05_path), "--max-tokens", "100"]
     cmd += ["--no-prompt-cache", "--ctx", "2048", "--exact"]  # the text is asserted
     p.write_bytes(SMALL)
@@ -278,8 +286,8 @@ def test_sigkill_during_cli_rewrite_write(tmp_path, state, qwen05_path) -> None:
 def test_file_changed_while_the_model_generates(target, qwen05, monkeypatch, capsys) -> None:
     """Another thread edits the file once the model has begun to stream its output:
     ``specedit rewrite --write`` refuses as a conflict and the user's edit stays."""
-    from specedit.app import cli
-    from specedit.app import rewrite as rewrite_mod
+    from specedit.app.cli import main as cli
+    from specedit.app.edit import rewrite as rewrite_mod
 
     target.write_bytes(SMALL)
     edit = b"def add(a, b):\n    # typed by the user while the model ran\n    return a + b\n"

@@ -1,4 +1,4 @@
-"""Tests for specedit.app.files: reading, rendering, atomic writes, backups and undo."""
+"""Tests for specedit.app.store.files: reading, rendering, atomic writes, backups and undo."""
 
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ from pathlib import Path
 import platformdirs
 import pytest
 
-from specedit.app import backups, files
-from specedit.app.files import (
+from specedit.app.store import backups, files
+from specedit.app.store.files import (
     ConflictError,
     FileError,
     list_backups,
@@ -21,8 +21,8 @@ from specedit.app.files import (
     source_from_text,
     write_atomic,
 )
-from specedit.app.state import state_dir
-from specedit.app.undo import undo
+from specedit.app.store.state import state_dir
+from specedit.app.store.undo import undo
 
 
 @pytest.fixture(autouse=True)

@@ -106,7 +106,7 @@ def test_token_file_is_private_and_made_once(tmp_path, monkeypatch):
 
 
 def test_a_non_loopback_address_needs_a_token(qwen05):
-    from specedit.app.files import FileError
+    from specedit.app.store.files import FileError
 
     with pytest.raises(FileError, match="bearer token"):
         HttpApi(qwen05, "0.0.0.0", 0)

@@ -17,8 +17,10 @@ print(json.dumps(sorted(m for m in sys.modules if m.startswith("specedit."))))
 
 
 def _modules(package: str) -> list[str]:
+    """Every module of ``package`` but the ``__main__`` ones (importing one runs a command)."""
     pkg = __import__(package, fromlist=["__path__"])
-    return sorted(m.name for m in pkgutil.walk_packages(pkg.__path__, package + "."))
+    found = pkgutil.walk_packages(pkg.__path__, package + ".")
+    return sorted(m.name for m in found if not m.name.endswith(".__main__"))
 
 
 def _loaded(module: str) -> list[str]:
@@ -43,7 +45,7 @@ def test_the_engine_knows_nothing_of_the_app_or_the_models():
 
 
 def test_bench_is_a_registered_command():
-    from specedit.app.cli import plugin_command
+    from specedit.app.cli.main import plugin_command
     from specedit.bench.cli import main
 
     assert plugin_command("bench") is main

@@ -9,10 +9,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from specedit.app.edit.rewrite import rewrite
 from specedit.app.options import RewriteOptions
-from specedit.app.prompt import splice
-from specedit.app.rewrite import rewrite
-from specedit.app.stream import StreamDecoder
+from specedit.app.runtime.prompt import splice
+from specedit.app.runtime.stream import StreamDecoder
 from specedit.engine.backend import TargetModel
 from specedit.engine.decode import GenConfig, generate
 from specedit.engine.lookup import LookupDrafter

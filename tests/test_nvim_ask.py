@@ -33,7 +33,7 @@ DRIVER = r"""
   local sp = require('specedit')
   local ask = require('specedit.ask')
   local client = require('specedit.client')
-  -- verbatim off: the guard (app/quote_guard.py) is the model's business, not the plugin's
+  -- verbatim off: the guard (app/answer/quote_guard.py) is the model's business, not the plugin's
   sp.setup({ socket = os.getenv('SPECEDIT_SOCK'), auto_start = false, warm = false,
              ask = { verbatim = false, maxTokens = 200 } })
   local sent = {}

@@ -225,7 +225,14 @@ def test_checkhealth_finds_the_project_venv(tmp_path):
 def test_autostart_reports_a_server_that_exits(tmp_path):
     """A server that cannot start fails the connection at once with its error line, instead
     of a wait of start_timeout_ms (300 s)."""
-    cmd = [sys.executable, "-m", "specedit.app.cli", "serve", "--model", str(tmp_path / "x.gguf")]
+    cmd = [
+        sys.executable,
+        "-m",
+        "specedit.app.cli",
+        "serve",
+        "--model",
+        str(tmp_path / "x.gguf"),
+    ]
     body = f"""
   local client = require('specedit.client')
   require('specedit').setup({{ socket = {json.dumps(str(tmp_path / "run" / "rpc.sock"))},

@@ -33,7 +33,7 @@ pytestmark = pytest.mark.timeout(300)
 
 NEW = "def plus(a, b):\n    return a +\n\n\ndef sub(a, b):\n    return a - b\n"
 """The toy's reply: ``add`` renamed and its line broken (a suspect result: worse syntax; a
-dropped tail would be put back by the repairs, app/repair.py)."""
+dropped tail would be put back by the repairs, app/edit/repair.py)."""
 HOLD_AT = 128  # the second prefill batch (engine.prefill.CHUNK) of the ~360-token prompt
 
 DRIVER = r"""

@@ -1,8 +1,8 @@
-"""A big file's outline and what a locate answer names (app.outline; no model)."""
+"""A big file's outline and what a locate answer names (app.code.outline; no model)."""
 
 from __future__ import annotations
 
-from specedit.app.outline import outline, read_located, widen
+from specedit.app.code.outline import outline, read_located, widen
 
 TEXT = (
     "import os\n"

@@ -1,8 +1,8 @@
-"""Finding the passage first (``app.passage_rank``): which lines may hold an answer."""
+"""Finding the passage first (``app.answer.passage_rank``): which lines may hold an answer."""
 
 from __future__ import annotations
 
-from specedit.app.passage_rank import relevant_lines, stem, terms
+from specedit.app.answer.passage_rank import relevant_lines, stem, terms
 
 DOC = "\n".join(
     [
@@ -46,7 +46,7 @@ def test_a_query_that_shares_no_word_with_the_file_finds_nothing():
 
 
 def test_the_best_window_starts_at_words_and_a_tie_is_no_choice():
-    from specedit.app.passage_rank import best_window
+    from specedit.app.answer.passage_rank import best_window
 
     doc = "# Notes\n\n\nThe kettle is blue.\nThe cat eats at six.\n\nBread is in the tin.\n"
     score, line = best_window(doc, "When does the cat eat?")
@@ -67,7 +67,7 @@ def test_a_name_of_code_is_one_word_not_an_english_stem():
     assert stem("maxBytes") == "maxbytes" and stem("utf8") == "utf8"
     assert stem("Settings") == stem("setting")  # English words are still stemmed
     doc = "specedit reads files.\nspecedit writes files.\nSet SPECEDIT_MODELS_DIR to move them.\n"
-    from specedit.app.passage_rank import best_window
+    from specedit.app.answer.passage_rank import best_window
 
     assert best_window(doc, "Which variable? SPECEDIT_MODELS_DIR", span=1)[1] == 2
 
@@ -75,7 +75,7 @@ def test_a_name_of_code_is_one_word_not_an_english_stem():
 def test_windows_of_several_files_are_weighed_by_one_rarity():
     """A word's weight counts its lines in every file compared (``corpus``): a long file's
     windows do not outscore a short one's for being long."""
-    from specedit.app.passage_rank import best_window
+    from specedit.app.answer.passage_rank import best_window
 
     short = "The cache holds 8 files.\n"
     long_ = "\n".join(["The cache is a folder."] + [f"line {i} of notes" for i in range(200)])
@@ -90,7 +90,7 @@ def test_a_window_about_the_question_wins_over_one_with_more_of_the_answers_word
     """``about``: the answer's own words may come from another paragraph (recorded: the 1.5B
     said models sit under ``$XDG_CACHE_HOME``, the socket's paragraph); the window must
     hold a word of the question, where one does, and None where none does."""
-    from specedit.app.passage_rank import best_window
+    from specedit.app.answer.passage_rank import best_window
 
     doc = "\n".join(
         [
@@ -111,7 +111,7 @@ def test_the_best_window_starts_where_its_sentence_starts():
     """A window whose first line goes on with the sentence of the line before it (lower case,
     after a line that ends no sentence) starts at that line: a quote of the framing rule
     starts at ``* **Framing:**``, not at ``  of UTF-8 JSON.``; at most ``span - 1`` back."""
-    from specedit.app.passage_rank import best_window
+    from specedit.app.answer.passage_rank import best_window
 
     doc = "\n".join(
         [

@@ -5,8 +5,9 @@ from __future__ import annotations
 import pytest
 from toy import ToyModel
 
-from specedit.app import edits
-from specedit.app.prompt import (
+from specedit.app.answer.quotes import all_found, check_citations
+from specedit.app.edit import edits
+from specedit.app.runtime.prompt import (
     FILE_MARK,
     QUOTE_EXAMPLE,
     SYSTEM_ANSWER,
@@ -17,8 +18,7 @@ from specedit.app.prompt import (
     rewrite_prompt,
     shown_paths,
 )
-from specedit.app.quotes import all_found, check_citations
-from specedit.app.stream import FencedText, closing_fence_at, fence_for
+from specedit.app.runtime.stream import FencedText, closing_fence_at, fence_for
 
 
 def _read(raw: str, fence: str = "```", pieces: int = 1) -> FencedText:
@@ -167,7 +167,7 @@ def test_answer_prompt_spans_are_the_files_and_its_prefix_ends_after_them():
 def test_room_and_fit_are_measured_in_one_place():
     """``Prompt.room``: the output left after the prompt; ``Prompt.fits``: the prompt and a
     copy of its part (or a given answer length) with ``FIT_MARGIN`` to spare."""
-    from specedit.app.prompt import FIT_MARGIN, Prompt
+    from specedit.app.runtime.prompt import FIT_MARGIN, Prompt
 
     p = Prompt(tuple(range(100)), ((10, 40, "file"),))
     assert p.room(1000) == 899 and p.part_tokens == 30
@@ -177,7 +177,7 @@ def test_room_and_fit_are_measured_in_one_place():
 
 def test_every_prompt_keeps_its_chat_form_for_a_chat_only_engine():
     """``Prompt.chat``: the messages with the user's text in place of its marks, and the
-    opening the token prompt pre-fills (``app.remote_engine`` sends these to a chat API)."""
+    opening the token prompt pre-fills (``app.runtime.remote_engine`` sends these to a chat API)."""
     t = ToyModel()
     text = "x = 1\n"
     p = rewrite_prompt(t, text, "Set x to 2.", path="m.py", edit="blocks")

@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from specedit.app import prompt_cache
+from specedit.app.edit.rewrite import rewrite
 from specedit.app.options import RewriteOptions
-from specedit.app.rewrite import rewrite
+from specedit.app.runtime import prompt_cache
 
 
 @pytest.fixture

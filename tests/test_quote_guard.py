@@ -1,11 +1,11 @@
-"""The quote guard (``app.quote_guard``): inside a cited passage, only copies of the file."""
+"""The quote guard (``app.answer.quote_guard``): inside a cited passage, only copies of the file."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from specedit.app.quote_guard import QuoteGuard
+from specedit.app.answer.quote_guard import QuoteGuard
 
 WORDS = [b"Water", b" the", b" tomatoes", b"```", b"```\n", b"\n```", b"\n", b" every", b"key"]
 WORDS += [b"[garden", b"[other", b".\n\n[garden", b".\n\n[other"]  # citations' starts
@@ -119,7 +119,7 @@ def test_a_citation_line_names_a_context_file_as_the_prompt_shows_it():
 
 
 def test_a_passage_ends_after_max_lines():
-    from specedit.app import quote_guard
+    from specedit.app.answer import quote_guard
 
     many = "".join(f"line {i}\n" for i in range(20))
     g = QuoteGuard(V, [("log.txt", many)])
@@ -175,9 +175,9 @@ def test_every_passage_the_05b_writes_is_a_copy_of_the_file_it_cites(qwen05, qid
     none does), and every citation line names a context file."""
     import re
 
+    from specedit.app.answer.quotes import _resolve
+    from specedit.app.edit.rewrite import answer
     from specedit.app.options import RewriteOptions
-    from specedit.app.quotes import _resolve
-    from specedit.app.rewrite import answer
     from specedit.bench.rag_tasks import load_questions
 
     if qid == "notes":

@@ -1,8 +1,8 @@
-"""The citation checker (``app.quotes``): what an answer quotes, and whether it is there."""
+"""The citation checker (``app.answer.quotes``): what an answer quotes, and whether it is there."""
 
 from __future__ import annotations
 
-from specedit.app.quotes import all_found, check_citations, prose
+from specedit.app.answer.quotes import all_found, check_citations, prose
 
 README = (
     "# tool\n"  # 1

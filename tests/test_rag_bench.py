@@ -12,8 +12,8 @@ import os
 
 import pytest
 
-from specedit.app.quotes import all_found, check_citations
-from specedit.app.stream import fence_for
+from specedit.app.answer.quotes import all_found, check_citations
+from specedit.app.runtime.stream import fence_for
 from specedit.bench.rag_bench import passes, summarise, table
 from specedit.bench.rag_tasks import DATA, load_questions, spec_bench_questions
 

@@ -17,8 +17,8 @@ from pathlib import Path
 import pytest
 from test_quote_guard import ByteVocab
 
-from specedit.app.quote_guard import QuoteGuard
-from specedit.app.quotes import check_citations
+from specedit.app.answer.quote_guard import QuoteGuard
+from specedit.app.answer.quotes import check_citations
 from specedit.bench.rag_tasks import load_questions
 
 CASES = json.loads((Path(__file__).parent / "data" / "recorded_answers.json").read_text())

@@ -20,9 +20,9 @@ import pytest
 from scripted import scripted_loaded
 from test_edit_modes import BLOCKS, WHOLE
 
-from specedit.app.edits import PREFILL
+from specedit.app.edit.edits import PREFILL
+from specedit.app.edit.rewrite import rewrite
 from specedit.app.options import RewriteOptions
-from specedit.app.rewrite import rewrite
 from specedit.bench.edit_tasks import TASK_SETS
 
 CASES = json.loads((Path(__file__).parent / "data" / "recorded_edits.json").read_text())

@@ -13,10 +13,10 @@ import pytest
 from rpc_client import RpcClient
 from toy_server import toy_loaded
 
-from specedit.app.cli import main
-from specedit.app.files import list_backups
-from specedit.app.refactor import Renamed, RenameError, rename_python
+from specedit.app.cli.main import main
+from specedit.app.code.refactor import Renamed, RenameError, rename_python
 from specedit.app.server import ServerThread
+from specedit.app.store.files import list_backups
 
 STORE = '''import os
 

@@ -20,12 +20,12 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import numpy as np
 import pytest
 
-from specedit.app.generation import TextSink
-from specedit.app.loaded_model import load_model
+from specedit.app.edit.rewrite import answer, rewrite
 from specedit.app.options import LoadConfig, RewriteOptions
-from specedit.app.prompt import QUOTE_ASK
-from specedit.app.remote_engine import _Opening
-from specedit.app.rewrite import answer, rewrite
+from specedit.app.runtime.generation import TextSink
+from specedit.app.runtime.loaded_model import load_model
+from specedit.app.runtime.prompt import QUOTE_ASK
+from specedit.app.runtime.remote_engine import _Opening
 from specedit.app.server.http_serve import HttpThread
 
 sys.path.insert(0, os.path.dirname(__file__))

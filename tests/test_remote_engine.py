@@ -21,10 +21,10 @@ import urllib.request
 
 import pytest
 
-from specedit.app.loaded_model import load_model
+from specedit.app.edit.rewrite import rewrite, warm
 from specedit.app.options import LoadConfig, RewriteOptions
-from specedit.app.remote_engine import parse_engine
-from specedit.app.rewrite import rewrite, warm
+from specedit.app.runtime.loaded_model import load_model
+from specedit.app.runtime.remote_engine import parse_engine
 from specedit.app.server.http_serve import HttpThread
 from specedit.engine.backend import ModelError
 
@@ -111,7 +111,7 @@ def test_engine_specs():
 def test_predicted_output_counts_are_the_acceptance_of_the_prediction():
     """A server that reports OpenAI's predicted-output counts (and no figures of its own):
     they are the stats' acceptance, under the ``prediction`` source."""
-    from specedit.app.remote_engine import copy_prediction_usage
+    from specedit.app.runtime.remote_engine import copy_prediction_usage
     from specedit.engine.metrics import Metrics
 
     usage = {
@@ -251,7 +251,16 @@ def test_engine_errors_are_one_line_and_nothing_is_written(
     f = tmp_path / "net.py"
     f.write_text(FILE)
     env = {**os.environ, "SPECEDIT_STATE_DIR": str(tmp_path / "state")}
-    cmd = [sys.executable, "-m", "specedit.app.cli", "rewrite", str(f), "-i", ASK, "--write"]
+    cmd = [
+        sys.executable,
+        "-m",
+        "specedit.app.cli",
+        "rewrite",
+        str(f),
+        "-i",
+        ASK,
+        "--write",
+    ]
     cmd += ["--model", str(qwen05_path), "--engine", f"openai:http://127.0.0.1:{port}/v1"]
     r = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=120)
     assert r.returncode == 1 and "cannot reach the engine" in r.stderr

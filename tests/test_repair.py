@@ -1,4 +1,4 @@
-"""Checks that need no answer key (app/checks.py) and the fidelity repairs (app/repair.py),
+"""Checks that need no answer key (app/check/checks.py) and the fidelity repairs (app/edit/repair.py),
 on right and wrong results of the shapes the edit suite's runs showed: a repair puts back
 what the answer mis-copied, never what it changed; what is wrong is flagged, not mended."""
 
@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import pytest
 
-from specedit.app.checks import vouch
-from specedit.app.intent import read_intent
-from specedit.app.names import rename, uses
-from specedit.app.repair import repair
+from specedit.app.check.checks import vouch
+from specedit.app.check.intent import read_intent
+from specedit.app.code.names import rename, uses
+from specedit.app.edit.repair import repair
 
 CALL = """\
 def open_log(path, mode="a", bufsize=-1,
@@ -405,7 +405,7 @@ def test_a_parameter_the_instruction_says_to_pass_on_is_flagged_when_unused():
 
 
 def test_unbound_and_parameters_read_the_code():
-    from specedit.app.bindings import parameters, unbound
+    from specedit.app.check.bindings import parameters, unbound
 
     text = "import os\nY = 1\n\n\ndef f(a, *rest, k=0):\n    global Z\n    Z = a\n"
     text += "    return [os.sep for _ in rest] + [W, Y]\n\n\nclass C:\n    n = Q\n"

@@ -1,4 +1,4 @@
-"""The model as a reviewer (app.review): its prompt shares the file's prefix, its "no"
+"""The model as a reviewer (app.edit.review): its prompt shares the file's prefix, its "no"
 flags a change only for a model with a measured threshold, and a flagged change is not
 written."""
 
@@ -6,12 +6,12 @@ import pytest
 from scripted import scripted_loaded
 from toy import ToyModel
 
-from specedit.app import review as review_mod
-from specedit.app.edits import FORMAT
+from specedit.app.edit import review as review_mod
+from specedit.app.edit.edits import FORMAT
+from specedit.app.edit.review import Review, verdict
+from specedit.app.edit.rewrite import rewrite
 from specedit.app.options import RewriteOptions
-from specedit.app.prompt import review_prompt, rewrite_prompt
-from specedit.app.review import Review, verdict
-from specedit.app.rewrite import rewrite
+from specedit.app.runtime.prompt import review_prompt, rewrite_prompt
 
 TEXT = "def f(x):\n    return x + 1\n\n\ndef g(x):\n    return x\n"
 WANT = TEXT.replace("x + 1", "x + 2")

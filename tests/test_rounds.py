@@ -1,4 +1,4 @@
-"""The repair round (app/rounds.py) and the repairs on a rewrite's answer, with a scripted
+"""The repair round (app/edit/rounds.py) and the repairs on a rewrite's answer, with a scripted
 model: what the app does when blocks do not place, a site is missed, or a copy is off."""
 
 from __future__ import annotations
@@ -6,8 +6,8 @@ from __future__ import annotations
 from scripted import scripted_loaded
 from test_edit_modes import BLOCKS, WHOLE, block, blocks_answer, whole_answer
 
+from specedit.app.edit.rewrite import rewrite
 from specedit.app.options import RewriteOptions
-from specedit.app.rewrite import rewrite
 
 REGION = "Rewrite only this part of it and output only the rewritten part:\n```python\n"
 

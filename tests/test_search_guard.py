@@ -1,12 +1,12 @@
-"""The search guard (``app.search_guard``): inside a SEARCH side, only copies of the file."""
+"""The search guard (``app.edit.search_guard``): inside a SEARCH side, only copies of the file."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from specedit.app import search_guard
-from specedit.app.search_guard import SearchGuard, search_sides
+from specedit.app.edit import search_guard
+from specedit.app.edit.search_guard import SearchGuard, search_sides
 
 WORDS = [b"    return", b" x", b"=======", b"=======\n", b"\n=======\n", b"\n", b"def", b"quiet"]
 
@@ -112,14 +112,14 @@ def test_allowed_is_a_pure_function_of_the_output():
 def test_a_retry_guards_its_search_sides_and_a_first_answer_does_not(monkeypatch):
     """The first blocks answer is taken as the model writes it (placement reads a near copy:
     measured, a guarded first answer derailed where the model meant a line it misremembered);
-    when its blocks cannot be placed, the retry (``app.rounds.retry_blocks``) is guarded,
+    when its blocks cannot be placed, the retry (``app.edit.rounds.retry_blocks``) is guarded,
     over the file's text, unless ``verbatim`` is off (``--no-verbatim``)."""
     from scripted import scripted_loaded
     from test_edit_modes import BLOCKS, TEXT, block, blocks_answer
 
-    from specedit.app import stages
+    from specedit.app.edit import stages
+    from specedit.app.edit.rewrite import rewrite
     from specedit.app.options import RewriteOptions
-    from specedit.app.rewrite import rewrite
 
     made = []
 
@@ -152,9 +152,9 @@ def test_a_first_answer_is_guarded_when_asked(monkeypatch):
     from scripted import scripted_loaded
     from test_edit_modes import BLOCKS, TEXT, block, blocks_answer
 
-    from specedit.app import stages
+    from specedit.app.edit import stages
+    from specedit.app.edit.rewrite import rewrite
     from specedit.app.options import RewriteOptions
-    from specedit.app.rewrite import rewrite
 
     made = []
 
@@ -186,9 +186,9 @@ def test_every_search_side_the_05b_writes_under_the_guard_is_lines_of_the_file(q
     """Whatever the model changes, and whether or not its answer parses: under the guard each
     SEARCH side it closes is whole lines of the file, copied as they are or all moved left by
     the first line's indent."""
-    from specedit.app.generation import run_prompt
     from specedit.app.options import RewriteOptions
-    from specedit.app.prompt import rewrite_prompt
+    from specedit.app.runtime.generation import run_prompt
+    from specedit.app.runtime.prompt import rewrite_prompt
     from specedit.bench.edit_tasks import EDIT_TASKS
 
     task = next(t for t in EDIT_TASKS if t.name == name)

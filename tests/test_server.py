@@ -344,7 +344,7 @@ def test_a_repeated_content_length_does_not_stall_the_connection(server, client)
 
 
 def test_text_over_the_cli_limit_is_refused(server, client):
-    from specedit.app.files import MAX_SOURCE_BYTES
+    from specedit.app.store.files import MAX_SOURCE_BYTES
 
     text = "x = 1\n" * (MAX_SOURCE_BYTES // 6 + 1)
     err = client.request("rewrite/start", {"text": text, "instruction": "x"})["error"]
@@ -687,7 +687,7 @@ def test_unused_server_object_releases_nothing(tmp_path):
 def test_cli_refuses_a_second_server(server, capsys):
     import logging
 
-    from specedit.app.cli import main
+    from specedit.app.cli.main import main
 
     loggers = [logging.getLogger("specedit"), logging.getLogger("asyncio")]
     before = [list(lg.handlers) for lg in loggers]

@@ -17,8 +17,8 @@ import pytest
 from inject import check_whole, run_and_kill
 from rpc_client import RpcClient
 
-from specedit.app.files import list_backups
 from specedit.app.server import ServerThread
+from specedit.app.store.files import list_backups
 
 pytestmark = [pytest.mark.model, pytest.mark.timeout(900)]
 

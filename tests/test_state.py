@@ -1,4 +1,4 @@
-"""Private state (specedit.app.state): every folder specedit keeps is 0700, every file 0600."""
+"""Private state (specedit.app.store.state): every folder specedit keeps is 0700, every file 0600."""
 
 from __future__ import annotations
 
@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from specedit.app import loaded_model as loaded_model
-from specedit.app.files import read_source, write_atomic
+from specedit.app.runtime import loaded_model as loaded_model
 from specedit.app.server.serve import _setup_logging
-from specedit.app.state import (
+from specedit.app.store.files import read_source, write_atomic
+from specedit.app.store.state import (
     PrivateRotatingFileHandler,
     make_private,
     private_dir,

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from specedit.app.cli import main
+from specedit.app.cli.main import main
 from specedit.engine.backend import ModelError
 from specedit.models.catalog import CATALOG, TEST_MODEL, resolve_model
 
@@ -205,7 +205,7 @@ def test_bad_names_fail_with_one_line(home, capsys, tmp_path):
 
 
 def test_doctor_lists_the_stores_and_plans_an_ollama_model(home, monkeypatch, smollm_path):
-    from specedit.app.doctor import SECTIONS, entry_configs, plan, render, stores_section
+    from specedit.app.cli.doctor import SECTIONS, entry_configs, plan, render, stores_section
     from specedit.models.llama_build import gguf_layer_count
 
     report = stores_section()
@@ -228,7 +228,7 @@ def test_doctor_lists_the_stores_and_plans_an_ollama_model(home, monkeypatch, sm
 def test_terminal_app_setting_names_an_ollama_model(home, smollm_path):
     """The terminal app's model setting (its config file) loads the blob: the app hands
     ``settings.load_config()`` to ``load_model``, which the end-to-end test runs."""
-    from specedit.app.doctor import plan
+    from specedit.app.cli.doctor import plan
     from specedit.app.tui.config import config_path, load_settings
 
     path = config_path()

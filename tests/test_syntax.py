@@ -1,10 +1,10 @@
-"""app.syntax: language detection, enclosing definition ranges, error counts."""
+"""app.code.syntax: language detection, enclosing definition ranges, error counts."""
 
 from __future__ import annotations
 
 import pytest
 
-from specedit.app.syntax import (
+from specedit.app.code.syntax import (
     count_errors,
     enclosing_node_range,
     language_for_path,

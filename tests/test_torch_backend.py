@@ -16,7 +16,7 @@ pytest.importorskip("transformers")
 
 from torch_tiny import tiny_dir, tiny_gguf, tiny_model  # noqa: E402
 
-from specedit.app.stream import StreamDecoder  # noqa: E402
+from specedit.app.runtime.stream import StreamDecoder  # noqa: E402
 from specedit.engine.backend import ModelError, TargetModel  # noqa: E402
 from specedit.engine.decode import GenConfig, generate  # noqa: E402
 from specedit.engine.exactness import check_batch_exactness  # noqa: E402

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from specedit.app.diff import apply_hunks
+from specedit.app.code.diff import apply_hunks
 
 textual = pytest.importorskip("textual")
 

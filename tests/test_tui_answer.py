@@ -27,8 +27,8 @@ from tui_helpers import (  # noqa: E402
     wait_for,
 )
 
-from specedit.app.files import list_backups  # noqa: E402
-from specedit.app.quotes import check_citations  # noqa: E402
+from specedit.app.answer.quotes import check_citations  # noqa: E402
+from specedit.app.store.files import list_backups  # noqa: E402
 from specedit.app.tui.answer import answer_rows, summary  # noqa: E402
 from specedit.app.tui.config import TuiSettings  # noqa: E402
 from specedit.app.tui.widgets.status import StatusBar  # noqa: E402

@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 from tui_helpers import SIZE, STATS, app_for, notes, send_keys, toy_loaded, wait_for
 
-from specedit.app.loaded_model import load_model
+from specedit.app.code.syntax import enclosing_definition
 from specedit.app.options import LoadConfig
-from specedit.app.syntax import enclosing_definition
+from specedit.app.runtime.loaded_model import load_model
 from specedit.app.tui.config import (
     TuiSettings,
     config_path,
@@ -306,7 +306,7 @@ def test_real_load_keys_answer_and_a_queued_rewrite_runs(workdir, qwen05_path, m
 
 def test_command_line_flags_layer_over_the_config_file(workdir, monkeypatch):
     """``specedit PATH --gpu-layers 3``: only the flags given override the saved settings."""
-    from specedit.app.flags import build_parser, load_config
+    from specedit.app.cli.flags import build_parser, load_config
 
     save_settings(TuiSettings(model="qwen2.5-coder-0.5b", backend="llama.cpp", k=6))
     args = build_parser().parse_args(["tui", "stats.py", "--gpu-layers", "3"])

@@ -23,9 +23,9 @@ from tui_helpers import (
     wait_for,
 )
 
-from specedit.app.diff import apply_hunks
-from specedit.app.rewrite import RewriteResult
-from specedit.app.stages import RewriteStats
+from specedit.app.code.diff import apply_hunks
+from specedit.app.edit.rewrite import RewriteResult
+from specedit.app.edit.stages import RewriteStats
 from specedit.app.tui.config import TuiSettings
 from specedit.app.tui.live import LiveRun
 from specedit.app.tui.messages import RewriteFinished

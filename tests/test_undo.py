@@ -1,4 +1,4 @@
-"""Undo and redo (specedit.app.undo): they never drop an edit made since specedit wrote."""
+"""Undo and redo (specedit.app.store.undo): they never drop an edit made since specedit wrote."""
 
 from __future__ import annotations
 
@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from specedit.app import backups
-from specedit.app.cli import main
-from specedit.app.files import FileError, list_backups, read_source, write_atomic
-from specedit.app.undo import redo, undo
+from specedit.app.cli.main import main
+from specedit.app.store import backups
+from specedit.app.store.files import FileError, list_backups, read_source, write_atomic
+from specedit.app.store.undo import redo, undo
 
 
 @pytest.fixture(autouse=True)

@@ -43,7 +43,7 @@ import numpy as np  # noqa: E402
 from rpc_client import RpcClient  # noqa: E402
 from toy import ToyModel  # noqa: E402
 
-from specedit.app.loaded_model import LoadedModel  # noqa: E402
+from specedit.app.runtime.loaded_model import LoadedModel  # noqa: E402
 
 log = logging.getLogger("specedit.toy")
 
@@ -111,7 +111,7 @@ class ScriptedToy(ServerToy):
     """A :class:`ServerToy` whose reply to a rewrite prompt is ``script``, byte by byte.
 
     The reply starts after the opening fence line that follows the prompt's last
-    ``Instruction: `` (``app.prompt``: the assistant turn is pre-filled with that fence), so
+    ``Instruction: `` (``app.runtime.prompt``: the assistant turn is pre-filled with that fence), so
     at each position the next byte of the script gets all the probability; past the end of
     the script it writes newlines. A script that ends with the closing fence gives a complete
     result; one without it runs to ``maxTokens`` and ends ``truncated``.
@@ -270,8 +270,8 @@ def main(argv: list[str]) -> int:
         target = ServerToy(ms_per_token=own.toy_ms_per_token)
     target.hold_at, target.gate = own.toy_hold_at, own.toy_gate
 
-    import specedit.app.loaded_model as loaded_model_module
-    from specedit.app.cli import main as cli_main
+    import specedit.app.runtime.loaded_model as loaded_model_module
+    from specedit.app.cli.main import main as cli_main
 
     def load_toy(config, *a, **kw) -> LoadedModel:
         log.info("toy in place of %r", config)

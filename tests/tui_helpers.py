@@ -14,11 +14,11 @@ from pathlib import Path
 
 from toy import ToyModel
 
-from specedit.app.checks import Suspect
-from specedit.app.diff import compute_hunks, preview_in_file, unified_diff
-from specedit.app.loaded_model import LoadedModel
-from specedit.app.rewrite import RewriteResult
-from specedit.app.stages import RewriteStats
+from specedit.app.check.checks import Suspect
+from specedit.app.code.diff import compute_hunks, preview_in_file, unified_diff
+from specedit.app.edit.rewrite import RewriteResult
+from specedit.app.edit.stages import RewriteStats
+from specedit.app.runtime.loaded_model import LoadedModel
 from specedit.app.tui.app import SpecEditApp
 from specedit.app.tui.config import TuiSettings
 from specedit.engine.metrics import Metrics

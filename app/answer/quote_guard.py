@@ -1,16 +1,16 @@
 """Quotes that cannot be misquoted: inside a quoted passage, the decoder may only copy.
 
 Contract: ``QuoteGuard(target, context_files, question='')`` is an ``engine.constraint.Constraint``
-for answers in the ``quote`` format (``app.prompt.SYSTEM_QUOTE``): a citation line ``[FILE]``, then
+for answers in the ``quote`` format (``app.runtime.prompt.SYSTEM_QUOTE``): a citation line ``[FILE]``, then
 a fenced passage. Inside a passage ``allowed(out)`` admits only tokens whose bytes continue it as a
 copy of the cited file (of any context file when the citation names none), starting at a word or
-line start (on the lines ``app.passage_rank`` finds for the question, when given); a newline or
+line start (on the lines ``app.answer.passage_rank`` finds for the question, when given); a newline or
 the closing fence once it has a whole line or three words; only the closing fence past the
 passage's paragraph (or ``MAX_LINES``). After a passage: another citation, blank lines, or the
-end. A citation line is a context file's shown name (``app.prompt.shown_paths``), ``]`` and the
+end. A citation line is a context file's shown name (``app.runtime.prompt.shown_paths``), ``]`` and the
 opening fence. Anything else is free: the prose and which passage stay the model's.
 ``completed(text)``: the answer the program completes once its first passage is chosen or pinned
-(``app.quote_insert``). With ``own_blocks`` an uncited block is the model's own, and free. Tokens
+(``app.answer.quote_insert``). With ``own_blocks`` an uncited block is the model's own, and free. Tokens
 are matched by their bytes (``pieces(target)``, one table per target), so any tokenization of the
 copy is allowed; pieces over ``MAX_PIECE`` bytes are not offered inside a quote.
 """
@@ -23,10 +23,10 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from ..runtime.prompt import shown_paths
+from ..runtime.stream import fence_for
 from .passage_rank import best_window, relevant_lines
-from .prompt import shown_paths
 from .quotes import CITE_RE, _resolve, prose
-from .stream import fence_for
 
 MAX_LINES = 8
 """The most lines a passage may quote: evidence, not the file (a passage the model ran on
@@ -288,7 +288,7 @@ class QuoteGuard:
         self, files: list[int], before: bytes, first_of_ties: bool = False
     ) -> tuple[int, int] | None:
         """(file, offset) where the passage after the answer ``before`` starts, chosen by the
-        program: the first line with words of the best window ``app.passage_rank`` finds for
+        program: the first line with words of the best window ``app.answer.passage_rank`` finds for
         the question and the answer's words, in the best of ``files``, among the windows that
         hold a word of the question where any does (``about``); None without a
         question, when it shares no word with them, or when two windows score the same (the
@@ -397,7 +397,7 @@ class QuoteGuard:
 
     def _focus(self, f: int, before: bytes) -> set[int] | None:
         """Where in file ``f`` a passage may start after the answer ``before`` it: the starts
-        on the lines ``app.passage_rank`` finds for the question and the answer's own words so
+        on the lines ``app.answer.passage_rank`` finds for the question and the answer's own words so
         far (None: anywhere, when they share no word with the file or no question is
         known)."""
         key = (f, before)

@@ -1,6 +1,6 @@
 """What code binds and reads: names nothing defines, parameters nothing reads.
 
-``app.checks`` compares the original with the result, so only what a change introduced
+``app.check.checks`` compares the original with the result, so only what a change introduced
 counts: a call that reads a name nothing defines, a new parameter nothing reads.
 
 Contract (a language not named, or code that does not parse, gives None):
@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from functools import cache
 from importlib.resources import files
 
-from .syntax import language_for_path, parse
+from ..code.syntax import language_for_path, parse
 
 MODULE_NAMES = frozenset(
     {

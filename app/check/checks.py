@@ -1,10 +1,10 @@
 """Checks on a finished rewrite before it may be written: verdicts that need no answer key.
 
-A check reads only the instruction, without a model (``app.intent``), the file's own structure
-(``app.syntax``) and what the language's tools say of it without running it (``app.compilers``). Each takes ``(old, new, intent, path)`` and returns a ``Suspect`` (a verdict with
+A check reads only the instruction, without a model (``app.check.intent``), the file's own structure
+(``app.code.syntax``) and what the language's tools say of it without running it (``app.check.compilers``). Each takes ``(old, new, intent, path)`` and returns a ``Suspect`` (a verdict with
 its reason and one line for any front end) or None:
   * ``suspect_deletion`` (of ``(old, new, instruction)``): the instruction asks for nothing to be
-    removed (``app.intent.asks_removal``) and the result deletes a trailing block (its last hunk
+    removed (``app.check.intent.asks_removal``) and the result deletes a trailing block (its last hunk
     runs to the end of ``old`` and removes more non-blank lines than it adds: at least
     ``TAIL_LINES``, or at least ``TAIL_SHARE`` of ``old``'s non-blank lines: ``drops_tail``), or
     deletes on balance at least ``SHARE`` of them, ``MIN_SHARE_LINES`` at least (``drops_share``),
@@ -21,17 +21,17 @@ its reason and one line for any front end) or None:
   * ``outside_named``: the instruction names definitions of the file (and not the whole file) and a
     hunk lies in none of them, nor is it the asked rename (``outside_named``);
   * ``names_unbound``: (Python, JavaScript, shell) the result reads a name that nothing in the
-    file defines and that the original did not read (``app.bindings.unbound``): a parameter used but never added, a rename
+    file defines and that the original did not read (``app.check.bindings.unbound``): a parameter used but never added, a rename
     made at a use only (``unbound``);
   * ``param_unused``: (Python) a parameter the result adds to a function is read nowhere in it,
     though the instruction says how it is used: names it again ("pass
     compresslevel=compresslevel") or takes it as a verb's object ("and pass it to …")
     (``param_unused``);
-  * ``keys_removed``: a JSON, TOML or YAML file loses keys (``app.config_keys``) and the
+  * ``keys_removed``: a JSON, TOML or YAML file loses keys (``app.check.config_keys``) and the
     instruction asks for no removal, nor names the key as a rename's old name (``removed``);
   * ``syntax_worse``: the result has more syntax errors than the original (``syntax``);
   * ``compile_worse``: the language's own tool reports an error on the result that it does not
-    report on the original (``app.compilers``: Python's ``compile()``, ``rustc``, ``bash -n``)
+    report on the original (``app.check.compilers``: Python's ``compile()``, ``rustc``, ``bash -n``)
     (``compile``);
   * ``no_change``: the result is the original (``unchanged``): every instruction asks for a
     change, and an answer that makes none is not one.
@@ -46,13 +46,13 @@ import keyword
 import re
 from dataclasses import dataclass
 
+from ..code.diff import Hunk, compute_hunks, split_lines
+from ..code.names import code_lines, rename, uses, whole_word
+from ..code.syntax import Definition, definitions, language_for_path, syntax_warning
 from .bindings import parameters, unbound, unbound_reads
 from .compilers import new_errors
 from .config_keys import removed_keys
-from .diff import Hunk, compute_hunks, split_lines
 from .intent import Intent, asks_removal
-from .names import code_lines, rename, uses, whole_word
-from .syntax import Definition, definitions, language_for_path, syntax_warning
 
 TAIL_LINES = 3
 TAIL_SHARE = 0.2

@@ -7,7 +7,7 @@ at hand, never counts), first by line. Only tools that read code without running
 
   * Python: ``compile()`` in this process (``IndentationError``, ``'return' outside function``:
     what a tree-sitter parse lets through), then pylint's errors (``python -m pylint``, its E
-    messages but syntax, undefined names (``app.bindings``) and imports, which depend on what
+    messages but syntax, undefined names (``app.check.bindings``) and imports, which depend on what
     is installed: ``Instance of 'Job' has no 'rollback' member``, a call with too many arguments, a function defined twice);
   * Rust: ``rustc --emit=metadata --crate-type=lib`` on a private copy (names and types:
     ``error[E0308]: mismatched types``; no ``--extern`` is passed, so no procedural macro runs);
@@ -32,7 +32,7 @@ from collections import Counter
 from dataclasses import dataclass
 from functools import lru_cache
 
-from .syntax import language_name
+from ..code.syntax import language_name
 
 log = logging.getLogger(__name__)
 
@@ -69,7 +69,7 @@ def _python(text: str) -> list[Diagnostic]:
 
 
 # pylint's error messages, less syntax (compile() says it), names nothing defines
-# (app.bindings says it) and the ones that say what this machine has installed
+# (app.check.bindings says it) and the ones that say what this machine has installed
 _PYLINT = (
     "--disable=all",
     "--enable=E",

@@ -16,7 +16,7 @@ import re
 import tomllib
 from dataclasses import dataclass
 
-from .syntax import language_name
+from ..code.syntax import language_name
 
 Path = tuple[str, ...]
 

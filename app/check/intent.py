@@ -2,7 +2,7 @@
 
 Reading the instruction shapes a check or which prompt is asked, never the file: nothing here
 writes an edit. Contract: ``read_intent(instruction, text, path) -> Intent``, every field a plain
-reading of the words and of the file's definitions (``app.syntax.definitions``):
+reading of the words and of the file's definitions (``app.code.syntax.definitions``):
   * ``rename``: ``(old, new)`` for "rename [the function|variable …] OLD to NEW";
   * ``named``: the file's definitions the instruction names, by qualified name or last part, in
     the order named (a lowercase word only where it reads as a name; a rename's names name none);
@@ -20,7 +20,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from .syntax import Definition, definitions, language_for_path
+from ..code.syntax import Definition, definitions, language_for_path
 
 _RENAME = re.compile(
     r"\brename\s+(?:the\s+)?(?:((?:local\s+)?(?:variable|function|method|class|parameter|"
@@ -44,7 +44,7 @@ EVERYWHERE = re.compile(
     r"comments|imports|strings)|(?:whole|entire)\s+(?:file|module|text|code))\b",
     re.I,
 )
-"""Words that ask for a change across the file (``app.rewrite.broad`` reads them too)."""
+"""Words that ask for a change across the file (``app.edit.rewrite.broad`` reads them too)."""
 _COMMENTS = re.compile(r"\b(comments?|docstrings?|documentation|docs?)\b", re.I)
 _REMOVAL = re.compile(
     r"\b(remov\w*|delet\w*|drop\w*|strip\w*|cut|trim\w*|eras\w*|eliminat\w*|get rid|"

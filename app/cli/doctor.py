@@ -24,9 +24,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from ..engine.backend import ModelError
-from ..models.catalog import CATALOG, DEFAULT_MODEL
-from .options import LoadConfig
+from ...engine.backend import ModelError
+from ...models.catalog import CATALOG, DEFAULT_MODEL
+from ..options import LoadConfig
 
 SECTIONS = {
     "versions": "Versions",
@@ -63,7 +63,7 @@ def versions() -> dict[str, Any]:
 
 
 def llama_section() -> dict[str, Any]:
-    from ..models.llama_build import llama_build
+    from ...models.llama_build import llama_build
 
     try:
         b = llama_build()
@@ -106,7 +106,7 @@ def triton_section(torch_info: dict[str, Any]) -> dict[str, Any]:
         import triton
     except ImportError:
         return {"installed": False}
-    from ..kernels.support import kernel_support
+    from ...kernels.support import kernel_support
 
     ok, why = kernel_support("cuda" if torch_info.get("cuda_available") else "cpu")
     return {"installed": True, "version": triton.__version__, "kernel_runs": ok, "kernel": why}
@@ -116,10 +116,10 @@ def plan(cfg: LoadConfig | None = None) -> dict[str, Any]:
     """What loading with ``cfg`` (default: ``LoadConfig()``, what every entry point uses
     without options) would run on: backend, device, layers offloaded, threads, and why.
     Nothing is loaded; a problem a load would hit is reported under ``error``."""
-    from ..models.catalog import resolve_model
-    from ..models.llama_build import device_label, gguf_layer_count, llama_build, parse_gpu_layers
-    from ..models.llama_build import resolve_gpu_layers as resolve
-    from .loaded_model import resolve_backend
+    from ...models.catalog import resolve_model
+    from ...models.llama_build import device_label, gguf_layer_count, llama_build, parse_gpu_layers
+    from ...models.llama_build import resolve_gpu_layers as resolve
+    from ..runtime.loaded_model import resolve_backend
 
     cfg = cfg or LoadConfig()
     threads = cfg.threads or max(1, os.cpu_count() or 1)
@@ -161,8 +161,8 @@ def plan(cfg: LoadConfig | None = None) -> dict[str, Any]:
 def entry_configs() -> dict[str, LoadConfig]:
     """The ``LoadConfig`` each entry point builds when given no options: from its parser,
     and for the terminal app laid over its config file and ``$SPECEDIT_MODEL``."""
+    from ..tui.config import load_settings
     from .flags import build_parser, load_config
-    from .tui.config import load_settings
 
     parser = build_parser()
     configs = {name: load_config(parser.parse_args(argv)) for name, argv in ENTRY_POINTS.items()}
@@ -171,8 +171,8 @@ def entry_configs() -> dict[str, LoadConfig]:
 
 
 def models_section(verify: bool) -> dict[str, Any]:
-    from ..models import catalog, model_hashes
-    from .loaded_model import model_hash_record
+    from ...models import catalog, model_hashes
+    from ..runtime.loaded_model import model_hash_record
 
     out: dict[str, Any] = {"dir": str(catalog.models_dir()), "default": DEFAULT_MODEL}
     for name, entry in CATALOG.items():
@@ -198,7 +198,7 @@ def models_section(verify: bool) -> dict[str, Any]:
 
 def stores_section() -> dict[str, Any]:
     """What the other apps' stores hold; nothing is hashed, only GGUF headers are read."""
-    from ..models import stores
+    from ...models import stores
 
     out: dict[str, Any] = {}
     for store, found in stores.scan().items():
@@ -212,7 +212,7 @@ def stores_section() -> dict[str, Any]:
 
 
 def server_section() -> dict[str, Any]:
-    from .server.paths import default_socket_path, discovery_path, read_discovery, socket_alive
+    from ..server.paths import default_socket_path, discovery_path, read_discovery, socket_alive
 
     sock = default_socket_path()
     disc = discovery_path(sock)
@@ -255,8 +255,8 @@ def _du(path: Path) -> tuple[int, int]:
 
 
 def state_section() -> dict[str, Any]:
-    from ..models.catalog import models_dir
-    from .state import state_dir
+    from ...models.catalog import models_dir
+    from ..store.state import state_dir
 
     sd, md = state_dir(), models_dir()
     size, files = _du(sd)

@@ -1,5 +1,5 @@
 """The command line's flags: the one parser (``build_parser``) and the ``LoadConfig`` its
-flags ask for (``load_config``), shared by ``app.cli`` and ``app.doctor`` (which reports
+flags ask for (``load_config``), shared by ``app.cli.main`` and ``app.cli.doctor`` (which reports
 what each entry point loads with no options).
 
 Contract: ``build_parser()`` returns the ``specedit`` parser with every subcommand; its
@@ -15,9 +15,9 @@ from __future__ import annotations
 import argparse
 import os
 
-from ..engine.sampling import SamplingParams
-from ..models.catalog import CATALOG
-from .options import (
+from ...engine.sampling import SamplingParams
+from ...models.catalog import CATALOG
+from ..options import (
     ANSWER_STYLES,
     BACKENDS,
     DRAFT_MODES,
@@ -66,7 +66,7 @@ def _draft(v: str) -> str:
 
 
 def _gpu_layers(v: str) -> int | str:
-    from ..models.llama_build import parse_gpu_layers
+    from ...models.llama_build import parse_gpu_layers
 
     try:
         return parse_gpu_layers(v)

@@ -9,7 +9,7 @@ goes to stdout, so pipes get clean output. Lines for people (errors, the stats l
 "wrote … (backup …)") go through :func:`say`: wrapped to the terminal's width on a
 terminal, one line each in a pipe or a log file, with user text (paths, messages) never
 read as markup.
-All the work is done by ``app.rewrite`` / ``app.files`` (``app.refactor`` for
+All the work is done by ``app.edit.rewrite`` / ``app.store.files`` (``app.code.refactor`` for
 ``rename``), which the TUI and the server use too.
 """
 
@@ -24,12 +24,12 @@ import time
 from rich.console import Console
 from rich.markup import escape
 
-from ..engine.backend import UserError
-from ..engine.sampling import SamplingParams
-from ..models.catalog import CATALOG, DEFAULT_MODEL
+from ...engine.backend import UserError
+from ...engine.sampling import SamplingParams
+from ...models.catalog import CATALOG, DEFAULT_MODEL
+from ..answer.quotes import NO_QUOTES
+from ..options import RewriteOptions
 from .flags import build_parser, load_config
-from .options import RewriteOptions
-from .quotes import NO_QUOTES
 
 log = logging.getLogger("specedit")
 err = Console(stderr=True, highlight=False)
@@ -53,7 +53,7 @@ def _check_lines(lines: tuple[int, int] | None, text: str, path: str) -> None:
     """Refuse ``--lines`` outside the file before any model loads (1-based, as typed)."""
     if lines is None:
         return
-    from .diff import split_lines
+    from ..code.diff import split_lines
 
     n = len(split_lines(text))
     start, end = lines[0] + 1, lines[1]
@@ -70,7 +70,7 @@ def _draft_mode(a) -> str:
 
 
 def _load(a):
-    from .loaded_model import load_model
+    from ..runtime.loaded_model import load_model
 
     return load_model(load_config(a))
 
@@ -82,8 +82,8 @@ def _stream(a):
 
 
 def cmd_rewrite(a) -> int:
-    from .files import check_writable, read_source, write_atomic
-    from .rewrite import rewrite
+    from ..edit.rewrite import rewrite
+    from ..store.files import check_writable, read_source, write_atomic
 
     src = read_source(a.path)
     _check_lines(a.lines, src.text, a.path)
@@ -145,14 +145,14 @@ def cmd_rewrite(a) -> int:
 
 
 def cmd_rename(a) -> int:
-    """``specedit rename FILE OLD NEW``: rope's rename (``app.refactor``), no model. The
+    """``specedit rename FILE OLD NEW``: rope's rename (``app.code.refactor``), no model. The
     diff goes to stdout, warnings and the summary to stderr; a problem the user can fix
     (a file that is not Python or does not parse, a name not found, taken or ambiguous, a
     result rope was unsure of with ``--write`` and no ``--force``) is one line and status 1,
     the file untouched."""
-    from .diff import unified_diff
-    from .files import FileError, check_writable, read_source, write_atomic
-    from .refactor import RenameError, is_python, rename_python
+    from ..code.diff import unified_diff
+    from ..code.refactor import RenameError, is_python, rename_python
+    from ..store.files import FileError, check_writable, read_source, write_atomic
 
     def refuse(kind: str, message: str, obj: dict | None = None) -> int:
         if a.json:
@@ -278,8 +278,8 @@ def _summary(s: dict, message: str, loaded) -> None:
 
 
 def cmd_generate(a) -> int:
-    from .files import read_source
-    from .rewrite import answer
+    from ..edit.rewrite import answer
+    from ..store.files import read_source
 
     context_files = [(p, read_source(p).text) for p in a.context_files]
     t0 = time.perf_counter()
@@ -321,7 +321,7 @@ def _citations(citations) -> None:
 
 
 def cmd_models(a) -> int:
-    from ..models import catalog, stores
+    from ...models import catalog, stores
     from .progress import rich_progress
 
     if a.action == "list":
@@ -331,7 +331,7 @@ def cmd_models(a) -> int:
             out.print(f"{name:22} {e.size_bytes / 1e6:7.0f} MB  {mark:9}  {e.description}{default}")
         out.out("\n".join(stores.listing()))  # Ollama, LM Studio, HF: plain, never markup
         return 0
-    from .loaded_model import model_hash_record
+    from ..runtime.loaded_model import model_hash_record
 
     if a.action == "pull":
         with rich_progress() as progress:
@@ -351,7 +351,7 @@ def cmd_undo(a) -> int:
     text it replaced went."""
     from rich.markup import escape
 
-    from .undo import redo, undo
+    from ..store.undo import redo, undo
 
     r = (undo if a.cmd == "undo" else redo)(a.path, force=a.force)
     other = "redo" if a.cmd == "undo" else "undo"
@@ -403,11 +403,11 @@ def main(argv: list[str] | None = None) -> int:
         if a.cmd in ("undo", "redo"):
             return cmd_undo(a)
         if a.cmd == "serve" and a.http:
-            from .server.http_serve import http_main
+            from ..server.http_serve import http_main
 
             return http_main(a, load_config(a))
         if a.cmd == "serve":
-            from .server import serve_main
+            from ..server import serve_main
 
             return serve_main(a, load_config(a))
         if a.cmd == "doctor":
@@ -415,7 +415,7 @@ def main(argv: list[str] | None = None) -> int:
 
             return doctor_main(a)
         if a.cmd == "tui":
-            from .tui import run_tui
+            from ..tui import run_tui
 
             return run_tui(a, load_config(a))
         if a.cmd == "bench":  # main found no registered bench command

@@ -11,7 +11,7 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Iterator
 
-from ..models.catalog import Progress
+from ...models.catalog import Progress
 
 
 @contextlib.contextmanager

@@ -4,7 +4,7 @@ A prompt holds the whole file when it fits the context; otherwise its outline (t
 top-level assignments and every definition's signature, with line numbers) and windows of lines.
 Contract:
   * ``outline(text, path) -> Outline``: the entries (``Entry``: 0-based ``[start, end)`` lines and
-    the one line shown, a multi-line signature joined) in file order, from ``app.syntax``;
+    the one line shown, a multi-line signature joined) in file order, from ``app.code.syntax``;
     ``Outline.text`` renders one entry a line as ``START-END: text`` (1-based, inclusive). Files
     without a grammar get every ``OUTLINE_STRIDE``-th non-blank line.
   * ``read_located(answer, outline) -> list[tuple[int, int]]``: the line ranges an answer names,

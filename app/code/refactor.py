@@ -116,7 +116,7 @@ class Renamed:
 
 
 def is_python(path: str | None, text: str) -> bool:
-    """A Python file by its name (``app.syntax.LANGUAGES``), or an extensionless script
+    """A Python file by its name (``app.code.syntax.LANGUAGES``), or an extensionless script
     whose first line is a ``python`` shebang."""
     if language_name(path) == "python":
         return True

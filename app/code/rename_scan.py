@@ -1,4 +1,4 @@
-"""Where a Python name occurs and what binds it, for ``app.refactor``: the occurrences the syntax
+"""Where a Python name occurs and what binds it, for ``app.code.refactor``: the occurrences the syntax
 tree places exactly, and the checks a rename's result must pass.
 
 Contract:

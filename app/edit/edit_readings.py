@@ -1,6 +1,6 @@
 """Readings of a search/replace block that is not a line-for-line copy of the file.
 
-``app.edits.place_blocks`` places a block by its lines; these read the blocks small models
+``app.edit.edits.place_blocks`` places a block by its lines; these read the blocks small models
 write otherwise, each from the file's text alone. Contract:
   * ``patch(f, s, r)``: file line ``f`` with the character edits that turn the model's line
     ``s`` into ``r``, made where ``s``'s text sits in ``f`` (None when an edit falls where they
@@ -20,7 +20,7 @@ from __future__ import annotations
 import difflib
 import re
 
-from .diff import split_lines
+from ..code.diff import split_lines
 
 JOIN_LINES = 8
 """The most file lines one line of a search side may stand for: a signature an outline shows

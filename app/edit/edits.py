@@ -2,7 +2,7 @@
 
 The model writes only what changes, as blocks in one fenced code block: ``<<<<<<< SEARCH``,
 lines copied from the file, ``=======``, the new lines, ``>>>>>>> REPLACE``. Contract:
-  * ``FORMAT`` is the one text that asks for the format (``app.prompt`` puts it after the
+  * ``FORMAT`` is the one text that asks for the format (``app.runtime.prompt`` puts it after the
     instruction); ``PREFILL`` opens the assistant turn, so the output starts in a search side.
   * ``parse_blocks(body, file=None) -> Parsed``: the complete ``blocks`` of a stream body,
     ``complete`` (only white space, or lines still copying ``file``, follows), ``problem``.
@@ -23,7 +23,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import Enum
 
-from .diff import Hunk, apply_hunks, split_lines
+from ..code.diff import Hunk, apply_hunks, split_lines
 from .edit_readings import indent as _indent
 from .edit_readings import inline, made_already, patch, reflowed, unjoin
 

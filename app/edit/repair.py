@@ -23,8 +23,8 @@ import json
 import re
 import tokenize
 
-from .diff import split_lines
-from .syntax import language_for_path
+from ..code.diff import split_lines
+from ..code.syntax import language_for_path
 
 
 def _squash(line: str) -> str:

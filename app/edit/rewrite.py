@@ -2,16 +2,16 @@
 
 Contract: ``rewrite(loaded, text, opts, path=..., on_text=..., cancel=...)`` runs the edit mode
 ``plan_rewrite`` decides once (a ``Plan``: the mode, why, its prompts) and returns a
-``RewriteResult`` (``app.stages``: the new text, hunks, diff, ``RewriteStats``). Modes: ``blocks``
-(``auto``'s default: search/replace blocks, ``app.edits``; if they fail or a check flags them, one
-repair round, ``app.rounds``, then a whole rewrite), ``whole`` (the text or region written out:
+``RewriteResult`` (``app.edit.stages``: the new text, hunks, diff, ``RewriteStats``). Modes: ``blocks``
+(``auto``'s default: search/replace blocks, ``app.edit.edits``; if they fail or a check flags them, one
+repair round, ``app.edit.rounds``, then a whole rewrite), ``whole`` (the text or region written out:
 ``--edit whole``, a region, or a ``broad`` change), and for a file too long to show whole, its
 outline plus windows (``locate+whole``, ``locate+blocks``). The result is the model's answer,
-only its copies repaired (``app.repair``), checked (``app.checks``). ``status``: ``ok``
+only its copies repaired (``app.edit.repair``), checked (``app.check.checks``). ``status``: ``ok``
 (``suspect`` set when a check flags it), ``truncated`` (``new_text`` None; hunks of the completed
 lines only, never a deletion of the rest), ``cancelled`` or ``no_output``. Nothing is
 half-applied; no file is written here. ``answer`` returns an ``AnswerResult`` (text, ``Metrics``,
-citations checked by ``app.quotes``); ``warm(loaded, text, path=...)`` prefills a file's shared
+citations checked by ``app.answer.quotes``); ``warm(loaded, text, path=...)`` prefills a file's shared
 prompt prefix (a rewrite interrupts it). A problem the user can fix raises ``UserError``.
 """
 
@@ -24,20 +24,21 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from ..engine import prefill
-from ..engine.backend import UserError
-from ..engine.metrics import Metrics
+from ...engine import prefill
+from ...engine.backend import UserError
+from ...engine.metrics import Metrics
+from ..answer.quotes import Citation, all_found, check_citations
+from ..check.intent import EVERYWHERE, read_intent
+from ..code.diff import split_lines
+from ..code.names import whole_word
+from ..code.outline import Outline, outline, widen
+from ..code.syntax import definitions, language_for_path
+from ..options import EDIT_MODES, RewriteOptions
+from ..runtime.generation import run_prompt
+from ..runtime.loaded_model import LoadedModel
+from ..runtime.prompt import Prompt, answer_prompt, outline_prompt, rewrite_prompt
+from ..store.files import DoesNotFit, FileError
 from . import edits
-from .diff import split_lines
-from .files import DoesNotFit, FileError
-from .generation import run_prompt
-from .intent import EVERYWHERE, read_intent
-from .loaded_model import LoadedModel
-from .names import whole_word
-from .options import EDIT_MODES, RewriteOptions
-from .outline import Outline, outline, widen
-from .prompt import Prompt, answer_prompt, outline_prompt, rewrite_prompt
-from .quotes import Citation, all_found, check_citations
 from .rounds import (
     WHOLE_VERDICTS,
     again_whole,
@@ -56,7 +57,6 @@ from .stages import (
     run_locate,
     run_whole,
 )
-from .syntax import definitions, language_for_path
 
 log = logging.getLogger(__name__)
 
@@ -106,7 +106,7 @@ def broad(instruction: str, text: str, path: str | None = None) -> str:
 
 def edit_mode(opts: RewriteOptions, text: str, path: str | None = None) -> tuple[str, str]:
     """The edit mode a rewrite of ``text`` runs first, ``whole`` (the text or the region is
-    written out in full) or ``blocks`` (search/replace blocks, ``app.edits``), and why
+    written out in full) or ``blocks`` (search/replace blocks, ``app.edit.edits``), and why
     ``auto`` chose ``whole`` ("" otherwise): the change is ``broad``."""
     if opts.edit not in EDIT_MODES:
         raise UserError(f"unknown edit mode {opts.edit!r}: {', '.join(EDIT_MODES)}")
@@ -219,7 +219,7 @@ def rewrite(
 
 def _whole_round(run: RewriteRun, first: RewriteResult) -> RewriteResult:
     """Under ``auto``, a whole rewrite the checks flag is asked once more, told what they
-    saw (``app.rounds.again_whole``); the better of the two (fewer verdicts; the first on
+    saw (``app.edit.rounds.again_whole``); the better of the two (fewer verdicts; the first on
     a tie)."""
     reasons = {v.reason for v in first.verdicts}
     if run.opts.edit != "auto" or run.opts.region is not None or not reasons & WHOLE_VERDICTS:
@@ -232,7 +232,7 @@ def _whole_round(run: RewriteRun, first: RewriteResult) -> RewriteResult:
 
 def _named_regions(run: RewriteRun) -> RewriteResult | None:
     """``RewriteOptions.first`` ``region``: each definition the instruction names (the
-    innermost, each ``app.rounds.short_enough``) rewritten whole as a region of the file,
+    innermost, each ``app.edit.rounds.short_enough``) rewritten whole as a region of the file,
     as the first answer; None when it names none (blocks then)."""
     defs = innermost(list(run.intent.named))
     if not defs or not short_enough(run, defs):
@@ -244,7 +244,7 @@ def _named_regions(run: RewriteRun) -> RewriteResult | None:
 
 
 def _mend(run: RewriteRun, first: RewriteResult | Fallback) -> RewriteResult | None:
-    """Under ``auto``, the repair rounds (``app.rounds``) for a blocks answer that could not
+    """Under ``auto``, the repair rounds (``app.edit.rounds``) for a blocks answer that could not
     be placed or that the checks flag: the definitions it goes to rewritten whole, the
     better result of the two (fewer verdicts; the first on a tie); for blocks that did not
     place and no definition that came back, the blocks asked once more. None when no
@@ -285,7 +285,7 @@ def _outline(run: RewriteRun) -> Outline:
 
 
 def _big_prompt(run: RewriteRun, out: Outline, **kw) -> Prompt:
-    """A big file's prompt (``app.prompt.outline_prompt``) for ``run``: its outline ``out``,
+    """A big file's prompt (``app.runtime.prompt.outline_prompt``) for ``run``: its outline ``out``,
     and ``kw``'s windows, region and what to ask."""
     o = run.opts
     return outline_prompt(
@@ -451,7 +451,7 @@ class AnswerResult:
     text: str
     metrics: Metrics
     citations: list[Citation]
-    """The answer's quotes, each checked against the context files (``app.quotes``)."""
+    """The answer's quotes, each checked against the context files (``app.answer.quotes``)."""
 
     def to_json(self) -> dict:
         return {
@@ -463,7 +463,7 @@ class AnswerResult:
 
 
 def answer_prompt_style(style: str, opts: RewriteOptions, remote=None) -> str:
-    """The prompt ``answer`` asks ``style`` with (``app.prompt.answer_messages``): the free
+    """The prompt ``answer`` asks ``style`` with (``app.runtime.prompt.answer_messages``): the free
     one when the program writes the passages (the quote style, guarded and inserting, on
     a local model; ``answer`` reads that it inserts from this), else ``style``'s own."""
     inserting = style == "quote" and opts.verbatim and opts.insert_quotes and remote is None
@@ -482,12 +482,12 @@ def answer(
     metrics: Metrics | None = None,
 ) -> AnswerResult:
     """Answer ``question`` from ``context`` files, which are the lookup's draft sources, and
-    check the answer's quotes against them (``style``: ``app.prompt.answer_messages``). In
+    check the answer's quotes against them (``style``: ``app.runtime.prompt.answer_messages``). In
     the ``quote`` style with ``opts.verbatim`` a quoted passage can only copy its file
-    (``app.quote_guard``), and with ``opts.insert_quotes`` the program chooses and writes
+    (``app.answer.quote_guard``), and with ``opts.insert_quotes`` the program chooses and writes
     the evidence: the model answers in its own words (the ``free`` prompt, which is right
     more often than the quote prompt's), and the program writes the passage where the answer
-    opens one, else after its end (``app.quote_insert``; ``Metrics.inserted_tokens`` counts
+    opens one, else after its end (``app.answer.quote_insert``; ``Metrics.inserted_tokens`` counts
     what it wrote). ``metrics``, when given, is filled as the answer runs (a live
     status line)."""
     guarded = style == "quote" and opts.verbatim and loaded.remote is None
@@ -503,11 +503,11 @@ def answer(
     max_tokens = min(opts.max_tokens or 512, room)
     guard = ins = None
     if guarded:
-        from .quote_guard import QuoteGuard
+        from ..answer.quote_guard import QuoteGuard
 
         guard = QuoteGuard(loaded.target, context_files, question, own_blocks=inserting)
         if inserting:
-            from .quote_insert import QuoteInserter
+            from ..answer.quote_insert import QuoteInserter
 
             ins = QuoteInserter(guard, loaded.target, on_text)
     gen = run_prompt(

@@ -1,12 +1,12 @@
 """Repair rounds with the model: what the checks saw, or why the blocks did not place, is
 sent back to the model, which makes the change again; the program never makes it.
 
-When a blocks answer cannot be placed, or the checks (``app.checks``) flag what it did (a
+When a blocks answer cannot be placed, or the checks (``app.check.checks``) flag what it did (a
 second site left unchanged, the value asked for not set, a change outside the named
 definitions, a rename left half done, a name nothing defines, worse syntax, an error the
 language's own tool reports, no change at all), the change is asked again of a smaller
 piece: each definition it goes to is rewritten whole as a region of the file
-(``app.stages.run_whole``; the prompt shares the file's warm prefix, so only the
+(``app.edit.stages.run_whole``; the prompt shares the file's warm prefix, so only the
 instruction and the definition are read), with the lookup drafter copying its lines, and,
 for a flagged answer, the model's own try at that definition and what the checks saw as
 feedback (``checks_note``).
@@ -19,13 +19,13 @@ not be placed, the named ones, else the definitions its search sides are most li
 innermost, each at most ``WIDEN_TOKENS`` long; [] when there are none or one is too long.
 ``redo_definitions(run, first, defs) -> RewriteResult | None``: the file with each definition
 rewritten and the first answer's hunks outside them kept, checked as any result
-(``app.stages.finished``), or None when no definition came back complete. One round,
+(``app.edit.stages.finished``), or None when no definition came back complete. One round,
 never more; ``run.repairs`` gets ``widen``.
 ``again_whole(run, first, prompt_of)``: a whole rewrite the checks flag, asked once more
 with its answer and what they saw (``run.repairs`` gets ``again``).
 ``retry_blocks(run, first) -> RewriteResult | None``: for a blocks answer that could not be
 applied and has no definition to widen to (none named and none like it, or too long),
-the blocks asked once more, their SEARCH sides guarded (``app.search_guard``: only lines
+the blocks asked once more, their SEARCH sides guarded (``app.edit.search_guard``: only lines
 of the file, unless ``opts.verbatim`` is off), with the first answer and why it failed as
 feedback (``retry_note``: the place it could not find, the two places it matched, "the REPLACE
 side is the same as the SEARCH side", how to add lines when a block wrote them on both
@@ -42,12 +42,13 @@ import dataclasses
 import difflib
 import logging
 
+from ..check.checks import Suspect, map_scope, touches
+from ..check.intent import Intent
+from ..code.diff import Hunk, apply_hunks, compute_hunks, split_lines
+from ..code.syntax import Definition, definitions, language_for_path
+from ..runtime.prompt import rewrite_fence, rewrite_prompt
 from . import edits
-from .checks import Suspect, map_scope, touches
-from .diff import Hunk, apply_hunks, compute_hunks, split_lines
 from .edits import Miss
-from .intent import Intent
-from .prompt import rewrite_fence, rewrite_prompt
 from .stages import (
     Fallback,
     GiveUp,
@@ -57,7 +58,6 @@ from .stages import (
     run_blocks,
     run_whole,
 )
-from .syntax import Definition, definitions, language_for_path
 
 log = logging.getLogger(__name__)
 

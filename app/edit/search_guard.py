@@ -1,15 +1,15 @@
 """Search sides that cannot miss: inside a block's SEARCH side, the decoder may only copy the file.
 
 Contract: ``SearchGuard(target, text, within=None)`` is an ``engine.constraint.Constraint`` for a
-blocks answer (``app.edits``; the output starts inside the first SEARCH side). While a SEARCH side
+blocks answer (``app.edit.edits``; the output starts inside the first SEARCH side). While a SEARCH side
 is written, ``allowed(out)`` admits only tokens whose bytes continue it as a copy of whole lines of
 ``text`` (from a line's start, or from its first character past the indent with the next lines
 moved as far left), starting on a line inside ``within`` (0-based ``[start, end)`` ranges) if
 given; and, at a line start after at least one line, the ``=======`` line that ends the side
 (only that after ``MAX_LINES`` lines). The REPLACE side and everything between blocks are free.
 So every SEARCH side is lines of the file; which lines, and how many, stay the model's choice.
-``app.rounds.retry_blocks`` guards the second answer only (why: ``docs/notes.md``). Tokens are
-matched by their bytes (``app.quote_guard.pieces``); ``allowed`` is a pure function of ``out``
+``app.edit.rounds.retry_blocks`` guards the second answer only (why: ``docs/notes.md``). Tokens are
+matched by their bytes (``app.answer.quote_guard.pieces``); ``allowed`` is a pure function of ``out``
 (memoized), so greedy guarded speculative output equals greedy guarded plain decoding.
 """
 
@@ -20,8 +20,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from ..answer.quote_guard import MAX_PIECE, pieces, remembered
 from .edits import DIVIDER, REPLACE, SEARCH
-from .quote_guard import MAX_PIECE, pieces, remembered
 
 MAX_LINES = 40
 """The most lines a SEARCH side may copy; then only the divider (a side copied on and on

@@ -1,25 +1,25 @@
-"""One generation of a rewrite, read into a result: the stages ``app.rewrite`` chains.
+"""One generation of a rewrite, read into a result: the stages ``app.edit.rewrite`` chains.
 
 Contract:
-  * ``RewriteResult`` is what every front end gets back (``app.rewrite``'s docstring has
+  * ``RewriteResult`` is what every front end gets back (``app.edit.rewrite``'s docstring has
     the statuses); ``edit_mode`` says which mode produced it.
   * ``run_whole(run, prompt)``: the model writes the whole text, or the prompt's region,
     out in full; the result is spliced into the file.
   * ``run_blocks(run, prompt, within=..., guard=False)``: the model writes search/replace
-    blocks (``app.edits``), placed in the file (inside the ``within`` line ranges when given; a
+    blocks (``app.edit.edits``), placed in the file (inside the ``within`` line ranges when given; a
     SEARCH side found in several places goes to the one inside a definition the
     instruction names; with ``guard``, SEARCH sides can only copy lines of the file,
-    ``app.search_guard``);
+    ``app.edit.search_guard``);
     an answer stops as soon as it is ``edits.broken`` (no more text could mend it).
     Returns the result, or, when ``run.opts.edit`` is ``auto``, a ``Fallback`` (why,
     and the answer) instead of a failed result, so the caller can fall back or repair;
     nothing is applied then.
   * ``run_locate(run, prompt, outline)``: the line ranges of a big file a change goes to
-    (``app.outline.read_located``), from a short first answer.
+    (``app.code.outline.read_located``), from a short first answer.
   * ``check_fits(loaded, prompt, what, fix)`` raises ``DoesNotFit`` naming the real sizes
     and the fix that applies.
 One rewrite is one ``RewriteRun`` (the model, the text, the options, the metrics, the
-labels); each stage runs through ``app.generation.run_prompt`` on ``run.metrics``, and the
+labels); each stage runs through ``app.runtime.generation.run_prompt`` on ``run.metrics``, and the
 run keeps the figures of the stages before the last (``Metrics.restart``/``add``), so the
 result's stats count every stage. A result's ``RewriteStats`` are the engine's figures
 with the run's labels (edit mode, reason, fallback, repairs, file length). ``on_text`` gets the stream of a whole (or region)
@@ -36,17 +36,17 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
 
-from ..engine.metrics import Metrics
+from ...engine.metrics import Metrics
+from ..check.checks import Suspect, suspect_deletion, vouch
+from ..check.intent import Intent, read_intent
+from ..code.diff import Hunk, apply_hunks, compute_hunks, preview_in_file, unified_diff
+from ..code.outline import Outline, read_located
+from ..options import RewriteOptions
+from ..runtime.generation import run_prompt
+from ..runtime.loaded_model import LoadedModel
+from ..runtime.prompt import Prompt, feedback_note
+from ..store.files import DoesNotFit
 from . import edits
-from .checks import Suspect, suspect_deletion, vouch
-from .diff import Hunk, apply_hunks, compute_hunks, preview_in_file, unified_diff
-from .files import DoesNotFit
-from .generation import run_prompt
-from .intent import Intent, read_intent
-from .loaded_model import LoadedModel
-from .options import RewriteOptions
-from .outline import Outline, read_located
-from .prompt import Prompt, feedback_note
 from .repair import repair
 from .review import Review, review, threshold, verdict
 from .search_guard import SearchGuard
@@ -96,7 +96,7 @@ class RewriteStats:
     edit_fallback: str = ""
     """Why an edit format was given up for a whole rewrite ("" when it was not)."""
     edit_repairs: tuple[str, ...] = ()
-    """The repairs made to the answer (``app.repair``) and repair rounds run, in order."""
+    """The repairs made to the answer (``app.edit.repair``) and repair rounds run, in order."""
     file_tokens: int = 0
     """Tokens of the text a whole rewrite re-emits (what ``generated_tokens`` compares with)."""
     stages: tuple[StageTime, ...] = ()
@@ -130,14 +130,14 @@ class RewriteResult:
     status: str  # ok | truncated | cancelled | no_output
     message: str = ""
     suspect: Suspect | None = None
-    """Set on an ``ok`` result the checks flag (``app.checks.vouch``): the first verdict."""
+    """Set on an ``ok`` result the checks flag (``app.check.checks.vouch``): the first verdict."""
     verdicts: list[Suspect] = field(default_factory=list)
     """Every verdict of the checks on an ``ok`` result (``suspect`` is the first)."""
     first_answer: str | None = None
     """The model's first answer placed in the file as it is, before any repair or round
     (None when it could not be placed): what the bench compares the result with."""
     review: Review | None = None
-    """The model's review of the finished change (``app.review``), when one ran."""
+    """The model's review of the finished change (``app.edit.review``), when one ran."""
 
     @property
     def metrics(self) -> Metrics:
@@ -206,9 +206,9 @@ class RewriteRun:
     file_tokens: int = 0
     """Tokens of the text a whole rewrite re-emits (the file, or the region asked for)."""
     edit_reason: str = ""
-    """Why ``auto`` chose a whole rewrite without trying blocks (``app.rewrite.broad``)."""
+    """Why ``auto`` chose a whole rewrite without trying blocks (``app.edit.rewrite.broad``)."""
     repairs: list[str] = field(default_factory=list)
-    """The repairs made to the answer (``app.repair``) and repair rounds run, in order."""
+    """The repairs made to the answer (``app.edit.repair``) and repair rounds run, in order."""
     first_answer: str | None = None
     """The first answer placed as it is (``RewriteResult.first_answer``)."""
     answered: bool = False
@@ -226,7 +226,7 @@ class RewriteRun:
 
     @property
     def intent(self) -> Intent:
-        """What the instruction asks of the file (``app.intent``), read once per rewrite."""
+        """What the instruction asks of the file (``app.check.intent``), read once per rewrite."""
         if self._intent is None:
             self._intent = read_intent(self.asked, self.text, self.path)
         return self._intent
@@ -254,7 +254,7 @@ class RewriteRun:
         return res
 
     def review_change(self, res: RewriteResult) -> None:
-        """The model's review of ``res`` (``app.review``), as ``opts.review`` asks: its
+        """The model's review of ``res`` (``app.edit.review``), as ``opts.review`` asks: its
         verdict, if any, becomes ``res``'s; never on a remote engine or once cancelled."""
         model, how = self.loaded.model_name, self.opts.review
         if how == "off" or (how == "auto" and threshold(model) is None):
@@ -321,8 +321,8 @@ def cut_message(stop_reason: str, max_tokens: int, region: bool) -> str:
 
 def finished(run: RewriteRun, new_text: str, raw: str, part: str, body: str) -> RewriteResult:
     """The ``ok`` result of a complete rewrite: the answer's fidelity repaired
-    (``app.repair``: copies only, never what it changes), hunks, diff and the checks'
-    verdicts (``app.checks.vouch``; a region's lost lines are judged on ``body`` against
+    (``app.edit.repair``: copies only, never what it changes), hunks, diff and the checks'
+    verdicts (``app.check.checks.vouch``; a region's lost lines are judged on ``body`` against
     ``part``, what the model was shown to rewrite); the first verdict is the result's
     ``suspect``. The first answer of a rewrite is kept as it came (``first_answer``)."""
     text, intent = run.text, run.intent
@@ -401,7 +401,7 @@ def run_blocks(
 ) -> RewriteResult | Fallback:
     """The model writes search/replace blocks, placed in the file (module docstring); with
     ``guard`` (and ``opts.verbatim``, a local model) each SEARCH side can only copy lines of
-    the file (``app.search_guard``)."""
+    the file (``app.edit.search_guard``)."""
     loaded, opts, m, text = run.loaded, run.opts, run.metrics, run.text
     forced = opts.edit == "blocks"
     room = prompt.room(loaded.target.n_ctx)

@@ -1,16 +1,16 @@
 """Run one prompt on a loaded model: the proposers, the stop, the caches. The one door.
 
 Contract: ``run_prompt(loaded, prompt, opts, max_tokens, ...)`` generates from a ``Prompt``
-(``app.prompt``) on ``loaded`` (``app.loaded_model.LoadedModel``) with the proposers ``opts.draft``
+(``app.runtime.prompt``) on ``loaded`` (``app.runtime.loaded_model.LoadedModel``) with the proposers ``opts.draft``
 names (prompt lookup over the prompt's spans and the output, a draft model, both, or none) and
 the sampling and exactness of ``opts``, and returns a ``RunResult`` (text, tokens, ``Metrics``,
-whether the block closed). It stops at the prompt's closing fence (``app.stream.FencedText``),
+whether the block closed). It stops at the prompt's closing fence (``app.runtime.stream.FencedText``),
 when ``stop_when(text so far)`` says so (checked as each line ends) or ``stop_now(text so far)``
 does (after every piece), and honours ``cancel`` between target calls; ``on_text`` gets the
 decoded text as it streams. The loaded model's lock serialises runs. The KV cache's shared prefix
 is reused only where it was evaluated in a cold run's batches (``engine.prefill``; ``cold=True``
 starts empty); with ``opts.prompt_cache`` the prompt's ``prefix_end`` is restored from and saved
-to disk (``app.prompt_cache``). ``rewrite``, ``answer`` and every benchmark run through here.
+to disk (``app.runtime.prompt_cache``). ``rewrite``, ``answer`` and every benchmark run through here.
 """
 
 from __future__ import annotations
@@ -20,21 +20,21 @@ import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from ..engine import prefill
-from ..engine.backend import ModelError, TargetModel
-from ..engine.combined import CombinedDrafter
-from ..engine.constraint import Constraint
-from ..engine.decode import GenConfig, generate
-from ..engine.draft import Drafter
-from ..engine.draft_model import ModelDrafter
-from ..engine.lookup import LookupDrafter
-from ..engine.metrics import Metrics
-from ..engine.policy import AdaptivePolicy, PolicyConfig
-from ..engine.prediction import BesideDrafter
-from ..engine.suffix import SuffixDrafter
+from ...engine import prefill
+from ...engine.backend import ModelError, TargetModel
+from ...engine.combined import CombinedDrafter
+from ...engine.constraint import Constraint
+from ...engine.decode import GenConfig, generate
+from ...engine.draft import Drafter
+from ...engine.draft_model import ModelDrafter
+from ...engine.lookup import LookupDrafter
+from ...engine.metrics import Metrics
+from ...engine.policy import AdaptivePolicy, PolicyConfig
+from ...engine.prediction import BesideDrafter
+from ...engine.suffix import SuffixDrafter
+from ..options import RewriteOptions
 from . import prompt_cache
 from .loaded_model import LoadedModel
-from .options import RewriteOptions
 from .prompt import Prompt, Span
 from .stream import FencedText, StreamDecoder
 
@@ -136,7 +136,7 @@ class TextSink:
     """The text of one run as it streams in: sent to ``on_text``, read for the closing
     fence (``fence``: the prompt's, or None), checked with ``stop_when`` as lines end and
     with ``stop_now`` after every piece. Every engine feeds it (the local decode loop,
-    ``app.remote_engine``)."""
+    ``app.runtime.remote_engine``)."""
 
     def __init__(
         self,
@@ -191,8 +191,8 @@ def run_prompt(
 ) -> RunResult:
     """Generate from ``prompt`` (see the module docstring); ``prediction`` is one more
     lookup source (``proposers``); ``constraint`` restricts the tokens in the loop
-    (``engine.constraint``; an answer's quotes: ``app.quote_guard``). A model on a remote
-    engine runs it there (``app.remote_engine``), unconstrained."""
+    (``engine.constraint``; an answer's quotes: ``app.answer.quote_guard``). A model on a remote
+    engine runs it there (``app.runtime.remote_engine``), unconstrained."""
     sink = TextSink(prompt.fence, on_text, stop_when, stop_now)
     if loaded.remote is not None:
         return loaded.remote.run_prompt(

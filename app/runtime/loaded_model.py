@@ -26,14 +26,14 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..engine.backend import Describes, ModelError, TargetModel
-from ..engine.policy import AdaptivePolicy, PolicyConfig
-from ..engine.verifier import calibration_target, choose_verifier
-from ..models.catalog import CATALOG, resolve_model
-from ..models.model_hashes import check_once
-from ..models.stores import is_store_name
-from .options import LoadConfig, with_env
-from .state import state_dir, state_subdir, write_private
+from ...engine.backend import Describes, ModelError, TargetModel
+from ...engine.policy import AdaptivePolicy, PolicyConfig
+from ...engine.verifier import calibration_target, choose_verifier
+from ...models.catalog import CATALOG, resolve_model
+from ...models.model_hashes import check_once
+from ...models.stores import is_store_name
+from ..options import LoadConfig, with_env
+from ..store.state import state_dir, state_subdir, write_private
 
 if TYPE_CHECKING:
     from .remote_engine import RemoteEngine
@@ -83,8 +83,8 @@ class LoadedModel:
     """What was asked for when it was loaded."""
     remote: RemoteEngine | None = None
     """Set when the target runs on an OpenAI-compatible server (``--engine``): ``target``
-    then only tokenizes and renders the chat template, and ``app.generation.run_prompt``
-    sends each prompt to the server (``app.remote_engine``)."""
+    then only tokenizes and renders the chat template, and ``app.runtime.generation.run_prompt``
+    sends each prompt to the server (``app.runtime.remote_engine``)."""
 
     @property
     def batch_exact(self) -> bool:
@@ -199,7 +199,7 @@ def load_model(
     """Load the model of ``config`` (a ``LoadConfig``, or a model name/path with
     ``LoadConfig`` fields as keywords) and its draft model, if any, on the same backend,
     and prepare them for speculative decoding (see the module docstring)."""
-    from ..engine.exactness import check_batch_exactness
+    from ...engine.exactness import check_batch_exactness
 
     cfg = LoadConfig(model=config, **changes) if isinstance(config, str) else config
     if changes and not isinstance(config, str):
@@ -218,7 +218,7 @@ def load_model(
     where = f"{target.backend} on {target.device_name}"
     draft, draft_costs = None, None
     if cfg.draft_model:
-        from ..engine.draft_model import check_vocab, measure_draft
+        from ...engine.draft_model import check_vocab, measure_draft
 
         stage("draft", where)
         _, _, draft = _load_target(cfg.draft_model, backend, cfg, threads)
@@ -282,7 +282,7 @@ def resolve_backend(cfg: LoadConfig) -> str:
         return cfg.backend
     if not _nvidia_present():
         return "llama.cpp"
-    from ..kernels.support import kernel_support
+    from ...kernels.support import kernel_support
 
     ok, why = kernel_support(cfg.device or "cuda")
     if not ok:
@@ -299,8 +299,8 @@ def _load_target(model: str, backend: str, cfg: LoadConfig, threads: int):
         check_once(path, model_hash_record())  # a catalog model's sha256, once per version
     name = model if model in CATALOG or is_store_name(model) else path.name
     if backend == "llama.cpp":
-        from ..models.llama_build import gguf_layer_count, llama_build, resolve_gpu_layers
-        from ..models.llama_cpp_backend import LlamaTarget
+        from ...models.llama_build import gguf_layer_count, llama_build, resolve_gpu_layers
+        from ...models.llama_cpp_backend import LlamaTarget
 
         layers, why = resolve_gpu_layers(cfg.gpu_layers, llama_build(), gguf_layer_count(path))
         log.info("%s: %s", name, why)
@@ -310,7 +310,7 @@ def _load_target(model: str, backend: str, cfg: LoadConfig, threads: int):
         return path, name, target
     if backend == "torch":
         try:
-            from ..models.torch_backend import TorchTarget
+            from ...models.torch_backend import TorchTarget
         except ImportError as e:
             raise ModelError(f"the torch backend needs the 'torch' extra: {e}") from e
         target = TorchTarget.from_gguf_or_dir(

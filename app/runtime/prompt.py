@@ -8,9 +8,9 @@ files, the whole file), the ``part`` rewritten, ``edit`` and ``chat`` (the messa
   * ``rewrite_prompt(target, text, instruction, ...)``: the assistant turn opens with the fence
     (``fence_for``), so the output starts with the text's first line (``edit="blocks"``: blocks).
   * ``outline_prompt(...)``: a file too long to show whole, as its outline and windows of its lines
-    (``app.outline``), asking where the change goes (``ask="locate"``), for blocks, or a region.
+    (``app.code.outline``), asking where the change goes (``ask="locate"``), for blocks, or a region.
   * ``answer_prompt(target, question, context_files, style=)``: free text grounded in the files
-    (``quote`` style: passages under ``[FILE]`` citations, ``app.quotes``; ``free``).
+    (``quote`` style: passages under ``[FILE]`` citations, ``app.answer.quotes``; ``free``).
   * ``shown_paths(paths)``: the names files go by (relative to the working directory, else the
     shortest unique tail), never a tmp or home path; ``splice`` is the general builder.
 """
@@ -22,12 +22,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import PurePath
 
-from ..engine.backend import TargetModel
-from . import edits
-from .files import FileError
-from .options import ANSWER_STYLES
+from ...engine.backend import TargetModel
+from ..code.syntax import language_name
+from ..edit import edits
+from ..options import ANSWER_STYLES
+from ..store.files import FileError
 from .stream import fence_for
-from .syntax import language_name
 
 FILE_MARK = "\x00SPECEDIT_FILE\x00"
 FULL_MARK = "\x00SPECEDIT_FULL\x00"
@@ -56,7 +56,7 @@ SYSTEM_QUOTE = (
     "block. Copy whole lines or the exact words you need; never reword a quote. If the "
     "documents do not answer the question, say so and quote nothing."
 )
-"""The ``quote`` style's system text: the answer format ``app.quotes`` reads."""
+"""The ``quote`` style's system text: the answer format ``app.answer.quotes`` reads."""
 QUOTE_EXAMPLE = (
     "garden.md",
     "# Garden\n\nWater the tomatoes every second evening; in a heat wave, every evening.\n"
@@ -88,7 +88,7 @@ FIT_MARGIN = 8
 @dataclass(frozen=True)
 class Chat:
     """A prompt as chat messages, for an engine that takes nothing else (a chat-only API:
-    ``app.remote_engine``): the messages with their marks filled, and the ``opening`` the
+    ``app.runtime.remote_engine``): the messages with their marks filled, and the ``opening`` the
     token prompt pre-fills in the assistant turn (there the model writes it itself)."""
 
     messages: tuple[tuple[str, str], ...]
@@ -123,7 +123,7 @@ class Prompt:
     """0-based ``[start, end)`` lines of ``part`` in the file; None for the whole file."""
     edit: str = "whole"
     """What the model writes in its block: ``whole`` (the new ``part``) or ``blocks``
-    (search/replace blocks, ``app.edits``, opened by ``edits.PREFILL``)."""
+    (search/replace blocks, ``app.edit.edits``, opened by ``edits.PREFILL``)."""
     chat: Chat | None = None
     """The same prompt as messages (None where it has no chat form: a raw completion)."""
 
@@ -214,14 +214,14 @@ def rewrite_prompt(
     edit: str = "whole",
 ) -> Prompt:
     """The prompt of a rewrite of ``text`` (or of its lines ``region``); ``lines`` are
-    ``text``'s lines when the caller has them (``app.diff.split_lines``); ``feedback`` is
+    ``text``'s lines when the caller has them (``app.code.diff.split_lines``); ``feedback`` is
     (the previous output, the user's note on it). ``edit="blocks"`` asks for
-    search/replace blocks instead (``app.edits.FORMAT`` after the instruction, the
+    search/replace blocks instead (``app.edit.edits.FORMAT`` after the instruction, the
     assistant turn opened with ``edits.PREFILL``): the prefix up to the end of the file is
     the same either way."""
     if region is not None:
         if lines is None:
-            from .diff import split_lines
+            from ..code.diff import split_lines
 
             lines = split_lines(text)
         a, b = region
@@ -261,7 +261,7 @@ def outline_prompt(
     region: tuple[int, int] | None = None,
     ask: str = "locate",
 ) -> Prompt:
-    """The prompt for a file too long to show whole (``app.outline``): its ``outline``,
+    """The prompt for a file too long to show whole (``app.code.outline``): its ``outline``,
     then the ``windows`` of its lines shown in full, then (``ask="whole"``) the ``region``
     to rewrite, the instruction, and what to write: ``locate`` (the outline lines of
     where the change goes, in a plain fenced block), ``blocks`` (search/replace blocks,
@@ -338,7 +338,7 @@ def review_prompt(
     context_files: Sequence[tuple[str, str]] = (),
 ) -> Prompt:
     """The prompt that asks the model whether ``diff`` does what ``instruction`` asks of
-    ``text`` (``app.review``): the prefix every rewrite of the file shares (system text,
+    ``text`` (``app.edit.review``): the prefix every rewrite of the file shares (system text,
     context files, the file), then the instruction, the diff and ``REVIEW_ASK``; the
     assistant turn opens empty, so its first token is the answer."""
     messages, _ = rewrite_messages(text, instruction, path, list(context_files))
@@ -436,7 +436,7 @@ def answer_messages(
     """The messages of a question about ``context`` files, which appear as ``CTX_MARK``s.
 
     ``quote`` (the product): the answer quotes the files verbatim under ``[FILE]``
-    citations (``SYSTEM_QUOTE``; ``app.quotes`` reads and checks them). ``free``: the
+    citations (``SYSTEM_QUOTE``; ``app.answer.quotes`` reads and checks them). ``free``: the
     earlier prompt, which asked for quotes "where that helps" (``SYSTEM_ANSWER``). Either
     way the files come first and the question last, so questions about the same files
     share the prompt's prefix."""

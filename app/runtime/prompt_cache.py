@@ -27,8 +27,15 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
-from ..engine.backend import StatefulCache
-from .state import FILE_MODE, create_private, make_private, private_dir, state_dir, write_private
+from ...engine.backend import StatefulCache
+from ..store.state import (
+    FILE_MODE,
+    create_private,
+    make_private,
+    private_dir,
+    state_dir,
+    write_private,
+)
 
 try:  # POSIX only; elsewhere concurrent index updates are not serialised.
     import fcntl

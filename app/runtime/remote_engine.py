@@ -27,15 +27,15 @@ import urllib.parse
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ..engine.backend import ModelError
-from ..engine.metrics import Metrics
-from ..models.catalog import CATALOG, check_once, resolve_model
-from ..models.vocab_only import VocabTarget
+from ...engine.backend import ModelError
+from ...engine.metrics import Metrics
+from ...models.catalog import CATALOG, check_once, resolve_model
+from ...models.vocab_only import VocabTarget
 
 if TYPE_CHECKING:
+    from ..options import LoadConfig, RewriteOptions
     from .generation import RunResult, TextSink
     from .loaded_model import LoadedModel
-    from .options import LoadConfig, RewriteOptions
     from .prompt import Prompt
 
 log = logging.getLogger(__name__)

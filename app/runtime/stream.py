@@ -20,7 +20,7 @@ import codecs
 import re
 from collections.abc import Sequence
 
-from ..engine.backend import TargetModel
+from ...engine.backend import TargetModel
 
 
 class StreamDecoder:

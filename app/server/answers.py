@@ -4,13 +4,13 @@ Contract (the wire form is in ``docs/protocol.md``):
 
 * :func:`answer_job` turns ``answer/start``'s params (``params.parse_answer``) into an
   :class:`AnswerJob`, reading the context files sent without a text from disk (an absolute
-  path, the rules of ``app.files.read_source``: UTF-8 text of at most 4,000,000 bytes; one
+  path, the rules of ``app.store.files.read_source``: UTF-8 text of at most 4,000,000 bytes; one
   that cannot be read is a -32803 error naming it). It blocks: the server calls it in a
   worker thread. The texts are at most 4,000,000 bytes together (-32602 beyond).
 * An :class:`AnswerJob` is a ``jobs.Job`` of kind ``answer``: it waits in the same queue as
   rewrites (first in, first out, one generation at a time) and is cancelled the same ways
   (``rewrite/cancel`` or its alias ``answer/cancel``, ``$/cancelRequest``, its client
-  leaving, the server stopping). It runs ``app.rewrite.answer`` in the model's worker thread.
+  leaving, the server stopping). It runs ``app.edit.rewrite.answer`` in the model's worker thread.
 * Its owner gets ``answer/progress`` ``{sessionId, state, queuePosition, elapsedMs}``: when
   it is queued and its place changes, and while it runs, with ``seq`` and ``text`` (the whole
   answer so far, so a dropped notification loses nothing) and the live figures
@@ -18,7 +18,7 @@ Contract (the wire form is in ``docs/protocol.md``):
   when the text grew.
 * It ends with exactly one ``answer/done`` ``{sessionId, status, message, output, citations,
   quotesFound, stats}``: ``status`` ``done`` (``citations`` are ``Citation.to_json()``, checked
-  against the context files by ``app.quotes``; ``quotesFound`` is ``app.quotes.all_found``),
+  against the context files by ``app.answer.quotes``; ``quotesFound`` is ``app.answer.quotes.all_found``),
   ``cancelled`` or ``error`` (``output`` null, ``citations`` empty, ``message`` says why).
 """
 
@@ -29,9 +29,9 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from ...engine.backend import UserError
-from ..files import MAX_SOURCE_BYTES, FileError, read_source
-from ..quotes import all_found
-from ..rewrite import AnswerResult, answer
+from ..answer.quotes import all_found
+from ..edit.rewrite import AnswerResult, answer
+from ..store.files import MAX_SOURCE_BYTES, FileError, read_source
 from .jobs import Job
 from .params import AnswerParams, parse_answer
 from .rpc import INVALID_PARAMS, REQUEST_FAILED, Connection, RpcError

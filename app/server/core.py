@@ -49,8 +49,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from ..files import ConflictError, FileError, read_source, write_atomic
-from ..loaded_model import LoadedModel
+from ..runtime.loaded_model import LoadedModel
+from ..store.files import ConflictError, FileError, read_source, write_atomic
 from .answers import answer_job
 from .jobs import Job, Scheduler, Warm
 from .params import parse_apply, parse_start, parse_warm, session_id
@@ -405,7 +405,7 @@ class Server:
 
 def _apply_job(job: Job, path: str, hunk_ids: list[int] | None) -> dict[str, Any]:
     """Write the job's accepted hunks to ``path`` (atomic, backed up, sha-checked)."""
-    from ..diff import apply_hunks
+    from ..code.diff import apply_hunks
 
     assert job.result is not None
     hunks = job.result.hunks

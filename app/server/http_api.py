@@ -48,8 +48,8 @@ from starlette.responses import JSONResponse
 from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from ..files import FileError
-from ..loaded_model import LoadedModel
+from ..runtime.loaded_model import LoadedModel
+from ..store.files import FileError
 from .core import MAX_CONNECTIONS, connection_cap
 from .http_conn import BoundedH11, bounded_protocol
 from .http_generation import Generations

@@ -34,7 +34,7 @@ from starlette.responses import JSONResponse
 from starlette.types import Receive, Scope, Send
 
 from ...engine.backend import UserError
-from ..loaded_model import LoadedModel
+from ..runtime.loaded_model import LoadedModel
 from .core import MAX_QUEUE
 from .openai_run import Outcome, run_request
 from .openai_wire import (

@@ -25,10 +25,10 @@ from pathlib import Path
 from typing import Any
 
 from ...engine.backend import UserError
-from ..files import FileError
-from ..loaded_model import LoadedModel
 from ..options import LoadConfig
-from ..state import state_subdir, write_private
+from ..runtime.loaded_model import LoadedModel
+from ..store.files import FileError
+from ..store.state import state_subdir, write_private
 from .http_api import HttpApi, is_loopback, parse_address
 from .loop_thread import LoopThread
 
@@ -85,7 +85,7 @@ def load_token() -> tuple[str, bool]:
 
 def http_main(args: Any, config: LoadConfig) -> int:
     """``specedit serve --http [HOST:]PORT`` (module docstring)."""
-    from ..loaded_model import load_model
+    from ..runtime.loaded_model import load_model
     from .serve import _setup_logging
 
     try:

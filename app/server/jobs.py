@@ -6,13 +6,13 @@ another ``kind`` on the same queue: its notifications are ``answer/progress`` an
 
 * :meth:`Scheduler.submit` queues a :class:`Job` and returns at once with its 1-based queue
   position (0 when it starts right away). Jobs run strictly first in, first out, one at a
-  time, in a single worker thread (``app.rewrite.rewrite``); the asyncio loop never blocks
+  time, in a single worker thread (``app.edit.rewrite.rewrite``); the asyncio loop never blocks
   on the model.
 * While a job waits, its owner gets ``rewrite/progress`` with ``state: "queued"`` and its
   ``queuePosition`` whenever that changes. While it runs, a ticker sends ``rewrite/progress``
   (``state: "running"``) at most every :data:`TICK_S` seconds, read from the job's own
   ``Metrics`` (the single source of figures), and ``rewrite/preview`` whenever a new complete
-  line of output arrived (``app.live.LivePreview``, in full-text line numbers).
+  line of output arrived (``app.edit.live.LivePreview``, in full-text line numbers).
 * Every job ends with exactly one ``rewrite/done`` (``ok`` | ``truncated`` | ``cancelled`` |
   ``error``). :meth:`Scheduler.cancel` works on queued and running jobs (a running one stops
   after its current target call: one prefill chunk, ``engine.prefill.CHUNK`` tokens,
@@ -21,7 +21,7 @@ another ``kind`` on the same queue: its notifications are ``answer/progress`` an
   job has sent its ``rewrite/done``.
 * Previews are computed in a worker thread (a diff of a large text is not the event loop's).
 * Finished jobs are kept (the newest :data:`KEEP_FINISHED`) for ``rewrite/apply``.
-* :meth:`Scheduler.warm` queues a warm-up of a file (``app.rewrite.warm``): at most one
+* :meth:`Scheduler.warm` queues a warm-up of a file (``app.edit.rewrite.warm``): at most one
   waits, the newest; it runs only while no rewrite waits, a submitted rewrite or a newer
   warm-up interrupts it between two chunks, and its owner gets one ``rewrite/warmed``
   (``done`` | ``cached`` | ``interrupted`` | ``superseded`` | ``error``).
@@ -43,10 +43,10 @@ from typing import Any, ClassVar, TypeVar
 
 from ...engine.backend import UserError
 from ...engine.metrics import Metrics
-from ..live import LivePreview, Preview
-from ..loaded_model import LoadedModel
+from ..edit.live import LivePreview, Preview
+from ..edit.rewrite import RewriteResult, rewrite, warm
 from ..options import RewriteOptions
-from ..rewrite import RewriteResult, rewrite, warm
+from ..runtime.loaded_model import LoadedModel
 from .rpc import Connection
 
 log = logging.getLogger(__name__)
@@ -120,8 +120,8 @@ class Warm:
 
 
 def _validation(job: Job, new_text: str | None) -> dict[str, Any] | None:
-    """Syntax errors before and after, from tree-sitter (``app.syntax``); None if unknown."""
-    from .. import syntax
+    """Syntax errors before and after, from tree-sitter (``app.code.syntax``); None if unknown."""
+    from ..code import syntax
 
     lang = syntax.language_for_path(job.path) if job.path else None
     if lang is None or new_text is None:

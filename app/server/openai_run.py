@@ -3,7 +3,7 @@
 Contract: ``run_request(loaded, req, on_text, cancel)`` renders the prompt (a chat through
 the model's own chat template, ``TargetModel.chat_prompt``; a completion's ``prompt`` as
 is), generates with prompt lookup over the prompt, the output and the request's
-``prediction`` (a lookup source beside the prompt: ``app.generation.run_prompt``), streams
+``prediction`` (a lookup source beside the prompt: ``app.runtime.generation.run_prompt``), streams
 the text to ``on_text`` cut at the first ``stop`` string (``StopText``), and returns an
 :class:`Outcome`: the text, OpenAI's ``finish_reason`` (``stop`` | ``length``, or
 ``cancelled`` when ``cancel`` was set from outside), the ``usage`` with the prediction's
@@ -21,10 +21,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from ...engine.metrics import Metrics
-from ..generation import run_prompt
-from ..loaded_model import LoadedModel
 from ..options import RewriteOptions
-from ..prompt import Prompt
+from ..runtime.generation import run_prompt
+from ..runtime.loaded_model import LoadedModel
+from ..runtime.prompt import Prompt
 from .openai_wire import ApiError, ApiRequest, StopText, prediction_counts, usage_body
 
 

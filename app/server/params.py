@@ -5,12 +5,12 @@ Contract: :func:`parse_start`, :func:`parse_warm`, :func:`parse_apply`,
 ``rewrite/warm`` / ``rewrite/apply`` / ``answer/start`` / ``refactor/rename`` and return
 typed values, or raise
 :class:`~specedit.app.server.rpc.RpcError` with code -32602 and a message naming the field.
-A ``text`` is at most :data:`~specedit.app.files.MAX_SOURCE_BYTES` of UTF-8, as a file the
+A ``text`` is at most :data:`~specedit.app.store.files.MAX_SOURCE_BYTES` of UTF-8, as a file the
 CLI reads is. These functions may take a while on a large text (tree-sitter): the server
 calls them in a worker thread.
 Ranges are 0-based ``[startLine, endLine)`` over lines split on ``"\\n"`` (as hunks are).
 With ``options.expand == "node"`` the range grows to the enclosing tree-sitter node
-(``app.syntax``) when the language is known from ``options.language`` or ``path``.
+(``app.code.syntax``) when the language is known from ``options.language`` or ``path``.
 """
 
 from __future__ import annotations
@@ -22,9 +22,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from ...engine.sampling import SamplingParams
-from ..diff import split_lines
-from ..files import MAX_SOURCE_BYTES
+from ..code.diff import split_lines
 from ..options import ANSWER_STYLES, DRAFT_MODES, EDIT_MODES, RewriteOptions
+from ..store.files import MAX_SOURCE_BYTES
 from .rpc import INVALID_PARAMS, RpcError
 
 MAX_INSTRUCTION = 20_000
@@ -190,7 +190,7 @@ def parse_warm(params: Any) -> tuple[str, str | None, tuple[int, int] | None]:
 
 
 def _expand(text: str, path: str | None, lang: str | None, a: int, b: int) -> tuple[int, int]:
-    from .. import syntax
+    from ..code import syntax
 
     lang = lang or (syntax.language_for_path(path) if path else None)
     if not lang:
@@ -242,7 +242,7 @@ class AnswerParams:
 
 def parse_answer(params: Any) -> AnswerParams:
     """``answer/start``'s params (``docs/protocol.md``): each text at most
-    :data:`~specedit.app.files.MAX_SOURCE_BYTES`, as ``rewrite/start``'s is."""
+    :data:`~specedit.app.store.files.MAX_SOURCE_BYTES`, as ``rewrite/start``'s is."""
     p = _obj(params, "answer/start")
     question = _said(p, "question")
     raw = p.get("contextFiles")
@@ -295,7 +295,7 @@ class RenameParams:
 
 def parse_rename(params: Any) -> RenameParams:
     """``refactor/rename``'s params (``docs/protocol.md``); whether ``old`` and ``new`` are
-    identifiers is ``app.refactor``'s to say."""
+    identifiers is ``app.code.refactor``'s to say."""
     p = _obj(params, "refactor/rename")
     path = _opt_str(p, "path")
     if path is not None and ("\x00" in path or not path):

@@ -1,9 +1,9 @@
-"""``refactor/rename``: a Python rename by rope's analysis (``app.refactor``) over the
+"""``refactor/rename``: a Python rename by rope's analysis (``app.code.refactor``) over the
 socket, with no model call and no write.
 
 Contract: :func:`rename_request` takes the raw params (``docs/protocol.md``: ``text`` or
 an absolute ``path``, ``old``, ``new``, a 0-based ``line``, ``docs``) and returns
-:meth:`Renamed.to_json <specedit.app.refactor.Renamed.to_json>` (the new text, its hunks,
+:meth:`Renamed.to_json <specedit.app.code.refactor.Renamed.to_json>` (the new text, its hunks,
 0-based lines), plus ``baseSha256`` when the text was read from ``path``. Params that are
 not the right types, and names that are not identifiers, raise ``RpcError`` -32602; a
 rename the user can fix otherwise (not Python, does not parse, a name not found, taken or
@@ -16,8 +16,8 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from ..files import FileError, read_source
-from ..refactor import RenameError, is_python, rename_python
+from ..code.refactor import RenameError, is_python, rename_python
+from ..store.files import FileError, read_source
 from .params import parse_rename
 from .rpc import INVALID_PARAMS, REQUEST_FAILED, RpcError
 

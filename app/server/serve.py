@@ -24,10 +24,10 @@ import time
 from pathlib import Path
 from typing import Any
 
-from ..files import FileError
-from ..loaded_model import LoadedModel
 from ..options import LoadConfig
-from ..state import PrivateRotatingFileHandler, private_dir, state_subdir
+from ..runtime.loaded_model import LoadedModel
+from ..store.files import FileError
+from ..store.state import PrivateRotatingFileHandler, private_dir, state_subdir
 from .core import Server
 from .loop_thread import LoopThread
 from .paths import ServerSetupError, claim, default_socket_path, release
@@ -119,7 +119,7 @@ class _AsyncioOncePerMinute(logging.Filter):
 def serve_main(args: Any, config: LoadConfig) -> int:
     """The ``specedit serve`` command (see module docstring): ``config`` is the model to
     serve, ``args`` the socket and logging flags."""
-    from ..loaded_model import load_model
+    from ..runtime.loaded_model import load_model
 
     level = getattr(args, "serve_log_level", None) or "INFO"
     try:

@@ -1,7 +1,7 @@
 """The backup store: the bytes each write replaced, so ``undo`` and ``redo`` can put them back.
 
 Contract: a step saved here is complete and durable before the write it protects starts.
-Layout (all private: folders 0700, files 0600, see ``app.state``)::
+Layout (all private: folders 0700, files 0600, see ``app.store.state``)::
 
     <root>/<sha256(real path)[:16]>/index.json        {"path": the real path}
     <root>/<key>/<time_ns>.bak     the undo stack: content a write replaced

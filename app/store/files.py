@@ -7,12 +7,12 @@ its user's will.
   sha256 (else :class:`FileError`, one line); :func:`render` writes new text back that way.
 * :func:`write_atomic` refuses (:class:`ConflictError`) a file changed on disk since it was read,
   and (:class:`FileError`, unless ``force``) one the user may not write or does not own. It backs
-  up the content durably (``app.backups``), then replaces the file atomically (fsynced temp file,
+  up the content durably (``app.store.backups``), then replaces the file atomically (fsynced temp file,
   mode, owner and group kept, ``os.replace``, folder fsync), or in place where a rename would
   split hard links or lose the owner; on any failure the original is untouched or put back and
   :class:`FileError` carries the OS reason. Symlinks are followed: the real file is written.
 * :func:`check_writable` refuses early what the write would; :func:`check_write`,
-  :func:`put_bytes` and :func:`save_step` are the steps ``app.undo`` shares.
+  :func:`put_bytes` and :func:`save_step` are the steps ``app.store.undo`` shares.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..engine.backend import UserError
+from ...engine.backend import UserError
 from . import backups
 from .backups import MAX_BACKUPS, backup_dir
 from .state import fsync_dir, write_temp
@@ -414,7 +414,7 @@ def _stat(target: Path, name: object) -> os.stat_result:
 
 
 def save_step(target: Path, data: bytes, suffix: str, wrote: str, mode: int) -> Path:
-    """Save ``data`` as the newest ``suffix`` step of ``target`` (see app.backups)."""
+    """Save ``data`` as the newest ``suffix`` step of ``target`` (see app.store.backups)."""
     try:
         return backups.save(target, data, suffix, wrote=wrote, mode=mode)
     except OSError as exc:

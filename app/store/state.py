@@ -11,7 +11,7 @@ real name.
   ``os.replace``, folder fsync); :func:`make_private` sets 0600 on a file another library wrote.
 * :class:`PrivateRotatingFileHandler`: a ``RotatingFileHandler`` whose files are all 0600.
 * :func:`write_temp` and :func:`fsync_dir` (``models.durable``'s) are the durable-write steps
-  ``app.files`` builds on. Functions here raise ``OSError``; callers word their own message.
+  ``app.store.files`` builds on. Functions here raise ``OSError``; callers word their own message.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ from pathlib import Path
 
 import platformdirs
 
-from ..models.durable import fsync_dir
+from ...models.durable import fsync_dir
 
 __all__ = [
     "DIR_MODE",

@@ -1,17 +1,17 @@
-"""Undo and redo of specedit's writes, from the backup store (``app.backups``).
+"""Undo and redo of specedit's writes, from the backup store (``app.store.backups``).
 
 Contract: undo and redo never drop a line.
 
 * :func:`undo` restores the newest backup of a file and pops it; the text it replaces goes on
   the redo stack. :func:`redo` puts back what the last undo replaced; the text it replaces
   goes on the undo stack. Each step records the sha256 of the bytes written over it, so both
-  refuse (:class:`~app.files.FileError`, one line, nothing changed) when the file changed
+  refuse (:class:`~app.store.files.FileError`, one line, nothing changed) when the file changed
   since specedit wrote it: that later edit would be lost. With ``force`` they restore anyway
   and the edit is kept on the other stack; :class:`Restored` names the step restored from
   and where the replaced text went.
 * A step whose bytes no longer match its record is refused as damaged. A step from an
   older version (no record) needs ``force``: specedit cannot tell what was written over it.
-* The write itself is ``app.files``'s: the same permission checks, atomic rename (or write
+* The write itself is ``app.store.files``'s: the same permission checks, atomic rename (or write
   in place for hard links), backup first and conflict check just before the bytes change.
 """
 

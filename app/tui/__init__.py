@@ -15,9 +15,9 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from ..files import FileError
 from ..options import LoadConfig
-from ..state import PrivateRotatingFileHandler, state_subdir
+from ..store.files import FileError
+from ..store.state import PrivateRotatingFileHandler, state_subdir
 
 log = logging.getLogger(__name__)
 

@@ -2,9 +2,9 @@
 
 Contract: ``answer_rows(text, citations)`` is pure (no Textual): every line of ``text`` once, in
 order, as a :class:`Row` of kind ``prose``, ``cite`` (a line that is only a citation tag) or
-``quote`` (a quoted passage, its fences included; ``app.quotes`` says what a passage is), with a
+``quote`` (a quoted passage, its fences included; ``app.answer.quotes`` says what a passage is), with a
 ``verdict`` row after each quote for the citation that checked it (``citations`` from
-``app.quotes.check_citations`` on the same text). A citation whose quote is a string on a prose
+``app.answer.quotes.check_citations`` on the same text). A citation whose quote is a string on a prose
 line gets its verdict after that line, the string marked (``Row.mark``); one that quotes nothing,
 after its tag; one placed nowhere, at the end. A quote row's ``ok`` is its citation's verdict.
 A verdict is ``Citation.verdict()``, worded as every interface words it.
@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from ..quotes import CITE_RE, NO_QUOTES, Citation, fenced_passages
+from ..answer.quotes import CITE_RE, NO_QUOTES, Citation, fenced_passages
 
 
 @dataclass(frozen=True)

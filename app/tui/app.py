@@ -6,7 +6,7 @@ the model in a thread worker meanwhile (or uses a preloaded ``LoadedModel``, whi
 then never closes): the interface answers keys from the first frame, the status bar
 shows the load (model, backend, device, stage, seconds; :attr:`load`), and an
 instruction given meanwhile is queued by the editor and run when the model is ready.
-``loader`` replaces ``app.loaded_model.load_model`` (tests). It pulls catalog models in a
+``loader`` replaces ``app.runtime.loaded_model.load_model`` (tests). It pulls catalog models in a
 thread worker with progress shown in the settings screen, and shows the help and
 settings screens; applied settings are saved to the config file (``app.tui.config``)
 and a change of model, backend or offload reloads the model. Failures become
@@ -29,9 +29,9 @@ from ...engine.backend import UserError
 from ...engine.metrics import Metrics
 from ...models.catalog import CATALOG, is_installed
 from ...models.wheels import pull
-from ..files import FileError, SourceFile, read_source
-from ..loaded_model import LoadedModel, load_model, resolve_backend
 from ..options import LoadConfig
+from ..runtime.loaded_model import LoadedModel, load_model, resolve_backend
+from ..store.files import FileError, SourceFile, read_source
 from .config import DEFAULT_THEME, TuiSettings, save_settings
 from .messages import ModelFailed, ModelLoaded, ModelStage, PullFinished, PullProgress
 from .screens.confirm import ConfirmScreen

@@ -11,7 +11,7 @@ Contract:
     ``LoadConfig`` whose None fields were not given). A missing file is the defaults; a bad file
     or value is one line in the returned problems and never stops the app.
   * :func:`save_settings` writes what differs from the defaults, atomically and private (0600,
-    ``app.state``), and returns the path, or raises ``OSError``.
+    ``app.store.state``), and returns the path, or raises ``OSError``.
   * :func:`load_history`, :func:`append_history`: instructions, ``tui-history.txt`` (0600).
 """
 
@@ -30,7 +30,7 @@ import platformdirs
 from ...engine.sampling import SamplingParams
 from ...models.llama_build import parse_gpu_layers
 from ..options import BACKENDS, EDIT_MODES, LoadConfig, RewriteOptions, env_model
-from ..state import private_dir, state_dir, state_subdir, write_private
+from ..store.state import private_dir, state_dir, state_subdir, write_private
 
 DEFAULT_THEME = "textual-dark"
 

@@ -4,7 +4,7 @@ Contract: the rewrite worker thread calls :meth:`LiveRun.append` from ``rewrite`
 ``on_text`` callback (a list append: it never blocks on the UI); the UI thread calls
 :meth:`LiveRun.preview` at its own pace (a timer, a few times a second). ``preview``
 reads each piece once and re-diffs only when another line is complete
-(``app.live.LivePreview``, the one live diff the server uses too). In region mode the
+(``app.edit.live.LivePreview``, the one live diff the server uses too). In region mode the
 streamed text is the region only; the preview splices it into the whole file so line
 numbers stay the file's. An answer uses only the buffer, the flag and the Metrics.
 """
@@ -15,7 +15,7 @@ import threading
 from dataclasses import dataclass, field
 
 from ...engine.metrics import Metrics
-from ..live import LivePreview, Preview
+from ..edit.live import LivePreview, Preview
 
 
 @dataclass
@@ -59,7 +59,7 @@ class LiveRun:
 
 
 def live_preview(original: str, streamed: str, region: tuple[int, int] | None) -> Preview:
-    """The live diff of ``streamed`` so far (``app.live.LivePreview``)."""
+    """The live diff of ``streamed`` so far (``app.edit.live.LivePreview``)."""
     live = LivePreview(original, region)
     live.feed(streamed)
     return live.preview()

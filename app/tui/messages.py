@@ -13,8 +13,8 @@ from dataclasses import dataclass
 
 from textual.message import Message
 
-from ..loaded_model import LoadedModel
-from ..rewrite import AnswerResult, RewriteResult
+from ..edit.rewrite import AnswerResult, RewriteResult
+from ..runtime.loaded_model import LoadedModel
 
 
 @dataclass
@@ -30,7 +30,7 @@ class RewriteFailed(Message):
 
     error: str
     does_not_fit: bool = False
-    """The text did not fit the model's context (``app.files.DoesNotFit``): a region may."""
+    """The text did not fit the model's context (``app.store.files.DoesNotFit``): a region may."""
 
 
 @dataclass
@@ -59,7 +59,7 @@ class ModelLoaded(Message):
 
 @dataclass
 class ModelStage(Message):
-    """Where a model load is (``app.loaded_model.load_model``'s ``on_stage``)."""
+    """Where a model load is (``app.runtime.loaded_model.load_model``'s ``on_stage``)."""
 
     model: str
     stage: str

@@ -1,10 +1,10 @@
 """Hunk-by-hunk review state and the rows of the diff view.
 
-Contract: :func:`diff_rows` lays out ``old`` with ``hunks`` (from ``app.diff``) as display
+Contract: :func:`diff_rows` lays out ``old`` with ``hunks`` (from ``app.code.diff``) as display
 rows: unchanged lines, then for each hunk its removed (``-``) and added (``+``) lines,
 each row carrying its 1-based old/new line numbers and hunk index. :class:`Review` keeps
 one decision per hunk (pending, accepted, rejected), a current hunk, and produces the
-text to write with ``app.diff.apply_hunks`` (the same function the CLI and the server
+text to write with ``app.code.diff.apply_hunks`` (the same function the CLI and the server
 use): accepted hunks applied to the original, everything else left byte-identical.
 Every decision (one hunk, all accepted, all rejected) can be undone, most recent first.
 A *partial* review (a cut or cancelled output: only the hunks completed before the cut)
@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from ..diff import Hunk, apply_hunks, split_lines
+from ..code.diff import Hunk, apply_hunks, split_lines
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,6 @@
 """The main screen: the file in a code editor, an instruction line, the live diff, review.
 
-Contract: Enter in the instruction line starts ``app.rewrite.rewrite`` in a thread worker with the
+Contract: Enter in the instruction line starts ``app.edit.rewrite.rewrite`` in a thread worker with the
 app's settings (``InstructionOps``). The worker streams into a :class:`~..live.LiveRun`; an 8 Hz
 timer renders the live diff and the status bar from it, so the engine never waits on the UI. Esc
 cancels (the hunks completed before it can still be kept). A finished rewrite opens hunk-by-hunk
@@ -28,11 +28,11 @@ from textual.timer import Timer
 from textual.widgets import ContentSwitcher, Footer, Label, TextArea
 
 from ....engine.backend import UserError
-from ...files import DoesNotFit, SourceFile
-from ...loaded_model import LoadedModel
+from ...code.syntax import language_for_path
+from ...edit.rewrite import rewrite
 from ...options import RewriteOptions
-from ...rewrite import rewrite
-from ...syntax import language_for_path
+from ...runtime.loaded_model import LoadedModel
+from ...store.files import DoesNotFit, SourceFile
 from ..live import LiveRun
 from ..messages import RewriteFailed, RewriteFinished
 from ..review import diff_rows, row_of_new_line

@@ -13,8 +13,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
-from ...files import SourceFile
-from ...rewrite import WarmResult
+from ...edit.rewrite import WarmResult
+from ...store.files import SourceFile
 from ..live import LiveRun
 from ..review import Review
 

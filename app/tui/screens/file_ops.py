@@ -1,7 +1,7 @@
 """The editor screen's file side: write the review, undo, save, reload, conflicts.
 
-Contract: every write goes through ``app.files.write_atomic`` (sha256 conflict check,
-backup, atomic replace) and undo through ``app.undo.undo``; this module only decides
+Contract: every write goes through ``app.store.files.write_atomic`` (sha256 conflict check,
+backup, atomic replace) and undo through ``app.store.undo.undo``; this module only decides
 *when* and reports the outcome (the backup with its folder). The write of a review is
 ctrl+s, never a letter; for a suspect result or one with worse syntax it asks first, and
 only ctrl+s (or the Yes button) answers yes. A failed write keeps the review on screen,
@@ -18,9 +18,9 @@ import os
 
 from textual.timer import Timer
 
-from ...files import ConflictError, FileError, SourceFile, read_source, write_atomic
-from ...syntax import syntax_warning
-from ...undo import undo
+from ...code.syntax import syntax_warning
+from ...store.files import ConflictError, FileError, SourceFile, read_source, write_atomic
+from ...store.undo import undo
 from ..messages import FileChanged
 from .editor_state import EditorState
 

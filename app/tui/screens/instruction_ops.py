@@ -9,7 +9,7 @@ the last instruction with the previous output and that note in the prompt
 (``RewriteOptions.feedback``). F3 (region mode) limits rewrites to the definition at
 the cursor, or the selection; with neither it says so and uses the file. F4 adds context
 files, F5 toggles speculation. The first keystroke of an instruction warms the model up
-on the file (``app.rewrite.warm``, once per version of the text and context), so the
+on the file (``app.edit.rewrite.warm``, once per version of the text and context), so the
 rewrite, which interrupts it, prefills only the rest. F6 makes Enter ask a question
 instead (``AskOps``; no warm-up then).
 """
@@ -23,10 +23,10 @@ from textual import work
 from textual.widgets import Input, Label, TextArea
 
 from ....engine.backend import UserError
-from ...files import SourceFile
-from ...loaded_model import LoadedModel
-from ...rewrite import warm
-from ...syntax import enclosing_definition, enclosing_node_range
+from ...code.syntax import enclosing_definition, enclosing_node_range
+from ...edit.rewrite import warm
+from ...runtime.loaded_model import LoadedModel
+from ...store.files import SourceFile
 from ..config import append_history
 from ..widgets.history_input import HistoryInput
 from .editor_state import EditorState, spec_app

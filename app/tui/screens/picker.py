@@ -1,7 +1,7 @@
 """File picker: a ``DirectoryTree`` that returns a readable text file.
 
 Contract: :class:`FilePickerScreen` dismisses with the ``SourceFile`` of the chosen file,
-read with ``app.files.read_source``; a file it cannot edit (binary, not UTF-8, too large,
+read with ``app.store.files.read_source``; a file it cannot edit (binary, not UTF-8, too large,
 unreadable) gets its one-line reason as a notification and the picker stays open. Esc
 dismisses with None.
 """
@@ -17,7 +17,7 @@ from textual.binding import Binding
 from textual.screen import Screen
 from textual.widgets import DirectoryTree, Footer, Label
 
-from ...files import FileError, SourceFile, read_source
+from ...store.files import FileError, SourceFile, read_source
 
 
 class FilePickerScreen(Screen[SourceFile | None]):

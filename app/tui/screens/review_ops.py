@@ -7,7 +7,7 @@ Contract: :meth:`ReviewOps.show_result` takes a ``RewriteResult`` and opens hunk
   * ``truncated`` or ``cancelled``: only the hunks completed before the cut, in a *partial* review
     (kept one by one, no accept-all; nothing of the cut output beyond them is written).
   * anything else: the output stays visible in a stopped preview with its message.
-The tree-sitter validation (``app.syntax.syntax_warning``) and any conflict join the banner. The
+The tree-sitter validation (``app.code.syntax.syntax_warning``) and any conflict join the banner. The
 review actions (next, previous, accept, reject, undo a decision, accept all, reject all) only
 change the ``Review`` and re-render; writing is :class:`~.file_ops.FileOps`' job. In review,
 letters are commands: the first that is not one shows a hint that Esc returns to the instruction
@@ -19,8 +19,8 @@ from __future__ import annotations
 from textual import events
 from textual.widgets import Label
 
-from ...rewrite import RewriteResult
-from ...syntax import syntax_warning
+from ...code.syntax import syntax_warning
+from ...edit.rewrite import RewriteResult
 from ..live import LiveRun
 from ..review import Review, diff_rows, first_row_of
 from .editor_state import EditorState

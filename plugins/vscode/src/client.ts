@@ -195,7 +195,7 @@ export interface AnswerProgress {
   seq?: number;
 }
 
-/** One quoted passage of an answer, checked against the context files (app/quotes.py). */
+/** One quoted passage of an answer, checked against the context files (app/answer/quotes.py). */
 export interface Citation {
   file: string | null;
   lines: [number, number] | null;

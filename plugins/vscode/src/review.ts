@@ -2,7 +2,7 @@
  * Hunk arithmetic and the state of one review, free of any `vscode` import (node tests it).
  *
  * Contract:
- *  - `applyHunks(text, hunks, ids?)` mirrors the server's `app.diff.apply_hunks`: lines split
+ *  - `applyHunks(text, hunks, ids?)` mirrors the server's `app.code.diff.apply_hunks`: lines split
  *    on "\n" only, each hunk's oldText is checked, overlapping or stale hunks throw.
  *  - `Review` holds the text a rewrite was given, its hunks and a verdict per hunk. Accepting
  *    a hunk applies it to the document at once: `accept(id)` returns the edit to make, in the

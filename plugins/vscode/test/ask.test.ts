@@ -56,7 +56,7 @@ describe('answer/start against specedit serve over the scripted model', { timeou
   test('quotes of both files are found and shown with ✓', async () => {
     const progress: AnswerProgress[] = [];
     const handle = client.ask(
-      // verbatim off: the guard (app/quote_guard.py) is the model's business, not the client's
+      // verbatim off: the guard (app/answer/quote_guard.py) is the model's business, not the client's
       { question: Q_GOOD, contextFiles: [{ path: path.join(dir, 'a.md'), text: A }, { path: bFile }], verbatim: false },
       (p) => progress.push(p),
     );

@@ -27,11 +27,11 @@ import { EXT, PYTHON, startToy, TOY, Toy } from './helpers';
 
 const TEXT = 'def add(a, b):\n    return a + b\n\n\ndef sub(a, b):\n    return a - b\n';
 // add renamed and its line broken: a suspect result (worse syntax); a dropped tail would be
-// put back by the server's repairs (app/repair.py)
+// put back by the server's repairs (app/edit/repair.py)
 const NEW = 'def plus(a, b):\n    return a +\n\n\ndef sub(a, b):\n    return a - b\n';
 const INSTRUCTION = 'Rename the function add to plus';
 // asks for more than the rename, so the toy's broken line is the model's change, not a stray one
-// the rename repair would undo (a rename asked alone keeps nothing else: app/intent.py only_rename)
+// the rename repair would undo (a rename asked alone keeps nothing else: app/check/intent.py only_rename)
 const MORE = 'Rename the function add to plus and fix its return';
 const HOLD_AT = 128; // the second prefill batch (engine.prefill.CHUNK) of the ~360-token prompt
 
