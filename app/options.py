@@ -26,7 +26,7 @@ several times over."""
 
 BACKENDS = ("auto", "llama.cpp", "torch")
 DRAFT_MODES = ("lookup", "none", "model", "auto", "suffix")
-"""``RewriteOptions.draft``: who proposes drafts (``app.runtime.generation.proposers``); the CLI
+"""``RewriteOptions.draft``: who proposes drafts (``app.runtime.local_runner.proposers``); the CLI
 spells ``model`` as ``model:NAME|PATH``."""
 EDIT_MODES = ("auto", "blocks", "whole")
 REVIEWS = ("auto", "on", "off")

@@ -333,6 +333,7 @@ def parse_policy(spec: str) -> tuple[str, PolicyConfig]:
 
 def main(argv: list[str] | None = None) -> int:
     from ..app.runtime.loaded_model import load_model
+    from ..app.runtime.local_runner import lookup_drafter
     from .tasks import load_tasks
 
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])

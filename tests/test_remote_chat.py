@@ -22,10 +22,10 @@ import pytest
 
 from specedit.app.edit.rewrite import answer, rewrite
 from specedit.app.options import LoadConfig, RewriteOptions
-from specedit.app.runtime.generation import TextSink
 from specedit.app.runtime.loaded_model import load_model
 from specedit.app.runtime.prompt import QUOTE_ASK
 from specedit.app.runtime.remote_engine import _Opening
+from specedit.app.runtime.runner import TextSink
 from specedit.app.server.http_serve import HttpThread
 
 sys.path.insert(0, os.path.dirname(__file__))
@@ -141,7 +141,7 @@ def test_a_blocks_edit_over_a_chat_only_api_is_the_right_edit(qwen05_path):
         assert res.new_text == FILE.replace("30", "60")
         s = res.stats.snapshot()
         assert s["backend"] == "remote" and s["edit_mode"] == "blocks"
-        assert loaded.remote.api == "chat"
+        assert loaded.runner.api == "chat"
 
 
 @pytest.mark.model
@@ -157,7 +157,7 @@ def test_openai_falls_back_to_chat_when_the_server_has_no_completions(qwen05_pat
                 assert res.status == "ok" and res.new_text == FILE.replace("30", "60")
             posts = [p for m, p in proxy.paths if m == "POST"]
             assert posts == ["/v1/completions", "/v1/chat/completions", "/v1/chat/completions"]
-            assert loaded.remote.api == "chat"
+            assert loaded.runner.api == "chat"
         finally:
             proxy.shutdown()
             proxy.server_close()

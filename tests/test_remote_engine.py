@@ -148,7 +148,7 @@ def test_predicted_output_counts_are_the_acceptance_of_the_prediction():
 @pytest.mark.model
 def test_an_edit_through_specedits_own_api(qwen05_path, own_api):
     loaded = remote(qwen05_path, own_api.base_url)
-    assert loaded.remote.server == "specedit" and loaded.remote.prediction
+    assert loaded.runner.server == "specedit" and loaded.runner.prediction
     # a warm-up (the editor sends one while the user types) reads nothing here
     w = warm(loaded, FILE, path="net.py")
     assert w.status == "remote" and w.evaluated_tokens == 0 and w.prefix_tokens > 0

@@ -435,7 +435,7 @@ def warm(
     opts = RewriteOptions(instruction="-", context_files=tuple(context_files), region=region)
     # with a region, its lines come right after the file: warm through them too
     prompt, keep = first_prompt(loaded, text, opts, path)
-    if loaded.remote is not None:
+    if not loaded.runner.local:
         return WarmResult("remote", keep, 0, 0, time.perf_counter() - t)
     with loaded.lock:
         # in the batches a rewrite's prefill uses, so that it keeps all of them
@@ -462,11 +462,11 @@ class AnswerResult:
         }
 
 
-def answer_prompt_style(style: str, opts: RewriteOptions, remote=None) -> str:
+def answer_prompt_style(style: str, opts: RewriteOptions, local: bool = True) -> str:
     """The prompt ``answer`` asks ``style`` with (``app.runtime.prompt.answer_messages``): the free
     one when the program writes the passages (the quote style, guarded and inserting, on
-    a local model; ``answer`` reads that it inserts from this), else ``style``'s own."""
-    inserting = style == "quote" and opts.verbatim and opts.insert_quotes and remote is None
+    a ``local`` model; ``answer`` reads that it inserts from this), else ``style``'s own."""
+    inserting = style == "quote" and opts.verbatim and opts.insert_quotes and local
     return "free" if inserting else style
 
 
@@ -490,8 +490,8 @@ def answer(
     opens one, else after its end (``app.answer.quote_insert``; ``Metrics.inserted_tokens`` counts
     what it wrote). ``metrics``, when given, is filled as the answer runs (a live
     status line)."""
-    guarded = style == "quote" and opts.verbatim and loaded.remote is None
-    prompt_style = answer_prompt_style(style, opts, loaded.remote)
+    guarded = style == "quote" and opts.verbatim and loaded.runner.local
+    prompt_style = answer_prompt_style(style, opts, local=loaded.runner.local)
     inserting = prompt_style != style  # the model answers, the program quotes
     prompt = answer_prompt(loaded.target, question, context_files, prompt_style)
     room = prompt.room(loaded.target.n_ctx)

@@ -259,7 +259,7 @@ class RewriteRun:
         model, how = self.loaded.model_name, self.opts.review
         if how == "off" or (how == "auto" and threshold(model) is None):
             return
-        if self.loaded.remote is not None or (self.cancel is not None and self.cancel.is_set()):
+        if not self.loaded.runner.local or (self.cancel is not None and self.cancel.is_set()):
             return
         self.next_stage()
         res.review = review(
@@ -423,7 +423,7 @@ def run_blocks(
         metrics=m,
         stop_when=lambda so_far: bool(edits.broken(so_far)),
         constraint=SearchGuard(loaded.target, text, within)
-        if guard and opts.verbatim and loaded.remote is None
+        if guard and opts.verbatim and loaded.runner.local
         else None,
     )
     raw, fenced = gen.text, gen.fenced

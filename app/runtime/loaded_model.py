@@ -24,7 +24,6 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from ...engine.backend import Describes, ModelError, TargetModel
 from ...engine.policy import AdaptivePolicy, PolicyConfig
@@ -34,9 +33,8 @@ from ...models.model_hashes import check_once
 from ...models.stores import is_store_name
 from ..options import LoadConfig, with_env
 from ..store.state import state_dir, state_subdir, write_private
-
-if TYPE_CHECKING:
-    from .remote_engine import RemoteEngine
+from .local_runner import LocalRunner
+from .runner import Runner
 
 log = logging.getLogger(__name__)
 
@@ -81,10 +79,10 @@ class LoadedModel:
     reused on a GPU."""
     config: LoadConfig = field(default_factory=LoadConfig)
     """What was asked for when it was loaded."""
-    remote: RemoteEngine | None = None
-    """Set when the target runs on an OpenAI-compatible server (``--engine``): ``target``
-    then only tokenizes and renders the chat template, and ``app.runtime.generation.run_prompt``
-    sends each prompt to the server (``app.runtime.remote_engine``)."""
+    runner: Runner = field(default_factory=LocalRunner)
+    """Where each prompt runs (``app.runtime.runner``): the engine in this process, or an
+    OpenAI-compatible server (``--engine``, ``app.runtime.remote_engine``), where ``target``
+    only tokenizes and renders the chat template."""
 
     @property
     def batch_exact(self) -> bool:
@@ -207,7 +205,19 @@ def load_model(
     if cfg.engine:  # the target runs on a server: only its tokenizer is loaded here
         from .remote_engine import load_remote
 
-        return load_remote(cfg, on_stage)
+        t = time.perf_counter()
+        engine, vocab, name, path = load_remote(cfg, model_hash_record(), on_stage)
+        return LoadedModel(
+            target=vocab,  # type: ignore[arg-type]
+            model_name=name,
+            model_path=path,
+            exact_block=1,
+            exact_deltas={},
+            costs={},
+            load_s=time.perf_counter() - t,
+            config=cfg,
+            runner=engine,
+        )
     threads = cfg.threads or max(1, os.cpu_count() or 1)
     stage = on_stage or (lambda _stage, _detail: None)
     backend = resolve_backend(cfg)

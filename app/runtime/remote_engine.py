@@ -4,9 +4,9 @@ Contract:
 * :func:`parse_engine` reads ``openai:http://host:port/v1`` (``https`` too; ``openai-chat:``
   for a chat-only server); a key comes from ``$SPECEDIT_ENGINE_KEY``, else ``$OPENAI_API_KEY``.
 * :func:`load_remote` picks the server's model (``GET /models``: the local model's name, else
-  the only one) and returns a ``LoadedModel`` whose ``target`` is a ``VocabTarget``
-  (``models.vocab_only``: prompts built as a local run's) and ``remote`` a :class:`RemoteEngine`.
-* ``RemoteEngine.run_prompt`` streams the prompt from ``POST /completions`` (chat-only, or a 404
+  the only one) and returns a :class:`RemoteEngine` and a ``VocabTarget`` (``models.vocab_only``:
+  prompts built as a local run's); ``load_model`` makes them a ``LoadedModel``.
+* ``RemoteEngine`` is a ``Runner`` (``app.runtime.runner``): ``run`` streams the prompt from ``POST /completions`` (chat-only, or a 404
   there: its messages from ``/chat/completions``, the reply's opening fence dropped) into the
   run's ``TextSink``, closing the stream once the sink has what it needs or ``cancel`` is set;
   ``Prompt.part`` goes as ``prediction`` where the server takes it. Stats are measured here,
@@ -24,17 +24,20 @@ import os
 import threading
 import time
 import urllib.parse
+from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ...engine.backend import ModelError
 from ...engine.metrics import Metrics
 from ...models.catalog import CATALOG, check_once, resolve_model
 from ...models.vocab_only import VocabTarget
+from .runner import RunResult, TextSink
 
 if TYPE_CHECKING:
+    from ...engine.constraint import Constraint
     from ..options import LoadConfig, RewriteOptions
-    from .generation import RunResult, TextSink
     from .loaded_model import LoadedModel
     from .prompt import Prompt
 
@@ -72,7 +75,10 @@ def api_key() -> str | None:
 
 @dataclass
 class RemoteEngine:
-    """An OpenAI-compatible server that runs the target (module docstring)."""
+    """An OpenAI-compatible server that runs the target: a ``Runner`` (module docstring)."""
+
+    local = False
+    """Not the engine in this process: no constraint, warm-up or cache of ours applies."""
 
     url: str
     """The API's base URL, e.g. ``http://127.0.0.1:8000/v1``."""
@@ -88,6 +94,11 @@ class RemoteEngine:
     api: str = "auto"
     """``completions`` (a raw prompt), ``chat`` (messages: ``Prompt.chat``) or ``auto``
     (``completions`` until the server answers that it has none)."""
+
+    @property
+    def where(self) -> str:
+        """The server's base URL (``Runner.where``)."""
+        return self.url
 
     # ---- HTTP ------------------------------------------------------------------------
     def _connect(self) -> tuple[http.client.HTTPConnection, str]:
@@ -160,7 +171,7 @@ class RemoteEngine:
         return [c for c in cards if isinstance(c, dict) and isinstance(c.get("id"), str)]
 
     # ---- one prompt ------------------------------------------------------------------
-    def run_prompt(
+    def run(
         self,
         loaded: LoadedModel,
         prompt: Prompt,
@@ -170,10 +181,13 @@ class RemoteEngine:
         *,
         cancel: threading.Event | None = None,
         metrics: Metrics | None = None,
+        cold: bool = False,
+        prediction: Sequence[int] = (),
+        constraint: Constraint | None = None,
     ) -> RunResult:
-        """Generate ``prompt`` on the server (module docstring)."""
-        from .generation import RunResult
-
+        """Generate ``prompt`` on the server (module docstring); the server keeps its own
+        cache (``cold`` is not sent), and ``prediction`` and ``constraint`` apply to a
+        local loop only: a remote run is unconstrained."""
         if opts.exact:
             raise ModelError("--exact needs a local model: a remote engine's numerics are its own")
         if opts.draft not in ("lookup", "none", "auto"):
@@ -422,18 +436,18 @@ def copy_prediction_usage(m: Metrics, usage: dict | None) -> None:
     m.accepted_by_source["prediction"] += acc
 
 
-def load_remote(cfg: LoadConfig, on_stage=None) -> LoadedModel:
-    """A loaded model whose target runs on ``cfg.engine`` (module docstring)."""
-    from .loaded_model import LoadedModel, model_hash_record
-
+def load_remote(
+    cfg: LoadConfig, hash_record: Path, on_stage=None
+) -> tuple[RemoteEngine, VocabTarget, str, Path]:
+    """The engine ``cfg.engine`` names, the local tokenizer's target, the model's name and
+    path (module docstring); ``hash_record`` remembers the model file's sha256 check."""
     url, api = parse_engine(cfg.engine)
-    t = time.perf_counter()
     if on_stage is not None:
         on_stage("weights", f"remote {url}")
     engine = RemoteEngine(url, model="", key=api_key(), api=api)
     cards = engine.models()
     path = resolve_model(cfg.model)
-    check_once(path, model_hash_record())
+    check_once(path, hash_record)
     name = cfg.model if cfg.model in CATALOG else path.name
     ids = [c["id"] for c in cards]
     wanted = [i for i in ids if i in (name, cfg.model, path.name, path.stem, str(path))]
@@ -454,14 +468,4 @@ def load_remote(cfg: LoadConfig, on_stage=None) -> LoadedModel:
         engine.device = f"{own['device']} (specedit at {url})"
     target = VocabTarget(path, n_ctx=cfg.n_ctx, name=name, device=engine.device or url)
     log.info("remote engine %s: model %s (%s)", url, engine.model, engine.server)
-    return LoadedModel(
-        target=target,  # type: ignore[arg-type]
-        model_name=name,
-        model_path=path,
-        exact_block=1,
-        exact_deltas={},
-        costs={},
-        load_s=time.perf_counter() - t,
-        config=cfg,
-        remote=engine,
-    )
+    return engine, target, name, path

@@ -107,7 +107,7 @@ def run_request(
     stats = m.snapshot()
     extra = {
         "model": loaded.model_name,
-        "engine": loaded.remote.url if loaded.remote is not None else "local",
+        "engine": loaded.runner.where,
         "backend": stats["backend"],
         "device": stats["device"],
         "tokens_per_call": stats["tokens_per_call"],
