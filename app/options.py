@@ -35,7 +35,7 @@ FIRST_ANSWERS = ("blocks", "guarded", "region")
 """The ways ``auto`` may ask for a few-line change first (``RewriteOptions.first``)."""
 """``RewriteOptions.edit``: how the model writes its answer (``app.edit.rewrite.edit_mode``)."""
 ANSWER_STYLES = ("quote", "free")
-"""How ``generate --context`` answers (``app.runtime.prompt.answer_messages``): quoting the files, or not."""
+"""How ``generate --context`` answers (``app.answer.prompts.answer_messages``): quoting the files, or not."""
 
 
 @dataclass(frozen=True)
@@ -100,7 +100,7 @@ class RewriteOptions:
     """0-based [start, end) lines to rewrite; the rest stays byte-identical."""
     feedback: tuple[str, str] | None = None
     """A re-run with feedback: (the previous output, the user's note on it); both go into
-    the prompt after the file (``app.runtime.prompt.rewrite_prompt``)."""
+    the prompt after the file (``app.edit.prompts.rewrite_prompt``)."""
     edit: str = "auto"
     """How the model writes the change: ``blocks`` (only the lines that change, as
     search/replace blocks), ``whole`` (the whole text or region, today's rewrite) or

@@ -4,7 +4,7 @@ Contract: ``specedit bench rag [--model M] [--styles quote loose free] [--drafts
 [--questions ID ...] [--spec-bench N] [--max-tokens N] [--exact] [--threads N] [--ctx N]``
 loads one model and asks every question of ``bench/rag_tasks.py`` (101 questions with
 known answers over vendored docs of eleven kinds, plus the first ``N`` Spec-Bench rag
-prompts) through the product's own ``app.edit.rewrite.answer``, in each answer style
+prompts) through the product's own ``app.answer.answer``, in each answer style
 (``quote``: the product: the model's answer in its own words, then the passage the program
 chooses and copies in, ``app.answer.quote_insert``; ``loose``: the quote prompt, passages typed and
 unguarded; ``free``: the model's words alone, kept to measure against)
@@ -97,7 +97,7 @@ def _asked(style: str, draft: str, a=None):
 
 def run_question(loaded, q: RagQuestion, style: str, drafts: list[str], first: int, a):
     """``q`` answered in ``style`` with each drafting (``drafts[first]`` first)."""
-    from ..app.edit.rewrite import answer
+    from ..app.answer.answer import answer
 
     rows = []
     for draft in drafts[first:] + drafts[:first]:
@@ -220,9 +220,9 @@ def _key(r: dict) -> tuple[str, str, str]:
 
 def passes(styles: list[str], drafts: list[str]) -> list[list[tuple[str, list[str]]]]:
     """The runs over one group of files as passes over its questions, one per prompt
-    (``app.edit.rewrite.answer_prompt_style``), in ``styles``' order: each pass's (style,
+    (``app.answer.answer.answer_prompt_style``), in ``styles``' order: each pass's (style,
     draftings) share the prompt, so the target reads the files once per pass."""
-    from ..app.edit.rewrite import answer_prompt_style
+    from ..app.answer.answer import answer_prompt_style
 
     by_prompt: dict[str, list[tuple[str, list[str]]]] = {}
     for style in styles:

@@ -8,7 +8,7 @@ prompt path, and every mode runs those ids:
 
 * **copy**: held-out whole-file copies: :data:`HELD_OUT`, standard-library files of the
   running Python that no other suite here uses (300-700 tokens), rewritten whole with "Output
-  the file exactly as it is, unchanged." (``app.runtime.prompt.rewrite_prompt``, as ``specedit rewrite
+  the file exactly as it is, unchanged." (``app.edit.prompts.rewrite_prompt``, as ``specedit rewrite
   --edit whole`` asks; the answer ends at its closing fence);
 * **rename**: :data:`RENAMES`, a small rename answered with the whole file;
 * **client**: a real client's recorded request (``bench/data/clients/NAME.json``, recorded
@@ -148,7 +148,7 @@ def load_client(name: str) -> dict:
 
 def load_tasks(loaded, cfg: PeerConfig) -> list[Task]:
     """The tasks of ``cfg`` on ``loaded``'s tokenizer (module docstring)."""
-    from ..app.runtime.prompt import rewrite_prompt
+    from ..app.edit.prompts import rewrite_prompt
     from ..app.server.openai_run import request_prompt
     from ..app.server.openai_wire import ApiRequest
     from .spec_runs import rewrite_budget

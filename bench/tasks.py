@@ -24,7 +24,8 @@ import sysconfig
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..app.runtime.prompt import CTX_MARK, Prompt, rewrite_prompt, splice
+from ..app.edit.prompts import rewrite_prompt
+from ..app.runtime.prompt import CTX_MARK, Prompt, splice
 from ..engine.backend import TargetModel
 
 log = logging.getLogger(__name__)

@@ -1,4 +1,4 @@
-"""Inserted quotes (``app.edit.rewrite.answer`` with ``RewriteOptions.insert_quotes``): the model
+"""Inserted quotes (``app.answer.answer`` with ``RewriteOptions.insert_quotes``): the model
 answers in its own words; where it opens a passage, or else after its answer, the program
 chooses the passage and writes it.
 
@@ -16,7 +16,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 from scripted import scripted_loaded  # noqa: E402
 from test_quote_guard import NOTES  # noqa: E402
 
-from specedit.app.edit.rewrite import answer  # noqa: E402
+from specedit.app.answer.answer import answer  # noqa: E402
 from specedit.app.options import RewriteOptions  # noqa: E402
 from specedit.engine.metrics import Metrics  # noqa: E402
 

@@ -12,10 +12,10 @@ from scripted import scripted_loaded
 
 from specedit.app.edit import review as review_mod
 from specedit.app.edit.edits import FORMAT
+from specedit.app.edit.prompts import LOCATE
 from specedit.app.edit.rewrite import BROAD_LINES, broad, first_prompt, rewrite, warm
 from specedit.app.edit.stages import BLOCKS_MARGIN, BLOCKS_SHARE
 from specedit.app.options import RewriteOptions
-from specedit.app.runtime.prompt import LOCATE
 from specedit.app.store.files import DoesNotFit
 from specedit.bench.edit_tasks import EDIT_TASKS, FEW_LINES
 

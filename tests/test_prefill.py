@@ -185,9 +185,9 @@ def test_a_backend_without_a_batch_log_is_trusted_on_the_plan():
 def test_llama_first_logits_are_bit_equal_on_every_path(qwen05, tmp_path, monkeypatch):
     """Cold, after a warm-up, from the disk prompt cache and after another instruction's
     request in the same process: the first logits of a rewrite are the same bits."""
+    from specedit.app.edit.prompts import rewrite_prompt
     from specedit.app.edit.rewrite import warm
     from specedit.app.runtime import prompt_cache
-    from specedit.app.runtime.prompt import rewrite_prompt
 
     monkeypatch.setenv("SPECEDIT_STATE_DIR", str(tmp_path))
     src = Path(sysconfig.get_paths()["stdlib"]) / "colorsys.py"

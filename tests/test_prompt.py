@@ -5,19 +5,17 @@ from __future__ import annotations
 import pytest
 from toy import ToyModel
 
-from specedit.app.answer.quotes import all_found, check_citations
-from specedit.app.edit import edits
-from specedit.app.runtime.prompt import (
-    FILE_MARK,
+from specedit.app.answer.prompts import (
     QUOTE_EXAMPLE,
     SYSTEM_ANSWER,
     SYSTEM_QUOTE,
     answer_messages,
     answer_prompt,
-    rewrite_messages,
-    rewrite_prompt,
-    shown_paths,
 )
+from specedit.app.answer.quotes import all_found, check_citations
+from specedit.app.edit import edits
+from specedit.app.edit.prompts import rewrite_messages, rewrite_prompt
+from specedit.app.runtime.prompt import FILE_MARK, shown_paths
 from specedit.app.runtime.stream import FencedText, closing_fence_at, fence_for
 
 

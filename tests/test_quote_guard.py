@@ -175,8 +175,8 @@ def test_every_passage_the_05b_writes_is_a_copy_of_the_file_it_cites(qwen05, qid
     none does), and every citation line names a context file."""
     import re
 
+    from specedit.app.answer.answer import answer
     from specedit.app.answer.quotes import _resolve
-    from specedit.app.edit.rewrite import answer
     from specedit.app.options import RewriteOptions
     from specedit.bench.rag_tasks import load_questions
 

@@ -20,10 +20,11 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import numpy as np
 import pytest
 
-from specedit.app.edit.rewrite import answer, rewrite
+from specedit.app.answer.answer import answer
+from specedit.app.answer.prompts import QUOTE_ASK
+from specedit.app.edit.rewrite import rewrite
 from specedit.app.options import LoadConfig, RewriteOptions
 from specedit.app.runtime.loaded_model import load_model
-from specedit.app.runtime.prompt import QUOTE_ASK
 from specedit.app.runtime.remote_engine import _Opening
 from specedit.app.runtime.runner import TextSink
 from specedit.app.server.http_serve import HttpThread

@@ -8,10 +8,10 @@ from toy import ToyModel
 
 from specedit.app.edit import review as review_mod
 from specedit.app.edit.edits import FORMAT
+from specedit.app.edit.prompts import review_prompt, rewrite_prompt
 from specedit.app.edit.review import Review, verdict
 from specedit.app.edit.rewrite import rewrite
 from specedit.app.options import RewriteOptions
-from specedit.app.runtime.prompt import review_prompt, rewrite_prompt
 
 TEXT = "def f(x):\n    return x + 1\n\n\ndef g(x):\n    return x\n"
 WANT = TEXT.replace("x + 1", "x + 2")

@@ -186,9 +186,9 @@ def test_every_search_side_the_05b_writes_under_the_guard_is_lines_of_the_file(q
     """Whatever the model changes, and whether or not its answer parses: under the guard each
     SEARCH side it closes is whole lines of the file, copied as they are or all moved left by
     the first line's indent."""
+    from specedit.app.edit.prompts import rewrite_prompt
     from specedit.app.options import RewriteOptions
     from specedit.app.runtime.generation import run_prompt
-    from specedit.app.runtime.prompt import rewrite_prompt
     from specedit.bench.edit_tasks import EDIT_TASKS
 
     task = next(t for t in EDIT_TASKS if t.name == name)

@@ -237,7 +237,7 @@ needs_server = pytest.mark.skipif(
 def test_llama_server_and_specedit_copy_the_same_prompt(qwen05):
     """A short copy through both: llama-server's timings are read, its n-gram drafts are
     accepted, and both answers are the file (the 0.5B copies faithfully)."""
-    from specedit.app.runtime.prompt import rewrite_prompt
+    from specedit.app.edit.prompts import rewrite_prompt
 
     text = "".join((ROOT / "app" / "samples" / "inventory.py").read_text().splitlines(True)[:16])
     prompt = rewrite_prompt(qwen05.target, text, server_peer.COPY_INSTRUCTION, path="f.py")

@@ -10,7 +10,7 @@ import pytest
 from toy import ToyModel
 from tui_helpers import NEW, SIZE, STATS, app_for, fixed_result, notes, toy_loaded, wait_for
 
-from specedit.app.runtime.prompt import rewrite_prompt
+from specedit.app.edit.prompts import rewrite_prompt
 
 NOTE = "no, keep the old name in comments"
 

@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 from toy_server import CachingToy, toy_loaded
 
+from specedit.app.edit.prompts import rewrite_prompt
 from specedit.app.edit.rewrite import rewrite, warm
 from specedit.app.options import RewriteOptions
-from specedit.app.runtime.prompt import rewrite_prompt
 from specedit.engine.prefill import CHUNK as PREFILL_CHUNK
 
 

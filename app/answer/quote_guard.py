@@ -1,7 +1,7 @@
 """Quotes that cannot be misquoted: inside a quoted passage, the decoder may only copy.
 
 Contract: ``QuoteGuard(target, context_files, question='')`` is an ``engine.constraint.Constraint``
-for answers in the ``quote`` format (``app.runtime.prompt.SYSTEM_QUOTE``): a citation line ``[FILE]``, then
+for answers in the ``quote`` format (``app.answer.prompts.SYSTEM_QUOTE``): a citation line ``[FILE]``, then
 a fenced passage. Inside a passage ``allowed(out)`` admits only tokens whose bytes continue it as a
 copy of the cited file (of any context file when the citation names none), starting at a word or
 line start (on the lines ``app.answer.passage_rank`` finds for the question, when given); a newline or

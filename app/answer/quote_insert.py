@@ -1,7 +1,7 @@
 """Inserted quotes: the program chooses and writes an answer's passage.
 
 Contract: ``QuoteInserter(guard, target, on_text)`` serves one ``quote`` answer under a
-``QuoteGuard`` (``app.edit.rewrite.answer`` with ``RewriteOptions.insert_quotes``: the model answers in
+``QuoteGuard`` (``app.answer.answer`` with ``RewriteOptions.insert_quotes``: the model answers in
 its own words, the program quotes):
   * ``pinned(text)`` is the run's ``stop_now``: True once ``guard.completed`` can complete the
     answer (its first passage opened and was chosen or pinned, or it closed);

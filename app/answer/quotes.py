@@ -5,7 +5,7 @@ them) returns one ``Citation`` per quoted passage, in order: ``found`` (the quot
 file, within the cited lines if any), ``located`` (1-based first and last line where it is),
 ``problem`` (why not found); ``to_json()`` is ``{file, lines, quote, found, located, source,
 problem}``. ``prose(answer)`` is the answer without its passages and citations.
-The format (``app.runtime.prompt.SYSTEM_QUOTE``): prose, then ``[FILE]``, ``[FILE:L12]`` or
+The format (``app.answer.prompts.SYSTEM_QUOTE``): prose, then ``[FILE]``, ``[FILE:L12]`` or
 ``[FILE:L12-L14]`` (``L`` optional) and a fenced passage. A citation right after a quoted string on
 its line (``"…"``, ``“…”``, `` `…` ``) cites it; else the passage (fenced, or ``> `` lines) that
 starts on the next line, or ends on the line before. A citation with no quote has ``found`` False;

@@ -278,7 +278,7 @@ def _summary(s: dict, message: str, loaded) -> None:
 
 
 def cmd_generate(a) -> int:
-    from ..edit.rewrite import answer
+    from ..answer.answer import answer
     from ..store.files import read_source
 
     context_files = [(p, read_source(p).text) for p in a.context_files]

@@ -2,7 +2,7 @@
 
 Contract: ``LivePreview(original, region=None)`` is fed a whole (or region) rewrite's
 stream in order, from one thread at a time (``feed(piece)``). It reads the stream once,
-with one ``app.runtime.stream.FencedText`` over ``app.runtime.prompt.rewrite_fence(original)``, the fence
+with one ``app.runtime.stream.FencedText`` over ``app.edit.prompts.rewrite_fence(original)``, the fence
 the rewrite's prompt asks for. ``preview()`` is the ``Preview`` of the complete lines so
 far: hunks against ``original`` in its line numbers (``app.code.diff.preview_in_file``, so the
 tail not yet written is never shown as deleted; a region's lines are spliced into the
@@ -18,8 +18,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..code.diff import Hunk, preview_in_file, split_lines
-from ..runtime.prompt import rewrite_fence
 from ..runtime.stream import FencedText
+from .prompts import rewrite_fence
 
 
 @dataclass

@@ -2,7 +2,7 @@
 
 Contract: ``review(loaded, text, new_text, instruction, path=..., context_files=...) ->
 Review | None`` shows the model the file (the prefix every rewrite of it shares, so a warm
-cache reads only the instruction, the diff and the question: ``app.runtime.prompt.review_prompt``)
+cache reads only the instruction, the diff and the question: ``app.edit.prompts.review_prompt``)
 and reads one row of logits: the probability of "yes" and of "no" as its first word
 (``score``: log P(yes) - log P(no)). No token is generated and the file is never touched;
 a prompt that does not fit the context (a big file) is not asked (None).
@@ -27,7 +27,7 @@ from ...engine import prefill
 from ..check.checks import Suspect
 from ..code.diff import unified_diff
 from ..runtime.loaded_model import LoadedModel
-from ..runtime.prompt import review_prompt
+from .prompts import review_prompt
 
 log = logging.getLogger(__name__)
 

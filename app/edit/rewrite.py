@@ -2,17 +2,17 @@
 
 Contract: ``rewrite(loaded, text, opts, path=..., on_text=..., cancel=...)`` runs the edit mode
 ``plan_rewrite`` decides once (a ``Plan``: the mode, why, its prompts) and returns a
-``RewriteResult`` (``app.edit.stages``: the new text, hunks, diff, ``RewriteStats``). Modes: ``blocks``
-(``auto``'s default: search/replace blocks, ``app.edit.edits``; if they fail or a check flags them, one
-repair round, ``app.edit.rounds``, then a whole rewrite), ``whole`` (the text or region written out:
-``--edit whole``, a region, or a ``broad`` change), and for a file too long to show whole, its
-outline plus windows (``locate+whole``, ``locate+blocks``). The result is the model's answer,
-only its copies repaired (``app.edit.repair``), checked (``app.check.checks``). ``status``: ``ok``
-(``suspect`` set when a check flags it), ``truncated`` (``new_text`` None; hunks of the completed
-lines only, never a deletion of the rest), ``cancelled`` or ``no_output``. Nothing is
-half-applied; no file is written here. ``answer`` returns an ``AnswerResult`` (text, ``Metrics``,
-citations checked by ``app.answer.quotes``); ``warm(loaded, text, path=...)`` prefills a file's shared
-prompt prefix (a rewrite interrupts it). A problem the user can fix raises ``UserError``.
+``RewriteResult`` (``app.edit.stages``: the new text, hunks, diff, ``RewriteStats``). Modes:
+``blocks`` (``auto``'s default: search/replace blocks, ``app.edit.edits``; if they fail or a check
+flags them, one repair round, ``app.edit.rounds``, then a whole rewrite), ``whole`` (the text or
+region written out: ``--edit whole``, a region, or a ``broad`` change), and for a file too long
+to show whole, its outline plus windows (``locate+whole``, ``locate+blocks``). The result is the
+model's answer, only its copies repaired (``app.edit.repair``), checked (``app.check.checks``).
+``status``: ``ok`` (``suspect`` set when a check flags it), ``truncated`` (``new_text`` None;
+hunks of the completed lines only, never a deletion of the rest), ``cancelled`` or
+``no_output``. Nothing is half-applied; no file is written here. ``warm(loaded, text, path=...)``
+prefills a file's shared prompt prefix (a rewrite interrupts it). A problem the user can fix
+raises ``UserError``. (A question answered from files: ``app.answer.answer``.)
 """
 
 from __future__ import annotations
@@ -27,18 +27,17 @@ from dataclasses import dataclass
 from ...engine import prefill
 from ...engine.backend import UserError
 from ...engine.metrics import Metrics
-from ..answer.quotes import Citation, all_found, check_citations
 from ..check.intent import EVERYWHERE, read_intent
 from ..code.diff import split_lines
 from ..code.names import whole_word
 from ..code.outline import Outline, outline, widen
 from ..code.syntax import definitions, language_for_path
 from ..options import EDIT_MODES, RewriteOptions
-from ..runtime.generation import run_prompt
 from ..runtime.loaded_model import LoadedModel
-from ..runtime.prompt import Prompt, answer_prompt, outline_prompt, rewrite_prompt
-from ..store.files import DoesNotFit, FileError
+from ..runtime.prompt import Prompt
+from ..store.files import DoesNotFit
 from . import edits
+from .prompts import outline_prompt, rewrite_prompt
 from .rounds import (
     WHOLE_VERDICTS,
     again_whole,
@@ -60,7 +59,7 @@ from .stages import (
 
 log = logging.getLogger(__name__)
 
-__all__ = ["AnswerResult", "RewriteResult", "WarmResult", "answer", "edit_mode", "rewrite", "warm"]
+__all__ = ["RewriteResult", "WarmResult", "edit_mode", "rewrite", "warm"]
 
 WINDOW_TOKENS = 768
 """Tokens of the lines around a region that a big file's prompt shows with it."""
@@ -285,7 +284,7 @@ def _outline(run: RewriteRun) -> Outline:
 
 
 def _big_prompt(run: RewriteRun, out: Outline, **kw) -> Prompt:
-    """A big file's prompt (``app.runtime.prompt.outline_prompt``) for ``run``: its outline ``out``,
+    """A big file's prompt (``app.edit.prompts.outline_prompt``) for ``run``: its outline ``out``,
     and ``kw``'s windows, region and what to ask."""
     o = run.opts
     return outline_prompt(
@@ -444,82 +443,3 @@ def warm(
     res = WarmResult(status, keep, min(have, keep), pos - min(have, keep), time.perf_counter() - t)
     log.info("warm %s: %s", path or "text", res.to_json())
     return res
-
-
-@dataclass
-class AnswerResult:
-    text: str
-    metrics: Metrics
-    citations: list[Citation]
-    """The answer's quotes, each checked against the context files (``app.answer.quotes``)."""
-
-    def to_json(self) -> dict:
-        return {
-            "output": self.text,
-            "citations": [c.to_json() for c in self.citations],
-            "quotes_found": all_found(self.citations),
-            "stats": self.metrics.snapshot(),
-        }
-
-
-def answer_prompt_style(style: str, opts: RewriteOptions, local: bool = True) -> str:
-    """The prompt ``answer`` asks ``style`` with (``app.runtime.prompt.answer_messages``): the free
-    one when the program writes the passages (the quote style, guarded and inserting, on
-    a ``local`` model; ``answer`` reads that it inserts from this), else ``style``'s own."""
-    inserting = style == "quote" and opts.verbatim and opts.insert_quotes and local
-    return "free" if inserting else style
-
-
-def answer(
-    loaded: LoadedModel,
-    question: str,
-    context_files: list[tuple[str, str]],
-    opts: RewriteOptions,
-    *,
-    on_text: Callable[[str], None] | None = None,
-    cancel: threading.Event | None = None,
-    style: str = "quote",
-    metrics: Metrics | None = None,
-) -> AnswerResult:
-    """Answer ``question`` from ``context`` files, which are the lookup's draft sources, and
-    check the answer's quotes against them (``style``: ``app.runtime.prompt.answer_messages``). In
-    the ``quote`` style with ``opts.verbatim`` a quoted passage can only copy its file
-    (``app.answer.quote_guard``), and with ``opts.insert_quotes`` the program chooses and writes
-    the evidence: the model answers in its own words (the ``free`` prompt, which is right
-    more often than the quote prompt's), and the program writes the passage where the answer
-    opens one, else after its end (``app.answer.quote_insert``; ``Metrics.inserted_tokens`` counts
-    what it wrote). ``metrics``, when given, is filled as the answer runs (a live
-    status line)."""
-    guarded = style == "quote" and opts.verbatim and loaded.runner.local
-    prompt_style = answer_prompt_style(style, opts, local=loaded.runner.local)
-    inserting = prompt_style != style  # the model answers, the program quotes
-    prompt = answer_prompt(loaded.target, question, context_files, prompt_style)
-    room = prompt.room(loaded.target.n_ctx)
-    if room < 16:
-        raise FileError(
-            f"the context files are {len(prompt):,} tokens; the {loaded.target.n_ctx:,}-token "
-            "context has no room left for an answer"
-        )
-    max_tokens = min(opts.max_tokens or 512, room)
-    guard = ins = None
-    if guarded:
-        from ..answer.quote_guard import QuoteGuard
-
-        guard = QuoteGuard(loaded.target, context_files, question, own_blocks=inserting)
-        if inserting:
-            from ..answer.quote_insert import QuoteInserter
-
-            ins = QuoteInserter(guard, loaded.target, on_text)
-    gen = run_prompt(
-        loaded,
-        prompt,
-        opts,
-        max_tokens,
-        on_text=on_text if ins is None else ins.on_text,
-        cancel=cancel,
-        metrics=metrics,
-        constraint=guard,
-        stop_now=None if ins is None else ins.pinned,
-    )
-    text = gen.text if ins is None else ins.finish(gen.text, gen.tokens, gen.metrics)
-    return AnswerResult(text, gen.metrics, check_citations(text, context_files))

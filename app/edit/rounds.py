@@ -46,9 +46,9 @@ from ..check.checks import Suspect, map_scope, touches
 from ..check.intent import Intent
 from ..code.diff import Hunk, apply_hunks, compute_hunks, split_lines
 from ..code.syntax import Definition, definitions, language_for_path
-from ..runtime.prompt import rewrite_fence, rewrite_prompt
 from . import edits
 from .edits import Miss
+from .prompts import rewrite_fence, rewrite_prompt
 from .stages import (
     Fallback,
     GiveUp,

@@ -44,9 +44,10 @@ from ..code.outline import Outline, read_located
 from ..options import RewriteOptions
 from ..runtime.generation import run_prompt
 from ..runtime.loaded_model import LoadedModel
-from ..runtime.prompt import Prompt, feedback_note
+from ..runtime.prompt import Prompt
 from ..store.files import DoesNotFit
 from . import edits
+from .prompts import feedback_note
 from .repair import repair
 from .review import Review, review, threshold, verdict
 from .search_guard import SearchGuard

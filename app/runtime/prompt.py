@@ -1,18 +1,15 @@
-"""Prompts: the chat messages, their token ids and spans, and the fence, built once.
+"""Prompts: token ids, the spans the drafter copies from, the fence; built once per request.
 
-Contract: every builder returns a frozen ``Prompt``: token ids, the spans the lookup drafter copies
-from (``file``, ``whole``, ``context``, ``outline``, ``previous``), the closing ``fence``,
+Contract: a frozen ``Prompt`` holds the token ids, the spans the lookup drafter copies from
+(``file``, ``whole``, ``context``, ``outline``, ``previous``), the closing ``fence``,
 ``prefix_end`` (the end of the prefix every prompt about the file shares: system text, context
-files, the whole file), the ``part`` rewritten, ``edit`` and ``chat`` (the messages:
-``rewrite_messages``/``answer_messages``). User text is never parsed for special tokens.
-  * ``rewrite_prompt(target, text, instruction, ...)``: the assistant turn opens with the fence
-    (``fence_for``), so the output starts with the text's first line (``edit="blocks"``: blocks).
-  * ``outline_prompt(...)``: a file too long to show whole, as its outline and windows of its lines
-    (``app.code.outline``), asking where the change goes (``ask="locate"``), for blocks, or a region.
-  * ``answer_prompt(target, question, context_files, style=)``: free text grounded in the files
-    (``quote`` style: passages under ``[FILE]`` citations, ``app.answer.quotes``; ``free``).
-  * ``shown_paths(paths)``: the names files go by (relative to the working directory, else the
-    shortest unique tail), never a tmp or home path; ``splice`` is the general builder.
+files, the whole file), the ``part`` rewritten, ``edit`` and ``chat`` (the messages, for a
+chat-only engine). ``splice(target, messages, prefix, pieces)`` renders chat messages with the
+model's template and tokenizes each piece (a file's text) on its own at its mark, never parsed
+for special tokens. ``shown_paths(paths)``: the names files go by in a prompt (relative to the
+working directory, else the shortest unique tail), never a tmp or home path. The builders live
+with their jobs: ``app.edit.prompts`` (a rewrite, a big file's outline, a review) and
+``app.answer.prompts`` (a question about context files).
 """
 
 from __future__ import annotations
@@ -23,11 +20,6 @@ from dataclasses import dataclass
 from pathlib import PurePath
 
 from ...engine.backend import TargetModel
-from ..code.syntax import language_name
-from ..edit import edits
-from ..options import ANSWER_STYLES
-from ..store.files import FileError
-from .stream import fence_for
 
 FILE_MARK = "\x00SPECEDIT_FILE\x00"
 FULL_MARK = "\x00SPECEDIT_FULL\x00"
@@ -38,44 +30,6 @@ WINDOW_MARK = "\x00SPECEDIT_WINDOW{}\x00"
 _WINDOW = WINDOW_MARK.split("{")[0]
 _LABELS = {FILE_MARK: "file", FULL_MARK: "whole", PREV_MARK: "previous", OUTLINE_MARK: "outline"}
 
-LOCATE = (
-    "Where in the file does this change go? Copy the outline lines of the definitions "
-    "(or statements) that must change, one per line, in one code block, and nothing else."
-)
-
-SYSTEM_REWRITE = (
-    "You are a precise code editor. Apply the user's instruction to the text and output "
-    "the complete result in one fenced code block and nothing else. Change only what the "
-    "instruction requires; copy every other line exactly as it is."
-)
-SYSTEM_QUOTE = (
-    "You answer questions from the documents you are given, by quoting them. Reply in this "
-    "form: first a short answer of one or two sentences; then the evidence. For each passage "
-    "you rely on, write the name of its document in square brackets on a line of its own, "
-    "[FILE], and under it the passage copied exactly, character for character, in a ``` "
-    "block. Copy whole lines or the exact words you need; never reword a quote. If the "
-    "documents do not answer the question, say so and quote nothing."
-)
-"""The ``quote`` style's system text: the answer format ``app.answer.quotes`` reads."""
-QUOTE_EXAMPLE = (
-    "garden.md",
-    "# Garden\n\nWater the tomatoes every second evening; in a heat wave, every evening.\n"
-    "The shed key hangs by the back door.\n",
-    "How often are the tomatoes watered?",
-    "Every second evening, and every evening in a heat wave.\n\n"
-    "[garden.md]\n```\nWater the tomatoes every second evening; in a heat wave, every evening.\n```",
-)
-"""``(file, text, question, answer)``: one exchange in the format, shown as a first turn
-(small models follow a turn they see far better than a format they are told). Its
-subject is far from any the user's files may have: the 1.5B quoted an earlier example
-about a server's port and logs when asked where a plugin's server logs go."""
-QUOTE_ASK = "Answer briefly, then quote the lines that show it, each under its [file] citation."
-"""Follows the question: the format again, next to where the answer starts."""
-SYSTEM_ANSWER = (
-    "You answer questions using the given documents. Quote them exactly where that helps; "
-    "do not invent facts that are not in them."
-)
-"""The ``free`` style: the prompt before answers quoted (kept to measure against)."""
 
 Span = tuple[int, int, str]
 """``(start, end, label)``: token positions ``[start, end)`` of a spliced piece."""
@@ -186,279 +140,13 @@ def splice(
     return ids, spans
 
 
-def rewrite_fence(text: str) -> str:
-    """The fence of every rewrite of ``text``, whole or a region (longer than any backtick
-    run in the file, so none of its lines can close the block)."""
-    return fence_for(text)
-
-
-def _context_pieces(context_files: Sequence[tuple[str, str]]) -> dict[str, str]:
+def context_pieces(context_files: Sequence[tuple[str, str]]) -> dict[str, str]:
     """The context files' texts by their marks (``CTX_MARK``), for ``splice``."""
-    return {CTX_MARK.format(i): _with_nl(ctext) for i, (_, ctext) in enumerate(context_files)}
+    return {CTX_MARK.format(i): with_nl(ctext) for i, (_, ctext) in enumerate(context_files)}
 
 
-def _with_nl(text: str) -> str:
+def with_nl(text: str) -> str:
     return text if text.endswith("\n") or not text else text + "\n"
-
-
-def rewrite_prompt(
-    target: TargetModel,
-    text: str,
-    instruction: str,
-    *,
-    lines: Sequence[str] | None = None,
-    path: str | None = None,
-    context_files: Sequence[tuple[str, str]] = (),
-    region: tuple[int, int] | None = None,
-    feedback: tuple[str, str] | None = None,
-    edit: str = "whole",
-) -> Prompt:
-    """The prompt of a rewrite of ``text`` (or of its lines ``region``); ``lines`` are
-    ``text``'s lines when the caller has them (``app.code.diff.split_lines``); ``feedback`` is
-    (the previous output, the user's note on it). ``edit="blocks"`` asks for
-    search/replace blocks instead (``app.edit.edits.FORMAT`` after the instruction, the
-    assistant turn opened with ``edits.PREFILL``): the prefix up to the end of the file is
-    the same either way."""
-    if region is not None:
-        if lines is None:
-            from ..code.diff import split_lines
-
-            lines = split_lines(text)
-        a, b = region
-        if not (0 <= a < b <= max(len(lines), 1)):
-            raise FileError(f"region {a + 1}:{b} is outside the text's {len(lines)} lines")
-        part, full = "".join(lines[a:b]), text
-    else:
-        part, full = text, None
-    messages, prefix = rewrite_messages(
-        part, instruction, path, list(context_files), full, feedback_note(feedback), edit
-    )
-    pieces = {FILE_MARK: _with_nl(part)}
-    if feedback is not None:
-        pieces[PREV_MARK] = _with_nl(feedback[0])
-    if full is not None:
-        pieces[FULL_MARK] = _with_nl(full)
-    pieces.update(_context_pieces(context_files))
-    ids, spans = splice(target, messages, prefix, pieces)
-    whole = [end for _, end, lab in spans if lab == "whole"]
-    part_end = max((end for _, end, lab in spans if lab != "previous"), default=0)
-    prefix_end = whole[0] if whole else part_end  # the previous output comes after it
-    fence = rewrite_fence(text)
-    chat = chat_of(messages, prefix, pieces)
-    return Prompt(tuple(ids), tuple(spans), fence, prefix_end, part, region, edit, chat)
-
-
-def outline_prompt(
-    target: TargetModel,
-    text: str,
-    instruction: str,
-    outline: str,
-    *,
-    lines: Sequence[str],
-    path: str | None = None,
-    context_files: Sequence[tuple[str, str]] = (),
-    windows: Sequence[tuple[int, int]] = (),
-    region: tuple[int, int] | None = None,
-    ask: str = "locate",
-) -> Prompt:
-    """The prompt for a file too long to show whole (``app.code.outline``): its ``outline``,
-    then the ``windows`` of its lines shown in full, then (``ask="whole"``) the ``region``
-    to rewrite, the instruction, and what to write: ``locate`` (the outline lines of
-    where the change goes, in a plain fenced block), ``blocks`` (search/replace blocks,
-    placed inside the windows) or ``whole`` (the region, rewritten). Every such prompt of a
-    file shares the prefix through the outline (``prefix_end``)."""
-    fence = rewrite_fence(text)
-    lang = language_name(path)
-    shown, *cpaths = shown_paths([path, *(c for c, _ in context_files)])
-    name = shown or "the text"
-    parts = [
-        f"Context file {cpath}:\n{fence}\n{CTX_MARK.format(i)}{fence}\n"
-        for i, cpath in enumerate(cpaths)
-    ]
-    parts.append(
-        f"File {name} has {len(lines):,} lines, too many to show whole. Its outline (line "
-        f"numbers, then the line):\n{fence}\n{OUTLINE_MARK}{fence}\n"
-    )
-    pieces = {OUTLINE_MARK: _with_nl(outline)}
-    for i, (a, b) in enumerate(windows):
-        parts.append(
-            f"Lines {a + 1}-{b} of {name}:\n{fence}{lang}\n{WINDOW_MARK.format(i)}{fence}\n"
-        )
-        pieces[WINDOW_MARK.format(i)] = _with_nl("".join(lines[a:b]))
-    part = ""
-    if ask == "whole":
-        assert region is not None
-        a, b = region
-        part = "".join(lines[a:b])
-        parts.append(
-            f"Rewrite only lines {a + 1}-{b} and output only the rewritten lines:\n"
-            f"{fence}{lang}\n{FILE_MARK}{fence}\n"
-        )
-        pieces[FILE_MARK] = _with_nl(part)
-    parts.append(f"Instruction: {instruction}")
-    opening = f"{fence}{lang}\n"
-    if ask == "locate":
-        parts.append(LOCATE)
-        opening = f"{fence}\n"
-    elif ask == "blocks":
-        parts.append(edits.FORMAT)
-        opening += edits.PREFILL
-    pieces.update(_context_pieces(context_files))
-    messages = [
-        {"role": "system", "content": SYSTEM_REWRITE},
-        {"role": "user", "content": "\n".join(parts)},
-    ]
-    ids, spans = splice(target, messages, opening, pieces)
-    prefix_end = next(e for _, e, lab in spans if lab == "outline")
-    edit = "blocks" if ask == "blocks" else "whole"
-    region = region if ask == "whole" else None
-    chat = chat_of(messages, opening, pieces)
-    return Prompt(tuple(ids), tuple(spans), fence, prefix_end, part, region, edit, chat)
-
-
-def feedback_note(feedback: tuple[str, str] | None) -> str | None:
-    """The user's note of a ``(previous output, note)`` pair (None without feedback)."""
-    return None if feedback is None else feedback[1].strip() or "try again"
-
-
-REVIEW_ASK = (
-    "A proposed change to it, as a unified diff:\n{fence}diff\n{diff}{fence}\n"
-    "Does this change do what the instruction asks, correctly and completely? "
-    "Answer yes or no."
-)
-
-
-def review_prompt(
-    target: TargetModel,
-    text: str,
-    instruction: str,
-    diff: str,
-    *,
-    path: str | None = None,
-    context_files: Sequence[tuple[str, str]] = (),
-) -> Prompt:
-    """The prompt that asks the model whether ``diff`` does what ``instruction`` asks of
-    ``text`` (``app.edit.review``): the prefix every rewrite of the file shares (system text,
-    context files, the file), then the instruction, the diff and ``REVIEW_ASK``; the
-    assistant turn opens empty, so its first token is the answer."""
-    messages, _ = rewrite_messages(text, instruction, path, list(context_files))
-    user = (
-        messages[1]["content"]
-        + "\n"
-        + REVIEW_ASK.format(fence=fence_for(diff), diff=_with_nl(diff))
-    )
-    messages = [messages[0], {"role": "user", "content": user}]
-    pieces = {FILE_MARK: _with_nl(text), **_context_pieces(context_files)}
-    ids, spans = splice(target, messages, "", pieces)
-    prefix_end = max((end for _, end, lab in spans if lab == "file"), default=0)
-    return Prompt(tuple(ids), tuple(spans), None, prefix_end, text)
-
-
-def answer_prompt(
-    target: TargetModel,
-    question: str,
-    context_files: Sequence[tuple[str, str]],
-    style: str = "quote",
-) -> Prompt:
-    """The prompt of a question answered from ``context`` files (their spans are drafted);
-    ``prefix_end`` is the end of the last file, so a prompt cache keeps the system text and
-    the files for the next question about them."""
-    pieces = {CTX_MARK.format(i): c for i, (_, c) in enumerate(context_files)}
-    messages = answer_messages(question, list(context_files), style)
-    ids, spans = splice(target, messages, "", pieces)
-    prefix_end = max((e for _, e, _ in spans), default=0)
-    return Prompt(
-        tuple(ids), tuple(spans), prefix_end=prefix_end, chat=chat_of(messages, "", pieces)
-    )
-
-
-def rewrite_messages(
-    text: str,
-    instruction: str,
-    path: str | None = None,
-    context_files: list[tuple[str, str]] = (),
-    full_text: str | None = None,
-    feedback: str | None = None,
-    edit: str = "whole",
-) -> tuple[list[dict[str, str]], str]:
-    """Messages for a rewrite of ``text`` and the assistant prefix (the opening fence, and
-    with ``edit="blocks"`` the opening of the first search/replace block).
-
-    ``full_text`` is the whole file when ``text`` is only a region of it; it is
-    shown for reference and the model is told to output the region alone.
-    The text to rewrite appears as ``FILE_MARK`` and the whole file, in a region
-    rewrite, as ``FULL_MARK``, for the caller to splice as pieces that end in a newline
-    (the user's text is tokenized on its own and never parsed for special tokens).
-    With ``feedback`` (the user's note on the previous output) the previous output follows
-    the file as ``PREV_MARK`` and the note follows the instruction.
-    """
-    fence = rewrite_fence(full_text if full_text is not None else text)
-    lang = language_name(path)
-    shown, *cpaths = shown_paths([path, *(c for c, _ in context_files)])
-    name = shown or "the text"
-    parts = []
-    for i, cpath in enumerate(cpaths):
-        parts.append(f"Context file {cpath}:\n{fence}\n{CTX_MARK.format(i)}{fence}\n")
-    # the whole file comes first either way, so a region rewrite and a whole-file one
-    # share the prompt's prefix up to the end of the file (``Prompt.prefix_end``)
-    whole = FILE_MARK if full_text is None else FULL_MARK
-    parts.append(f"File {name}:\n")
-    parts.append(f"{fence}{lang}\n{whole}{fence}\n")
-    if full_text is not None:
-        parts.append(
-            "Rewrite only this part of it and output only the rewritten part:\n"
-            f"{fence}{lang}\n{FILE_MARK}{fence}\n"
-        )
-    if feedback is not None:
-        parts.append(f"Your previous rewrite of it:\n{fence}{lang}\n{PREV_MARK}{fence}\n")
-    parts.append(f"Instruction: {instruction}")
-    if feedback is not None:
-        parts.append(
-            f"Feedback on your previous rewrite: {feedback}\n"
-            "Rewrite the original again, following the instruction and this feedback."
-        )
-    opening = f"{fence}{lang}\n"
-    if edit == "blocks":
-        parts.append(edits.FORMAT)
-        opening += edits.PREFILL
-    elif edit != "whole":
-        raise ValueError(f"unknown edit format {edit!r}")
-    messages = [
-        {"role": "system", "content": SYSTEM_REWRITE},
-        {"role": "user", "content": "\n".join(parts)},
-    ]
-    return messages, opening
-
-
-def answer_messages(
-    question: str, context_files: list[tuple[str, str]], style: str = "quote"
-) -> list[dict[str, str]]:
-    """The messages of a question about ``context`` files, which appear as ``CTX_MARK``s.
-
-    ``quote`` (the product): the answer quotes the files verbatim under ``[FILE]``
-    citations (``SYSTEM_QUOTE``; ``app.answer.quotes`` reads and checks them). ``free``: the
-    earlier prompt, which asked for quotes "where that helps" (``SYSTEM_ANSWER``). Either
-    way the files come first and the question last, so questions about the same files
-    share the prompt's prefix."""
-    if style not in ANSWER_STYLES:
-        raise ValueError(f"unknown answer style {style!r}; one of {', '.join(ANSWER_STYLES)}")
-    names = shown_paths([path for path, _ in context_files])
-    parts = [
-        _document(name, CTX_MARK.format(i), text)
-        for i, (name, (_, text)) in enumerate(zip(names, context_files, strict=True))
-    ]
-    if style == "free":
-        return [
-            {"role": "system", "content": SYSTEM_ANSWER},
-            {"role": "user", "content": "\n".join([*parts, question])},
-        ]
-    ex_file, ex_text, ex_question, ex_answer = QUOTE_EXAMPLE
-    return [
-        {"role": "system", "content": SYSTEM_QUOTE},
-        {"role": "user", "content": f"{_document(ex_file, ex_text, ex_text)}\n{_ask(ex_question)}"},
-        {"role": "assistant", "content": ex_answer},
-        {"role": "user", "content": "\n".join([*parts, _ask(question)])},
-    ]
 
 
 def shown_paths(paths: Sequence[str | None]) -> list[str | None]:
@@ -486,17 +174,3 @@ def shown_paths(paths: Sequence[str | None]) -> list[str | None]:
             n += 1
         out.append("/".join(parts[-n:]))
     return out
-
-
-def _document(path: str, mark: str, text: str) -> str:
-    """A file shown to answer from: its name, then ``mark`` (its text) in a fence."""
-    fence = fence_for(text)
-    return f"Document {path}:\n{fence}\n{mark}{_nl(text)}{fence}\n"
-
-
-def _ask(question: str) -> str:
-    return f"Question: {question}\n{QUOTE_ASK}"
-
-
-def _nl(text: str) -> str:
-    return "" if not text or text.endswith("\n") else "\n"

@@ -10,7 +10,7 @@ Contract (the wire form is in ``docs/protocol.md``):
 * An :class:`AnswerJob` is a ``jobs.Job`` of kind ``answer``: it waits in the same queue as
   rewrites (first in, first out, one generation at a time) and is cancelled the same ways
   (``rewrite/cancel`` or its alias ``answer/cancel``, ``$/cancelRequest``, its client
-  leaving, the server stopping). It runs ``app.edit.rewrite.answer`` in the model's worker thread.
+  leaving, the server stopping). It runs ``app.answer.answer`` in the model's worker thread.
 * Its owner gets ``answer/progress`` ``{sessionId, state, queuePosition, elapsedMs}``: when
   it is queued and its place changes, and while it runs, with ``seq`` and ``text`` (the whole
   answer so far, so a dropped notification loses nothing) and the live figures
@@ -29,8 +29,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from ...engine.backend import UserError
+from ..answer.answer import AnswerResult, answer
 from ..answer.quotes import all_found
-from ..edit.rewrite import AnswerResult, answer
 from ..store.files import MAX_SOURCE_BYTES, FileError, read_source
 from .jobs import Job
 from .params import AnswerParams, parse_answer

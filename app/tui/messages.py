@@ -13,7 +13,8 @@ from dataclasses import dataclass
 
 from textual.message import Message
 
-from ..edit.rewrite import AnswerResult, RewriteResult
+from ..answer.answer import AnswerResult
+from ..edit.rewrite import RewriteResult
 from ..runtime.loaded_model import LoadedModel
 
 

@@ -1,7 +1,7 @@
 """The editor screen's question side: ask about the file and the context files, show the answer.
 
 Contract: F6 switches the instruction line between rewriting and asking (``state.asking``; the
-scope label says ``ask``). Asking, Enter sends the line to ``app.edit.rewrite.answer`` in a thread
+scope label says ``ask``). Asking, Enter sends the line to ``app.answer.answer`` in a thread
 worker, as ``specedit generate --context F -p QUESTION`` does: the context is the open file
 (its shown name and the editor's current text) and the F4 context files, in the ``quote``
 style (its guard keeps quotes verbatim), under the app's settings. The answer streams into a
@@ -21,8 +21,8 @@ import time
 from textual import events, work
 
 from ....engine.backend import UserError
+from ...answer.answer import answer
 from ...answer.quotes import all_found
-from ...edit.rewrite import answer
 from ...runtime.loaded_model import LoadedModel
 from ..answer import answer_rows, summary
 from ..live import LiveRun
