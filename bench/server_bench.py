@@ -287,7 +287,7 @@ def start_server(model: str, folder: Path, extra: list[str]) -> Server:
     if checks.exists():
         shutil.copy(checks, state / "model_checks.json")
     sock, log_file = folder / "run" / "rpc.sock", folder / "server.log"
-    cmd = [sys.executable, "-m", "specedit.app.cli.main", "serve", "--tcp", "--model", model]
+    cmd = [sys.executable, "-m", "specedit.app.cli", "serve", "--tcp", "--model", model]
     cmd += ["--socket", str(sock), "--log-file", str(log_file), *extra]
     env = {**os.environ, "SPECEDIT_STATE_DIR": str(state)}
     proc = subprocess.Popen(cmd, env=env, stderr=subprocess.DEVNULL)

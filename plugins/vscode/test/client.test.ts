@@ -38,7 +38,7 @@ describe('against specedit serve', { timeout: 600_000 }, () => {
     socket = path.join(dir, 'run', 'rpc.sock');
     server = spawn(
       PYTHON,
-      ['-m', 'specedit.app.cli.main', 'serve', '--model', MODEL, '--socket', socket, '--ctx', '2048',
+      ['-m', 'specedit.app.cli', 'serve', '--model', MODEL, '--socket', socket, '--ctx', '2048',
        '--log-file', path.join(dir, 'server.log')],
       {
         stdio: ['ignore', 'ignore', 'pipe'],

@@ -47,7 +47,7 @@ describe('start failures come at once, with the reason', () => {
 
   test('a server that exits: its error, and its stderr in the output channel', async () => {
     const lines: string[] = [];
-    const cmd = [PYTHON, '-m', 'specedit.app.cli.main', 'serve', '--model', path.join(tmp, 'none.gguf')];
+    const cmd = [PYTHON, '-m', 'specedit.app.cli', 'serve', '--model', path.join(tmp, 'none.gguf')];
     await assert.rejects(
       startServer({ command: cmd, socket: sock }, sock, { timeoutMs: 120_000, onStderr: (l) => lines.push(l) }),
       (err: unknown) => err instanceof Error && /the server exited \(status 1\): error: .*not found/.test(err.message),
