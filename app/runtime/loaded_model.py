@@ -11,7 +11,8 @@ and thread count (``model_checks_file()``: ``$SPECEDIT_MODEL_CHECKS``, else the 
 detail)`` is told ``weights`` (the backend), ``draft``, ``exactness`` (first load only) and
 ``calibration`` (``"<backend> on <device>"``). ``LoadedModel.lock`` serialises generations (a
 single-user latency tool); a backend with ``cache_tokens`` lets the next prompt that shares a
-prefix skip re-evaluating it.
+prefix skip re-evaluating it. ``LoadedModel.runner`` runs its prompts: ``LocalRunner``, or with
+``--engine`` the server's ``RemoteEngine`` (``remote_engine.load_remote``; only the tokenizer here).
 """
 
 from __future__ import annotations
