@@ -256,7 +256,7 @@ def drafter_makers(
     the prompt (``engine.prediction.BesideDrafter``): earlier requests' outputs."""
     import ast
 
-    from ..app.runtime.generation import lookup_drafter
+    from ..app.runtime.local_runner import lookup_drafter
     from ..engine.prediction import BesideDrafter
     from ..engine.suffix import SuffixDrafter, SwitchDrafter
 
@@ -333,7 +333,6 @@ def parse_policy(spec: str) -> tuple[str, PolicyConfig]:
 
 def main(argv: list[str] | None = None) -> int:
     from ..app.runtime.loaded_model import load_model
-    from ..app.runtime.local_runner import lookup_drafter
     from .tasks import load_tasks
 
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
