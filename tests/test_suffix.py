@@ -209,10 +209,10 @@ def test_draft_suffix_selects_the_suffix_drafter():
     the prompt's spans; the default stays prompt lookup."""
     from toy_server import toy_loaded
 
-    from specedit.app.flags import _draft
-    from specedit.app.generation import proposers
+    from specedit.app.cli.flags import _draft
     from specedit.app.options import RewriteOptions
-    from specedit.app.prompt import Prompt
+    from specedit.app.runtime.local_runner import proposers
+    from specedit.app.runtime.prompt import Prompt
     from specedit.engine.policy import AdaptivePolicy
 
     loaded = toy_loaded()
