@@ -742,3 +742,17 @@ def test_options_verbatim_turns_the_search_guard_off():
     p["options"] = {"verbatim": "no"}
     with pytest.raises(RpcError, match="options.verbatim must be a boolean"):
         parse_start(p)
+
+
+def test_options_draft_takes_every_drafter_and_names_them_when_wrong():
+    from specedit.app.options import DRAFT_MODES
+    from specedit.app.server.params import parse_start
+    from specedit.app.server.rpc import RpcError
+
+    p = {"text": TEXT, "path": "m.py", "instruction": "x"}
+    for mode in DRAFT_MODES:
+        p["options"] = {"draft": mode}
+        assert parse_start(p).opts.draft == mode
+    p["options"] = {"draft": "ngram"}
+    with pytest.raises(RpcError, match='"suffix"'):
+        parse_start(p)

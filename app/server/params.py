@@ -105,7 +105,7 @@ def _options(raw: Any) -> tuple[dict[str, Any], str | None, str | None]:
         kw["max_tokens"] = _int(raw["maxTokens"], "options.maxTokens", 1, 1 << 20)
     draft = raw.get("draft", "lookup")
     if draft not in DRAFT_MODES:
-        raise _bad('options.draft must be "lookup", "none", "model" or "auto"')
+        raise _bad("options.draft must be one of " + ", ".join(f'"{m}"' for m in DRAFT_MODES))
     kw["draft"] = draft
     exact = raw.get("exact", False)
     if not isinstance(exact, bool):
