@@ -39,7 +39,8 @@ copies faster, so specedit's and llama-server's tok/s are also given as fraction
 
 Prints a table per task and the medians per kind: tok/s of every mode (llama-server's with
 its acceptance), the ceiling, specedit over the best llama-server configuration and over
-the best prompt-lookup peer, both as fractions of the ceiling, and the agreement; saves ``<out>/peer-<time>.json`` with every run, the
+the best prompt-lookup peer, specedit and the best llama-server configuration as fractions
+of the ceiling, and the agreement; saves ``<out>/peer-<time>.json`` with every run, the
 machine (``lscpu``'s model name), the code's commit and ``llama-server --version``,
 rewritten after each task (a run cut short keeps the tasks it finished).
 """
@@ -103,6 +104,11 @@ class Task:
     """An ``app.runtime.prompt.Prompt``: its ``ids`` go to every mode."""
     max_tokens: int
     stop: list[str] = field(default_factory=list)
+
+    @property
+    def key(self) -> str:
+        """The task's name and kind: one file is both a copy and a rename."""
+        return f"{self.name}|{self.kind}"
 
 
 @dataclass
@@ -205,8 +211,8 @@ def run_bench(cfg: PeerConfig, path: Path, progress=None, checkpoint=None) -> di
     tasks = load_tasks(loaded, cfg)
     peer = Peer(loaded, cfg.n_ctx, cfg.threads) if cfg.pld else None
     modes = [SERVER + c for c in cfg.configs] + ["specedit"] + [f"pld{n}" for n in cfg.pld]
-    runs: dict[str, dict[str, list[Run]]] = {t.name + "|" + t.kind: {} for t in tasks}
-    ceilings: dict[str, list[float]] = {t.name + "|" + t.kind: [] for t in tasks}
+    runs: dict[str, dict[str, list[Run]]] = {t.key: {} for t in tasks}
+    ceilings: dict[str, list[float]] = {t.key: [] for t in tasks}
     head = {
         "bench": "peer",
         "config": asdict(cfg),
@@ -223,11 +229,8 @@ def run_bench(cfg: PeerConfig, path: Path, progress=None, checkpoint=None) -> di
     }
 
     def record() -> dict:
-        done = [t for t in tasks if runs[t.name + "|" + t.kind]]
-        records = [
-            task_record(t, runs[t.name + "|" + t.kind], ceilings[t.name + "|" + t.kind])
-            for t in done
-        ]
+        done = [t for t in tasks if runs[t.key]]
+        records = [task_record(t, runs[t.key], ceilings[t.key]) for t in done]
         return {**head, "tasks": records, "summary": summarise(records)}
 
     for rep in range(cfg.repeats):
@@ -243,12 +246,10 @@ def run_bench(cfg: PeerConfig, path: Path, progress=None, checkpoint=None) -> di
                     r = Run(mode, p.decode_tps, p.tokens, p.text)
                 else:
                     r = run_server(path, loaded, mode[len(SERVER) :], task, cfg)
-                runs[task.name + "|" + task.kind].setdefault(mode, []).append(r)
+                runs[task.key].setdefault(mode, []).append(r)
             if progress:
                 progress(f"[{ti + 1}/{len(tasks)}] {task.kind} {task.name} ceiling #{rep + 1}")
-            ceilings[task.name + "|" + task.kind].append(
-                verify_ceiling_tps(loaded, task.prompt.ids)
-            )
+            ceilings[task.key].append(verify_ceiling_tps(loaded, task.prompt.ids))
             if checkpoint:
                 checkpoint(record())
     out = record()
