@@ -11,6 +11,7 @@ means "no proposal": the decode loop then takes a plain step.
 
 from __future__ import annotations
 
+import bisect
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
@@ -40,3 +41,15 @@ class Draft:
 
 class Drafter(Protocol):
     def propose(self, context: Sequence[int], k: int) -> Draft: ...
+
+
+def span_label(spans: Sequence[tuple[int, int, str]], prompt_len: int | None, pos: int) -> str:
+    """Where context position ``pos`` is, for the statistics: "output" at or after
+    ``prompt_len``, else the label of the sorted prompt ``spans`` ``(start, end, label)`` that
+    holds it, else "prompt" ("context" when the prompt's length is not known)."""
+    if prompt_len is not None and pos >= prompt_len:
+        return "output"
+    i = bisect.bisect_right(spans, (pos, float("inf"), "")) - 1
+    if i >= 0 and pos < spans[i][1]:
+        return spans[i][2]
+    return "prompt" if prompt_len is not None else "context"

@@ -22,7 +22,7 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from .draft import Draft
+from .draft import Draft, span_label
 
 
 class LookupDrafter:
@@ -98,18 +98,8 @@ class LookupDrafter:
         i = bisect.bisect_right(self.spans, (pos, float("inf"), "")) - 1
         return self.spans[i] if i >= 0 else None
 
-    def _span(self, pos: int) -> tuple[int, int, str] | None:
-        """The labelled prompt span holding ``pos`` (None in the output or between spans)."""
-        span = self._span_from(pos)
-        return span if span is not None and pos < span[1] else None
-
     def label(self, pos: int) -> str:
-        if self.prompt_len is not None and pos >= self.prompt_len:
-            return "output"
-        span = self._span(pos)
-        if span is not None:
-            return span[2]
-        return "prompt" if self.prompt_len is not None else "context"
+        return span_label(self.spans, self.prompt_len, pos)
 
     # ---- drafting ------------------------------------------------------------
     def propose(self, context: Sequence[int], k: int) -> Draft:

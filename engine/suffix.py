@@ -17,13 +17,12 @@ while ``b``'s is higher (the seed's rule), both measured on the output, whicheve
 
 from __future__ import annotations
 
-import bisect
 from collections import deque
 from collections.abc import Sequence
 
 import numpy as np
 
-from .draft import Draft
+from .draft import Draft, span_label
 
 _STRIDE = 1 << 32  # edge key: parent * _STRIDE + token (token ids are below 2**32)
 
@@ -213,13 +212,8 @@ class SuffixDrafter:
         return lo
 
     def label(self, pos: int) -> str:
-        """Where position ``pos`` is: a prompt span's label, "prompt" or "output"."""
-        if self.prompt_len is not None and pos >= self.prompt_len:
-            return "output"
-        i = bisect.bisect_right(self.spans, (pos, float("inf"), "")) - 1
-        if i >= 0 and pos < self.spans[i][1]:
-            return self.spans[i][2]
-        return "prompt" if self.prompt_len is not None else "context"
+        """Where position ``pos`` is (``engine.draft.span_label``)."""
+        return span_label(self.spans, self.prompt_len, pos)
 
 
 class SwitchDrafter:
