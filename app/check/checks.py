@@ -45,6 +45,7 @@ from __future__ import annotations
 import keyword
 import re
 from dataclasses import dataclass
+from enum import StrEnum
 
 from ..code.diff import Hunk, compute_hunks, split_lines
 from ..code.names import code_lines, rename, uses, whole_word
@@ -60,14 +61,31 @@ SHARE = 0.3
 MIN_SHARE_LINES = 5
 
 
+class Verdict(StrEnum):
+    """What a check saw (``Suspect.reason``; the value is the wire's ``reason``)."""
+
+    DROPS_TAIL = "drops_tail"
+    DROPS_SHARE = "drops_share"
+    DROPS_ON_ADD = "drops_on_add"
+    RENAME_LEFT = "rename_left"
+    SITE_MISSED = "site_missed"
+    VALUE_MISSED = "value_missed"
+    OUTSIDE_NAMED = "outside_named"
+    UNBOUND = "unbound"
+    PARAM_UNUSED = "param_unused"
+    REMOVED = "removed"
+    SYNTAX = "syntax"
+    COMPILE = "compile"
+    UNCHANGED = "unchanged"
+    REVIEW = "review"
+    """The model's own review leans to no (``app.edit.review``)."""
+
+
 @dataclass(frozen=True)
 class Suspect:
     """One check's verdict on a complete result: what it saw, and where."""
 
-    reason: str
-    """``drops_tail``, ``drops_share``, ``drops_on_add``, ``rename_left``, ``site_missed``,
-    ``value_missed``, ``outside_named``, ``unbound``, ``param_unused``, ``syntax``, ``compile``
-    or ``unchanged``."""
+    reason: Verdict
     deleted_lines: int
     """Non-blank lines removed on balance (0 for the verdicts on what changed)."""
     message: str
@@ -92,7 +110,7 @@ def suspect_deletion(old: str, new: str, instruction: str) -> Suspect | None:
     tail = _nonblank(last.old_text) - _nonblank(last.new_text)
     if last.end_line == n_old and tail > 0 and (tail >= TAIL_LINES or tail >= TAIL_SHARE * total):
         return Suspect(
-            "drops_tail",
+            Verdict.DROPS_TAIL,
             tail,
             f"lines {last.start_line + 1}-{n_old}, the end of the file, are deleted ({tail} "
             "non-blank lines); the instruction asks to remove nothing",
@@ -100,7 +118,7 @@ def suspect_deletion(old: str, new: str, instruction: str) -> Suspect | None:
     lost = sum(_nonblank(h.old_text) - _nonblank(h.new_text) for h in hunks)
     if lost >= MIN_SHARE_LINES and total and lost >= SHARE * total:
         return Suspect(
-            "drops_share",
+            Verdict.DROPS_SHARE,
             lost,
             f"{lost} of the file's {total} non-blank lines are deleted ({lost / total:.0%}); "
             "the instruction asks to remove nothing",
@@ -108,7 +126,7 @@ def suspect_deletion(old: str, new: str, instruction: str) -> Suspect | None:
     if lost > 0 and _ONLY_ADDS.match(instruction) and not _REWORDS.search(instruction):
         at = next(h for h in hunks if _nonblank(h.old_text) > _nonblank(h.new_text))
         return Suspect(
-            "drops_on_add",
+            Verdict.DROPS_ON_ADD,
             lost,
             f"the result has {lost} fewer non-blank lines than the file (from line "
             f"{at.start_line + 1}), though the instruction only adds",
@@ -240,7 +258,7 @@ def rename_left(old: str, new: str, intent: Intent, path: str | None) -> Suspect
     names = [d.name for d in intent.named if scope and (d.start, d.end) in scope]
     where = f" in {', '.join(names)}" if names else ""
     return Suspect(
-        "rename_left",
+        Verdict.RENAME_LEFT,
         0,
         f"{a} is still used{where} on {_lines_list(sorted({r for r, _ in left}))} "
         f"after the rename to {b}",
@@ -258,7 +276,7 @@ def sites_missed(old: str, new: str, intent: Intent, path: str | None) -> Suspec
     missed = [g[0] for g in missed]
     verb = "is" if len(missed) == 1 else "are"
     return Suspect(
-        "site_missed",
+        Verdict.SITE_MISSED,
         0,
         f"{' and '.join(d.name for d in missed)} {verb} not changed, though the instruction "
         "asks for the change there too",
@@ -276,13 +294,13 @@ def value_missed(old: str, new: str, intent: Intent, path: str | None) -> Suspec
         head = b.split()[0] if b.split() else b  # "60 in fetch": the value is 60
         made = [h for h in hunks if a in h.old_text and (b in h.new_text or head in h.new_text)]
         if not made:
-            return Suspect("value_missed", 0, f"no line that held {a} now holds {b}")
+            return Suspect(Verdict.VALUE_MISSED, 0, f"no line that held {a} now holds {b}")
         code = code_lines(old, a, path)
         if code and not any(h.start_line <= k < h.end_line for h in made for k in code):
             # "the default symbol … from "single" to "exec"": the docstring that says so
             # changed, not the code
             return Suspect(
-                "value_missed",
+                Verdict.VALUE_MISSED,
                 0,
                 f"{a} became {b} only in a docstring or comment; the code that holds {a} "
                 f"(line {min(code) + 1}) is unchanged",
@@ -309,7 +327,7 @@ def outside_named(old: str, new: str, intent: Intent, path: str | None) -> Suspe
         return None
     named = ", ".join(d.name for d in intent.named)
     return Suspect(
-        "outside_named",
+        Verdict.OUTSIDE_NAMED,
         0,
         f"the result also changes {_lines_list([h.start_line for h in stray])}, outside "
         f"{named}, which the instruction names",
@@ -400,7 +418,9 @@ def names_unbound(old: str, new: str, intent: Intent, path: str | None) -> Suspe
     more = f" and {len(fresh) - len(named)} more" if len(fresh) > len(named) else ""
     are = "is" if len(fresh) == 1 else "are"
     it = "it" if len(fresh) == 1 else "them"
-    return Suspect("unbound", 0, f"{said}{more} {are} used, but nothing in the file defines {it}")
+    return Suspect(
+        Verdict.UNBOUND, 0, f"{said}{more} {are} used, but nothing in the file defines {it}"
+    )
 
 
 _OBJECT_IT = re.compile(r"\b(?!(?:and|but|or|so|then|that|when|where|if|because)\b)[a-z]+ it\b")
@@ -432,7 +452,7 @@ def param_unused(old: str, new: str, intent: Intent, path: str | None) -> Suspec
             if not _use_said(name, intent.instruction):
                 continue  # "add a parameter x": nothing says how it is used
             return Suspect(
-                "param_unused",
+                Verdict.PARAM_UNUSED,
                 0,
                 f"the new parameter {name} of {qual} (line {p.line}) is not used in it, "
                 "though the instruction says how to use it",
@@ -444,7 +464,7 @@ def syntax_worse(old: str, new: str, intent: Intent, path: str | None) -> Suspec
     """The verdict when the result parses with more errors than the original."""
     lang = language_for_path(path)
     warning = syntax_warning(old, new, lang) if lang else None
-    return Suspect("syntax", 0, warning) if warning else None
+    return Suspect(Verdict.SYNTAX, 0, warning) if warning else None
 
 
 def compile_worse(old: str, new: str, intent: Intent, path: str | None) -> Suspect | None:
@@ -453,7 +473,9 @@ def compile_worse(old: str, new: str, intent: Intent, path: str | None) -> Suspe
     if not found:
         return None
     more = f" (and {len(found) - 1} more)" if len(found) > 1 else ""
-    return Suspect("compile", 0, f"{found[0].describe()}{more}; the original has no such error")
+    return Suspect(
+        Verdict.COMPILE, 0, f"{found[0].describe()}{more}; the original has no such error"
+    )
 
 
 def keys_removed(old: str, new: str, intent: Intent, path: str | None) -> Suspect | None:
@@ -468,12 +490,14 @@ def keys_removed(old: str, new: str, intent: Intent, path: str | None) -> Suspec
         k.dotted() + (f" (line {k.line + 1})" if k.line is not None else "") for k in gone[:3]
     )
     more = f" and {len(gone) - 3} more" if len(gone) > 3 else ""
-    return Suspect("removed", 0, f"the result no longer has {said}{more}")
+    return Suspect(Verdict.REMOVED, 0, f"the result no longer has {said}{more}")
 
 
 def no_change(old: str, new: str, intent: Intent, path: str | None) -> Suspect | None:
     """The verdict when the result is the original."""
-    return Suspect("unchanged", 0, "the answer changes nothing in the file") if old == new else None
+    if old != new:
+        return None
+    return Suspect(Verdict.UNCHANGED, 0, "the answer changes nothing in the file")
 
 
 CHECKS = (

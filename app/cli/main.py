@@ -83,6 +83,7 @@ def _stream(a):
 
 def cmd_rewrite(a) -> int:
     from ..edit.rewrite import rewrite
+    from ..edit.stages import Status
     from ..store.files import check_writable, read_source, write_atomic
 
     src = read_source(a.path)
@@ -114,7 +115,7 @@ def cmd_rewrite(a) -> int:
     stats["timing_s"] = _timing(stats, t0, t_load, diff=time.perf_counter() - t_diff)
     written = None
     refused = ""
-    if a.write and res.status == "ok" and res.hunks:
+    if a.write and res.status == Status.OK and res.hunks:
         if res.suspect is not None and not a.force:
             refused = f"{res.suspect.message}; not written (--force writes it anyway)"
         else:
@@ -135,7 +136,7 @@ def cmd_rewrite(a) -> int:
         if written:
             undo = shlex.join(["specedit", "undo", str(written.path)])
             say(escape(f"wrote {written.path} (backup {written.backup_path}; undo: {undo})"))
-    if res.status != "ok":
+    if res.status != Status.OK:
         error(res.message)
         return 1
     if refused:

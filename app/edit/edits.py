@@ -79,10 +79,9 @@ class Parsed:
     """True when the stream ended between blocks (nothing but white space after the last)."""
     problem: str = ""
     """Why the stream is not a sequence of complete blocks ("" when it is)."""
-
-
-BROKEN = ("a block without its ======= line", "a block without its >>>>>>> REPLACE line")
-"""Problems no more text can mend: ``broken`` stops a stream that has one."""
+    broken: bool = False
+    """The problem is one no more text can mend (a marker out of place): ``broken`` stops a
+    stream that has one."""
 
 
 def broken(stream: str) -> str:
@@ -90,8 +89,8 @@ def broken(stream: str) -> str:
     last complete line, when no more text can mend it ("" otherwise): a model that
     writes ``=======`` over and over (the 0.5B does) is stopped at once."""
     done = stream[: stream.rfind("\n") + 1]
-    problem = parse_blocks(PREFILL + done).problem
-    return problem if problem in BROKEN else ""
+    parsed = parse_blocks(PREFILL + done)
+    return parsed.problem if parsed.broken else ""
 
 
 def has_markers(text: str) -> bool:
@@ -137,7 +136,7 @@ def parse_blocks(body: str, file: str | None = None) -> Parsed:
                 first = next((x for x in search if x.strip()), "")
                 replace.append(first[: _indent(first)] + line[len(DIVIDER) :].lstrip(" \t"))
             elif _is(line, SEARCH) or _is(line, REPLACE):
-                return Parsed(tuple(blocks), False, "a block without its ======= line")
+                return Parsed(tuple(blocks), False, "a block without its ======= line", True)
             else:
                 search.append(line)
         elif _is(line, REPLACE):
@@ -146,7 +145,7 @@ def parse_blocks(body: str, file: str | None = None) -> Parsed:
             blocks.append(Block("".join(search), "".join(replace)))
             state = "between"
         elif _is(line, SEARCH) or _is(line, DIVIDER):
-            return Parsed(tuple(blocks), False, "a block without its >>>>>>> REPLACE line")
+            return Parsed(tuple(blocks), False, "a block without its >>>>>>> REPLACE line", True)
         else:
             replace.append(line)
     if state != "between":

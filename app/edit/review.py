@@ -24,7 +24,7 @@ from functools import cache
 import numpy as np
 
 from ...engine import prefill
-from ..check.checks import Suspect
+from ..check.checks import Suspect, Verdict
 from ..code.diff import unified_diff
 from ..runtime.loaded_model import LoadedModel
 from .prompts import review_prompt
@@ -121,7 +121,7 @@ def verdict(res: Review, model: str) -> Suspect | None:
     if limit is None or res.score >= limit:
         return None
     return Suspect(
-        "review",
+        Verdict.REVIEW,
         0,
         f"asked whether the change does what the instruction asks, the model leans to no "
         f"(p(yes) {res.p_yes:.2f}, p(no) {res.p_no:.2f})",

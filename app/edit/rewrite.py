@@ -48,9 +48,11 @@ from .rounds import (
     short_enough,
 )
 from .stages import (
+    EditMode,
     Fallback,
     RewriteResult,
     RewriteRun,
+    Status,
     check_fits,
     run_blocks,
     run_locate,
@@ -203,17 +205,17 @@ def rewrite(
         if opts.edit == "auto" and opts.first == "region":
             made = _named_regions(run)
             if made is not None:
-                return run.close(made, "region")
+                return run.close(made, EditMode.REGION)
         res = run_blocks(run, plan.prompt, guard=opts.edit == "auto" and opts.first == "guarded")
         if isinstance(res, RewriteResult):
-            return run.close(_mend(run, res) or res, "blocks")
+            return run.close(_mend(run, res) or res, EditMode.BLOCKS)
         mended = _mend(run, res)
         if mended is not None:
-            return run.close(mended, "blocks", res.why)
+            return run.close(mended, EditMode.BLOCKS, res.why)
         log.info("edit blocks given up (%s): rewriting the whole file", res.why)
         run.next_stage()
-        return run.close(run_whole(run, plan.whole), "whole", res.why)
-    return run.close(_whole_round(run, run_whole(run, plan.prompt)), "whole")
+        return run.close(run_whole(run, plan.whole), EditMode.WHOLE, res.why)
+    return run.close(_whole_round(run, run_whole(run, plan.prompt)), EditMode.WHOLE)
 
 
 def _whole_round(run: RewriteRun, first: RewriteResult) -> RewriteResult:
@@ -224,7 +226,9 @@ def _whole_round(run: RewriteRun, first: RewriteResult) -> RewriteResult:
     if run.opts.edit != "auto" or run.opts.region is not None or not reasons & WHOLE_VERDICTS:
         return first
     res = again_whole(run, first, lambda fb: _whole_prompt(run, feedback=fb))
-    if res is not None and (res.status == "cancelled" or len(res.verdicts) < len(first.verdicts)):
+    if res is not None and (
+        res.status is Status.CANCELLED or len(res.verdicts) < len(first.verdicts)
+    ):
         return res
     return first
 
@@ -255,7 +259,7 @@ def _mend(run: RewriteRun, first: RewriteResult | Fallback) -> RewriteResult | N
     if defs:
         log.info("repair round: rewriting %s whole", ", ".join(d.name for d in defs))
         res = redo_definitions(run, first, defs)
-    if res is not None and res.status == "cancelled":
+    if res is not None and res.status is Status.CANCELLED:
         return res
     if isinstance(first, RewriteResult):
         return None if res is None or len(res.verdicts) >= len(first.verdicts) else res
@@ -315,13 +319,15 @@ def _big(run: RewriteRun, plan: Plan) -> RewriteResult:
         return _big_region(run, out, opts.region, fallback="", prompt=plan.prompt)
     ranges = run_locate(run, plan.prompt, out)  # the plan's first prompt asks to locate
     if run.metrics.stop_reason == "cancelled":
-        return run.close(run.result("cancelled", "cancelled; nothing changed"), "locate")
+        return run.close(
+            run.result(Status.CANCELLED, "cancelled; nothing changed"), EditMode.LOCATE
+        )
     if not ranges:
         msg = (
             f"the model could not tell where in {name} the change goes; nothing changed: "
             "name the definition in the instruction or rewrite a region (--lines)"
         )
-        return run.close(run.result("no_output", msg), "locate")
+        return run.close(run.result(Status.NO_OUTPUT, msg), EditMode.LOCATE)
     run.next_stage()
     shown = sum(_count(run)("".join(run.lines[a:b])) for a, b in ranges)
     prompt = _big_prompt(run, out, windows=ranges, ask="blocks")
@@ -333,7 +339,7 @@ def _big(run: RewriteRun, plan: Plan) -> RewriteResult:
         )
     res = run_blocks(run, prompt, within=ranges)
     if isinstance(res, RewriteResult):
-        return run.close(res, "locate+blocks")
+        return run.close(res, EditMode.LOCATE_BLOCKS)
     why = res.why
     span = (ranges[0][0], ranges[-1][1])
     if _count(run)("".join(run.lines[span[0] : span[1]])) > FALLBACK_TOKENS:
@@ -342,7 +348,7 @@ def _big(run: RewriteRun, plan: Plan) -> RewriteResult:
             f"the edit blocks cannot be applied ({why}); nothing changed: {where} are too "
             "long to rewrite whole here; rewrite them, or fewer, with --lines"
         )
-        return run.close(run.result("no_output", msg), "locate+blocks", why)
+        return run.close(run.result(Status.NO_OUTPUT, msg), EditMode.LOCATE_BLOCKS, why)
     log.info("edit blocks given up (%s): rewriting the located lines", why)
     run.next_stage()
     return _big_region(run, out, span, fallback=why)
@@ -378,7 +384,7 @@ def _big_region(
         _region_name(run, region),
         "rewrite a smaller region (--lines) or raise --ctx",
     )
-    mode = "whole" if run.opts.region is not None else "locate+whole"
+    mode = EditMode.WHOLE if run.opts.region is not None else EditMode.LOCATE_WHOLE
     return run.close(run_whole(run, prompt), mode, fallback)
 
 

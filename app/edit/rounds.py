@@ -42,7 +42,7 @@ import dataclasses
 import difflib
 import logging
 
-from ..check.checks import Suspect, map_scope, touches
+from ..check.checks import Suspect, Verdict, map_scope, touches
 from ..check.intent import Intent
 from ..code.diff import Hunk, apply_hunks, compute_hunks, split_lines
 from ..code.syntax import Definition, definitions, language_for_path
@@ -54,6 +54,7 @@ from .stages import (
     GiveUp,
     RewriteResult,
     RewriteRun,
+    Status,
     finished,
     run_blocks,
     run_whole,
@@ -63,26 +64,30 @@ log = logging.getLogger(__name__)
 
 WIDEN_TOKENS = 1024
 """A definition longer than this is not rewritten whole by a repair round."""
-FLAGS = (
-    "rename_left",
-    "site_missed",
-    "value_missed",
-    "outside_named",
-    "unbound",
-    "param_unused",
-    "syntax",
-    "compile",
-    "removed",
-    "unchanged",
+FLAGS = frozenset(
+    (
+        Verdict.RENAME_LEFT,
+        Verdict.SITE_MISSED,
+        Verdict.VALUE_MISSED,
+        Verdict.OUTSIDE_NAMED,
+        Verdict.UNBOUND,
+        Verdict.PARAM_UNUSED,
+        Verdict.SYNTAX,
+        Verdict.COMPILE,
+        Verdict.REMOVED,
+        Verdict.UNCHANGED,
+    )
 )
 """Verdicts a repair round may mend."""
-LOST = ("drops_tail", "drops_share", "drops_on_add")
+LOST = frozenset((Verdict.DROPS_TAIL, Verdict.DROPS_SHARE, Verdict.DROPS_ON_ADD))
 """Verdicts of lost lines: a whole rewrite that has them is asked again too."""
-WHOLE_VERDICTS = frozenset((*FLAGS, *LOST))
+WHOLE_VERDICTS = FLAGS | LOST
 """Verdicts on a whole rewrite under ``auto`` that send it back to the model once."""
-_SCOPED = {"rename_left", "value_missed", "outside_named"}
+_SCOPED = frozenset((Verdict.RENAME_LEFT, Verdict.VALUE_MISSED, Verdict.OUTSIDE_NAMED))
 """Verdicts whose round goes to the named definitions, whatever else is flagged."""
-_TOUCHED = {"unbound", "param_unused", "syntax", "compile", "removed"}
+_TOUCHED = frozenset(
+    (Verdict.UNBOUND, Verdict.PARAM_UNUSED, Verdict.SYNTAX, Verdict.COMPILE, Verdict.REMOVED)
+)
 """Verdicts of a half-made change: its round goes where the change was made."""
 LIKE = 0.75
 """A failed search line stands for the file line it is at least this like."""
@@ -123,9 +128,9 @@ def round_targets(
     """The definitions a repair round rewrites (module docstring)."""
     if isinstance(first, RewriteResult):
         reasons = {v.reason for v in first.verdicts}
-        if first.status != "ok" or not (reasons & set(FLAGS) or not first.hunks):
+        if first.status is not Status.OK or not (reasons & FLAGS or not first.hunks):
             return []
-        if "site_missed" in reasons:
+        if Verdict.SITE_MISSED in reasons:
             chosen = [
                 g[0]
                 for g in intent.each
@@ -164,9 +169,9 @@ def redo_definitions(
     answer, the first answer itself (``RewriteOptions.first``: ``region``)."""
     text = run.text
     kept = []
-    if isinstance(first, RewriteResult) and first.status == "ok":
+    if isinstance(first, RewriteResult) and first.status is Status.OK:
         # the first answer's other hunks stay, unless a check saw them as the stray ones
-        stray = any(v.reason == "outside_named" for v in first.verdicts)
+        stray = any(v.reason is Verdict.OUTSIDE_NAMED for v in first.verdicts)
         kept = [
             h
             for h in first.hunks
@@ -174,7 +179,7 @@ def redo_definitions(
         ]
     made: list[Hunk] = []
     raws = []
-    flagged = isinstance(first, RewriteResult) and first.status == "ok" and first.verdicts
+    flagged = isinstance(first, RewriteResult) and first.status is Status.OK and first.verdicts
     for d in defs:
         if first is not None or d is not defs[0]:
             run.next_stage()
@@ -199,9 +204,9 @@ def redo_definitions(
         res = run_whole(sub, prompt)
         run.checks_s = sub.checks_s  # the clone's reading time is the rewrite's
         raws.append(res.raw)
-        if res.status == "cancelled":
+        if res.status is Status.CANCELLED:
             return res
-        if res.status != "ok" or res.new_text is None:
+        if res.status is not Status.OK or res.new_text is None:
             log.info("widen %s: %s", d.name, res.status)
             continue
         made += compute_hunks(text, res.new_text)
@@ -229,13 +234,13 @@ def again_whole(run: RewriteRun, first: RewriteResult, prompt_of) -> RewriteResu
     saw as feedback (``prompt_of(feedback)`` builds the prompt); the better of the two is the
     caller's to choose. None when nothing came back complete; ``run.repairs`` gets
     ``again``."""
-    if first.status != "ok" or first.new_text is None:
+    if first.status is not Status.OK or first.new_text is None:
         return None
     run.next_stage()
     res = run_whole(run, prompt_of((first.new_text, checks_note(first.verdicts))))
-    if res.status == "cancelled":
+    if res.status is Status.CANCELLED:
         return res
-    if res.status != "ok":
+    if res.status is not Status.OK:
         log.info("again: %s", res.status)
         return None
     run.repairs.append("again")
@@ -316,7 +321,7 @@ def retry_blocks(run: RewriteRun, first: Fallback) -> RewriteResult | None:
     if isinstance(res, Fallback):
         log.info("retry: %s", res.why)
         return None
-    if res.status == "ok" and res.hunks:
+    if res.status is Status.OK and res.hunks:
         run.repairs.append("retry")
         return res
-    return res if res.status == "cancelled" else None
+    return res if res.status is Status.CANCELLED else None

@@ -34,7 +34,7 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from enum import Enum
+from enum import Enum, StrEnum
 
 from ...engine.metrics import Metrics
 from ..check.checks import Suspect, suspect_deletion, vouch
@@ -81,6 +81,30 @@ class StageTime:
         }
 
 
+class Status(StrEnum):
+    """How a rewrite ended (``RewriteResult.status``; the value is the wire's ``status``)."""
+
+    OK = "ok"
+    TRUNCATED = "truncated"
+    """Cut at a limit: ``new_text`` None, hunks of the completed lines only."""
+    CANCELLED = "cancelled"
+    NO_OUTPUT = "no_output"
+    """Nothing usable came back, or it could not be applied: nothing changed."""
+
+
+class EditMode(StrEnum):
+    """Which edit mode produced a result (``RewriteStats.edit_mode``, the wire's value)."""
+
+    WHOLE = "whole"
+    BLOCKS = "blocks"
+    REGION = "region"
+    """The definitions the instruction names rewritten whole (``RewriteOptions.first``)."""
+    LOCATE = "locate"
+    """A big file whose change could not be located."""
+    LOCATE_BLOCKS = "locate+blocks"
+    LOCATE_WHOLE = "locate+whole"
+
+
 @dataclass
 class RewriteStats:
     """The app's labels of one rewrite beside the engine's figures of its generations.
@@ -90,8 +114,8 @@ class RewriteStats:
     read: the engine's snapshot with the labels under their names."""
 
     metrics: Metrics
-    edit_mode: str = ""
-    """Which edit mode produced the result (``whole``, ``blocks``, ``locate+blocks``...)."""
+    edit_mode: EditMode | str = ""
+    """Which edit mode produced the result (an ``EditMode``; "" before one has)."""
     edit_reason: str = ""
     """Why a whole rewrite was chosen without trying an edit format ("" when it was not)."""
     edit_fallback: str = ""
@@ -128,7 +152,7 @@ class RewriteResult:
     hunks: list[Hunk]
     diff: str
     stats: RewriteStats
-    status: str  # ok | truncated | cancelled | no_output
+    status: Status
     message: str = ""
     suspect: Suspect | None = None
     """Set on an ``ok`` result the checks flag (``app.check.checks.vouch``): the first verdict."""
@@ -148,7 +172,7 @@ class RewriteResult:
     @property
     def edit_mode(self) -> str:
         """The edit mode that produced this result (``RewriteStats.edit_mode``)."""
-        return self.stats.edit_mode or "whole"
+        return self.stats.edit_mode or EditMode.WHOLE
 
     def to_json(self) -> dict:
         return {
@@ -236,11 +260,11 @@ class RewriteRun:
         """The stage so far is over: keep its figures, start the metrics afresh."""
         self.earlier.append(self.metrics.restart())
 
-    def close(self, res: RewriteResult, mode: str, fallback: str = "") -> RewriteResult:
+    def close(self, res: RewriteResult, mode: EditMode, fallback: str = "") -> RewriteResult:
         """``res``, with the earlier stages counted in its metrics and the labels of the
         rewrite: the mode that ran, why, the repairs. A finished change no check flags is
         first reviewed by the model (``review_change``)."""
-        if res.status == "ok" and res.hunks and not res.verdicts:
+        if res.status is Status.OK and res.hunks and not res.verdicts:
             self.review_change(res)
         self.stage_times = [
             StageTime(m.prefill_s, m.decode_s, m.generated_tokens)
@@ -276,7 +300,7 @@ class RewriteRun:
         if found is not None:
             res.verdicts, res.suspect, res.message = [found], found, found.message
 
-    def stats(self, mode: str = "", fallback: str = "") -> RewriteStats:
+    def stats(self, mode: EditMode | str = "", fallback: str = "") -> RewriteStats:
         """This rewrite's labels beside its metrics so far."""
         reason, repairs = self.edit_reason, tuple(self.repairs)
         return RewriteStats(
@@ -290,7 +314,7 @@ class RewriteRun:
             self.checks_s,
         )
 
-    def result(self, status: str, message: str, raw: str = "", hunks=()) -> RewriteResult:
+    def result(self, status: Status, message: str, raw: str = "", hunks=()) -> RewriteResult:
         """A result that changes nothing."""
         return RewriteResult(self.text, None, raw, list(hunks), "", self.stats(), status, message)
 
@@ -306,18 +330,25 @@ def check_fits(loaded: LoadedModel, prompt: Prompt, what: str, fix: str) -> None
         )
 
 
-def cut_message(stop_reason: str, max_tokens: int, region: bool) -> str:
-    what = "the region" if region else "the file"
+def _cut(stop_reason: str, max_tokens: int) -> tuple[str, str]:
+    """When an answer cut before its end stopped, and the fix that applies."""
     if stop_reason == "max_tokens":
-        why = f"at the {max_tokens:,}-token output limit"
-        fix = "raise --max-tokens (options.maxTokens)"
-    elif stop_reason == "context_full":
-        why = "when the context was full"
-        fix = "raise --ctx or rewrite a region (--lines)"
-    else:
-        why = "before the model closed its block"
-        fix = "try again or rewrite a region (--lines)"
-    return f"the output stopped {why}, before the end of {what}; nothing was written: {fix}"
+        return f"at the {max_tokens:,}-token output limit", "raise --max-tokens (options.maxTokens)"
+    if stop_reason == "context_full":
+        return "when the context was full", "raise --ctx or rewrite a region (--lines)"
+    return "before the model closed its block", "try again or rewrite a region (--lines)"
+
+
+def cut_why(stop_reason: str, max_tokens: int, region: bool) -> str:
+    """Why an answer cut before its end is not a result (one line, no fix)."""
+    what = "the region" if region else "the file"
+    return f"the output stopped {_cut(stop_reason, max_tokens)[0]}, before the end of {what}"
+
+
+def cut_message(stop_reason: str, max_tokens: int, region: bool) -> str:
+    """``cut_why`` and the fix that applies: a truncated result's message."""
+    fix = _cut(stop_reason, max_tokens)[1]
+    return f"{cut_why(stop_reason, max_tokens, region)}; nothing was written: {fix}"
 
 
 def finished(run: RewriteRun, new_text: str, raw: str, part: str, body: str) -> RewriteResult:
@@ -344,7 +375,7 @@ def finished(run: RewriteRun, new_text: str, raw: str, part: str, body: str) -> 
     diff = unified_diff(text, new_text, run.path or "text")
     run.checks_s += time.perf_counter() - t
     return RewriteResult(
-        text, new_text, raw, hunks, diff, run.stats(), "ok", msg, suspect, verdicts
+        text, new_text, raw, hunks, diff, run.stats(), Status.OK, msg, suspect, verdicts
     )
 
 
@@ -375,14 +406,16 @@ def run_whole(run: RewriteRun, prompt: Prompt) -> RewriteResult:
     raw, fenced = gen.text, gen.fenced
     assert fenced is not None
     if m.stop_reason == "cancelled":
-        return run.result("cancelled", "cancelled; nothing changed", raw)
+        return run.result(Status.CANCELLED, "cancelled; nothing changed", raw)
     if not fenced.closed:
         hunks = preview_in_file(text, fenced.partial_body(), prompt.region)
         msg = cut_message(m.stop_reason, max_tokens, prompt.region is not None)
-        return run.result("truncated", msg, raw, hunks)
+        return run.result(Status.TRUNCATED, msg, raw, hunks)
     body = fenced.body()
     if body is None:
-        return run.result("no_output", "the model returned no usable output; nothing changed", raw)
+        return run.result(
+            Status.NO_OUTPUT, "the model returned no usable output; nothing changed", raw
+        )
     part = prompt.part
     if part.endswith("\n") and not body.endswith("\n"):
         body += "\n"
@@ -409,7 +442,7 @@ def run_blocks(
     if room < 64:
         why = "no room left in the context for the blocks"
         if forced:
-            return run.result("no_output", f"{why}; nothing changed")
+            return run.result(Status.NO_OUTPUT, f"{why}; nothing changed")
         return Fallback(why, kind=GiveUp.NO_ROOM)
     # what the blocks can change: the file, or the windows of a big file's prompt
     shown = prompt.part_tokens or sum(e - s for s, e, lab in prompt.spans if lab == "whole")
@@ -430,11 +463,11 @@ def run_blocks(
     raw, fenced = gen.text, gen.fenced
     assert fenced is not None
     if m.stop_reason == "cancelled":
-        return run.result("cancelled", "cancelled; nothing changed", raw)
+        return run.result(Status.CANCELLED, "cancelled; nothing changed", raw)
     parsed = edits.parse_blocks(edits.PREFILL + (fenced.body() or ""), text)
     # stopped by stop_when: the answer's first problem is the one that stopped it
     stopped = m.stop_reason == "stop" and not fenced.closed
-    broken = parsed.problem if stopped and parsed.problem in edits.BROKEN else ""
+    broken = parsed.problem if stopped and parsed.broken else ""
     cut = not fenced.closed and not (m.stop_reason == "eos" and parsed.complete) and not broken
     why, hunks, kind, miss = "", [], GiveUp.PLACE, None
     # a SEARCH side found in several places goes to the one in a definition the
@@ -445,7 +478,7 @@ def run_blocks(
     except edits.EditError as e:
         why, miss = str(e), e.miss
     if cut:
-        why, kind = cut_message(m.stop_reason, max_tokens, False).split(";")[0], GiveUp.CUT
+        why, kind = cut_why(m.stop_reason, max_tokens, False), GiveUp.CUT
     elif broken:
         why, kind = f"the answer is not a list of blocks: {broken}", GiveUp.NOT_BLOCKS
     elif not parsed.complete:
@@ -459,12 +492,12 @@ def run_blocks(
             return Fallback(why, raw, kind, miss)
         if cut:
             return run.result(
-                "truncated", cut_message(m.stop_reason, max_tokens, False), raw, hunks
+                Status.TRUNCATED, cut_message(m.stop_reason, max_tokens, False), raw, hunks
             )
         if kind is GiveUp.NOTHING:
             return finished(run, text, raw, text, text)
         msg = f"the edit blocks cannot be applied ({why}); nothing changed: try --edit whole"
-        return run.result("no_output", msg, raw)
+        return run.result(Status.NO_OUTPUT, msg, raw)
     new_text = apply_hunks(text, hunks)
     _send_whole(run, new_text, prompt.fence)
     return finished(run, new_text, raw, text, new_text)

@@ -49,6 +49,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from ..edit.stages import Status
 from ..runtime.loaded_model import LoadedModel
 from ..store.files import ConflictError, FileError, read_source, write_atomic
 from .answers import answer_job
@@ -370,7 +371,7 @@ class Server:
         if job is None:
             raise RpcError(INVALID_PARAMS, f"unknown session {p.session_id!r}")
         res = job.result
-        if job.state == "done" and res is not None and res.status == "truncated":
+        if job.state == "done" and res is not None and res.status == Status.TRUNCATED:
             raise RpcError(REQUEST_FAILED, f"session {job.id} was cut short: {res.message}")
         if job.state != "done" or res is None or res.new_text is None:
             raise RpcError(REQUEST_FAILED, f"session {job.id} has no finished rewrite to apply")

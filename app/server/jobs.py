@@ -45,6 +45,7 @@ from ...engine.backend import UserError
 from ...engine.metrics import Metrics
 from ..edit.live import LivePreview, Preview
 from ..edit.rewrite import RewriteResult, rewrite, warm
+from ..edit.stages import Status
 from ..options import RewriteOptions
 from ..runtime.loaded_model import LoadedModel
 from .rpc import Connection
@@ -375,7 +376,7 @@ class Scheduler:
             cancel=job.cancel,
             metrics=job.metrics,
         )
-        validation = _validation(job, res.new_text) if res.status == "ok" else None
+        validation = _validation(job, res.new_text) if res.status == Status.OK else None
         return res, validation
 
     def begin(self, job: Job) -> bool:
@@ -423,12 +424,12 @@ class Scheduler:
             return
         job.result = res
         self.progress(job)
-        if res.status == "cancelled":
+        if res.status == Status.CANCELLED:
             self.finish(job, "cancelled", message=res.message)
-        elif res.status == "truncated":  # the completed part's hunks, never "delete the rest"
+        elif res.status == Status.TRUNCATED:  # the completed part's hunks, never "delete the rest"
             hunks = [h.to_json() for h in res.hunks]
             self.finish(job, "truncated", message=res.message, hunks=hunks)
-        elif res.status != "ok":
+        elif res.status != Status.OK:
             self.finish(job, "error", message=res.message)
         else:
             self.finish(

@@ -21,6 +21,7 @@ from textual.widgets import Label
 
 from ...code.syntax import syntax_warning
 from ...edit.rewrite import RewriteResult
+from ...edit.stages import Status
 from ..live import LiveRun
 from ..review import Review, diff_rows, first_row_of
 from .editor_state import EditorState
@@ -43,25 +44,25 @@ class ReviewOps:
             notes.append(self.conflict_note())
         error = bool(notes)
         hunks = res.hunks
-        if res.status == "cancelled":
+        if res.status == Status.CANCELLED:
             hunks = self.state.live.preview().hunks
-        if not hunks or res.status not in ("ok", "truncated", "cancelled"):
+        if not hunks or res.status not in (Status.OK, Status.TRUNCATED, Status.CANCELLED):
             self._render_live()
             self.state.review = None
             self.mode = "stopped"
             notes.append(f"{res.message or 'no changes'}. Esc returns to the instruction line")
             self.set_banner(" · ".join(notes), "error" if error else "warning")
             return
-        partial = res.status != "ok"
+        partial = res.status != Status.OK
         self.state.review = Review(res.original, hunks, partial=partial)
         n = f"{len(hunks)} hunk{'s' if len(hunks) != 1 else ''}"
-        if res.status == "truncated":
+        if res.status == Status.TRUNCATED:
             error = True
             notes.append(
                 f"TRUNCATED: {res.message}. The {n} completed before the cut can be kept "
                 "one by one (a); there is no accept-all"
             )
-        elif res.status == "cancelled":
+        elif res.status == Status.CANCELLED:
             notes.append(
                 f"Cancelled: the {n} completed before Esc can be kept one by one (a); "
                 "Esc again discards them"
