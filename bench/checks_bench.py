@@ -22,6 +22,7 @@ from collections import Counter
 
 from specedit.app.check.checks import vouch
 from specedit.app.check.intent import read_intent
+from specedit.app.code.source import Change, Source
 
 from .behave_tasks import PHRASINGS, SETS, load
 
@@ -35,8 +36,10 @@ def alarms(set_name: str = "suite") -> dict[tuple[str, str], list[str]]:
         old, ref = task.source(), task.reference()
         for phrasing in PHRASINGS:
             instruction = task.instructions[phrasing]
-            intent = read_intent(instruction, old, task.file)
-            out[(task.name, phrasing)] = [v.reason for v in vouch(old, ref, intent, task.file)]
+            intent = read_intent(instruction, Source(old, task.file))
+            out[(task.name, phrasing)] = [
+                v.reason for v in vouch(Change.of(old, ref, task.file), intent)
+            ]
     return out
 
 
@@ -105,8 +108,10 @@ def rejudge(record: dict) -> list[dict]:
             continue
         old = task.source()
         new = apply_diff(old, row.get("diff") or "")
-        intent = read_intent(task.instructions[row["phrasing"]], old, task.file)
-        rows.append({**row, "now": [v.reason for v in vouch(old, new, intent, task.file)]})
+        intent = read_intent(task.instructions[row["phrasing"]], Source(old, task.file))
+        rows.append(
+            {**row, "now": [v.reason for v in vouch(Change.of(old, new, task.file), intent)]}
+        )
     return rows
 
 

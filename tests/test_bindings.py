@@ -5,6 +5,7 @@ change reads that nothing in the file defines, and the check that says so
 from specedit.app.check.bindings import unbound
 from specedit.app.check.checks import names_unbound, vouch
 from specedit.app.check.intent import read_intent
+from specedit.app.code.source import Change, Source
 
 JS = """import { readFile } from 'node:fs/promises';
 import * as path from 'node:path';
@@ -82,19 +83,19 @@ def test_shell_reads_and_assignments():
 def test_the_check_names_the_first_use_outside_comments():
     new = SH.replace('DEST="${DEST:-/var/backups}"', 'ROOT="${ROOT:-/var/backups}"')
     new += 'tar -C "$DEST" -czf out.tgz .\n'
-    intent = read_intent("Rename DEST to ROOT in backup.sh.", SH, "backup.sh")
-    v = names_unbound(SH, new, intent, "backup.sh")
+    intent = read_intent("Rename DEST to ROOT in backup.sh.", Source(SH, "backup.sh"))
+    v = names_unbound(Change.of(SH, new, "backup.sh"), intent)
     # the rename's old name is rename_left's to say; any other unbound name is this one's
     assert v is None
-    intent = read_intent("Archive with tar at the end.", SH, "backup.sh")
-    v = names_unbound(SH, new, intent, "backup.sh")
+    intent = read_intent("Archive with tar at the end.", Source(SH, "backup.sh"))
+    v = names_unbound(Change.of(SH, new, "backup.sh"), intent)
     assert v.reason == "unbound"
     assert v.message == "DEST (line 18) is used, but nothing in the file defines it"
     moved = JS.replace("return helper(file);", "return helper(file, attempt);").replace(
         "return found ??", "return onError(found) ??"
     )
-    intent = read_intent("Pass more to helper.", JS, "store.js")
-    (v,) = [x for x in vouch(JS, moved, intent, "store.js") if x.reason == "unbound"]
+    intent = read_intent("Pass more to helper.", Source(JS, "store.js"))
+    (v,) = [x for x in vouch(Change.of(JS, moved, "store.js"), intent) if x.reason == "unbound"]
     assert v.message == (
         "attempt (line 15), onError (line 20) are used, but nothing in the file defines them"
     )

@@ -8,6 +8,7 @@ import pytest
 from specedit.app.check.checks import compile_worse, no_change
 from specedit.app.check.compilers import new_errors
 from specedit.app.check.intent import read_intent
+from specedit.app.code.source import Change, Source
 
 PY = "def wrap(body, width=72):\n    return body\n"
 
@@ -18,7 +19,8 @@ def test_python_indentation_the_parse_lets_through():
     (d,) = new_errors(PY, new, "commitmsg.py")
     assert (d.tool, d.line, d.message) == ("python", 3, "IndentationError: unexpected indent")
     v = compile_worse(
-        PY, new, read_intent("Wrap at 80 columns.", PY, "commitmsg.py"), "commitmsg.py"
+        Change.of(PY, new, "commitmsg.py"),
+        read_intent("Wrap at 80 columns.", Source(PY, "commitmsg.py")),
     )
     assert v.reason == "compile" and "line 3: IndentationError" in v.message
 
@@ -57,9 +59,9 @@ def test_shell_syntax():
 
 
 def test_no_change_is_a_verdict():
-    intent = read_intent("Add a docstring to wrap.", PY, "m.py")
-    assert no_change(PY, PY, intent, "m.py").reason == "unchanged"
-    assert no_change(PY, PY + "\n", intent, "m.py") is None
+    intent = read_intent("Add a docstring to wrap.", Source(PY, "m.py"))
+    assert no_change(Change.of(PY, PY, "m.py"), intent).reason == "unchanged"
+    assert no_change(Change.of(PY, PY + "\n", "m.py"), intent) is None
 
 
 def test_pylint_errors_a_change_brings():

@@ -4,6 +4,7 @@ so when nothing asked for a removal (checks.keys_removed)."""
 from specedit.app.check.checks import keys_removed
 from specedit.app.check.config_keys import removed_keys
 from specedit.app.check.intent import read_intent
+from specedit.app.code.source import Change, Source
 
 YAML = """name: ci
 on:
@@ -40,11 +41,11 @@ def test_removed_keys_in_the_originals_order():
 
 def test_the_check_reads_whether_a_removal_was_asked():
     new = YAML.replace("volumes:\n  data: {}\n", "")
-    add = read_intent("Add a lint job.", YAML, "ci.yml")
-    v = keys_removed(YAML, new, add, "ci.yml")
+    add = read_intent("Add a lint job.", Source(YAML, "ci.yml"))
+    v = keys_removed(Change.of(YAML, new, "ci.yml"), add)
     assert v.reason == "removed" and v.message == "the result no longer has volumes (line 12)"
-    drop = read_intent("Remove the volumes.", YAML, "ci.yml")
-    assert keys_removed(YAML, new, drop, "ci.yml") is None
+    drop = read_intent("Remove the volumes.", Source(YAML, "ci.yml"))
+    assert keys_removed(Change.of(YAML, new, "ci.yml"), drop) is None
     renamed = YAML.replace("volumes:", "stores:")
-    ren = read_intent("Rename the key volumes to stores.", YAML, "ci.yml")
-    assert keys_removed(YAML, renamed, ren, "ci.yml") is None
+    ren = read_intent("Rename the key volumes to stores.", Source(YAML, "ci.yml"))
+    assert keys_removed(Change.of(YAML, renamed, "ci.yml"), ren) is None

@@ -13,7 +13,8 @@ from scripted import scripted_loaded
 from specedit.app.edit import review as review_mod
 from specedit.app.edit.edits import FORMAT
 from specedit.app.edit.prompts import LOCATE
-from specedit.app.edit.rewrite import BROAD_LINES, broad, first_prompt, rewrite, warm
+from specedit.app.edit.request import BROAD_LINES, read_request
+from specedit.app.edit.rewrite import first_prompt, rewrite, warm
 from specedit.app.edit.stages import BLOCKS_MARGIN, BLOCKS_SHARE
 from specedit.app.options import RewriteOptions
 from specedit.app.store.files import DoesNotFit
@@ -199,6 +200,12 @@ def test_a_file_with_marker_lines_is_rewritten_whole():
 
 
 # ---- broad changes: a whole rewrite at once ---------------------------------------------
+
+
+def broad(instruction: str, text: str, path: str) -> str:
+    """Why ``auto`` writes ``text`` whole at once as ``instruction`` asks (``Request.broad``)."""
+    return read_request(RewriteOptions(instruction=instruction), text, path).broad
+
 
 USES = "".join(f"def g{i}(total):\n    return total + {i}\n\n\n" for i in range(6))
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from specedit.app.code.outline import outline, read_located, widen
+from specedit.app.code.source import Source
 
 TEXT = (
     "import os\n"
@@ -29,7 +30,7 @@ TEXT = (
 
 
 def test_the_outline_shows_imports_assignments_and_signatures_with_their_lines():
-    out = outline(TEXT, "f.py")
+    out = outline(Source(TEXT, "f.py"))
     assert out.text == (
         "1-1: import os\n"
         "2-2: from sys import argv\n"
@@ -40,12 +41,12 @@ def test_the_outline_shows_imports_assignments_and_signatures_with_their_lines()
         "19-20: def main():\n"
     )
     # no grammar: every OUTLINE_STRIDE-th non-blank line
-    plain = outline("".join(f"line {i}\n" for i in range(45)), "notes.txt")
+    plain = outline(Source("".join(f"line {i}\n" for i in range(45)), "notes.txt"))
     assert [e.start for e in plain.entries] == [0, 20, 40]
 
 
 def test_a_locate_answer_names_ranges_with_or_without_numbers():
-    out = outline(TEXT, "f.py")
+    out = outline(Source(TEXT, "f.py"))
     assert read_located("9-12:     def __init__(self, prog, width=None):\n", out) == [(8, 12)]
     assert read_located("def main():\n", out) == [(18, 20)]  # no numbers: the text
     assert read_located("    def __init__(self, pr\n", out) == [(8, 12)]  # cut short
@@ -66,7 +67,7 @@ def test_a_located_line_with_the_change_made_or_a_nested_function_names_its_defi
         "        return x\n"
         "    return [identity(a) for a in args][:limit]\n"
     )
-    out = outline(text, "f.py")
+    out = outline(Source(text, "f.py"))
     # the signature copied with the new default, beside the wrong numbers: the text decides
     assert read_located("9-12: def parse(args, limit=30, strict=False):\n", out) == [(22, 26)]
     # too unlike every line: nothing (and never a guess between two alike)

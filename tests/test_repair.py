@@ -9,6 +9,7 @@ import pytest
 from specedit.app.check.checks import vouch
 from specedit.app.check.intent import read_intent
 from specedit.app.code.names import rename, uses
+from specedit.app.code.source import Change, Source
 from specedit.app.edit.repair import repair
 
 CALL = """\
@@ -49,9 +50,9 @@ def pop(q):
 
 
 def _both(text, new, instruction, path="m.py"):
-    intent = read_intent(instruction, text, path)
+    intent = read_intent(instruction, Source(text, path))
     fixed, labels = repair(text, new, path)
-    return fixed, labels, vouch(text, fixed, intent, path)
+    return fixed, labels, vouch(Change.of(text, fixed, path), intent)
 
 
 def test_a_collapsed_continuation_indent_is_put_back_and_a_reworded_comment_kept():
@@ -95,7 +96,7 @@ def test_a_dropped_tail_is_flagged_not_put_back():
 def test_a_local_rename_made_on_one_line_is_flagged_where_the_old_name_is_left():
     instr = "In scheduler.run, rename the local variable pop to heappop."
     first_line = SCHED.replace("        pop = heapq.heappop", "        heappop = heapq.heappop")
-    intent = read_intent(instr, SCHED, "sched.py")
+    intent = read_intent(instr, Source(SCHED, "sched.py"))
     assert intent.rename == ("pop", "heappop") and [d.name for d in intent.named] == [
         "scheduler.run"
     ]
@@ -108,7 +109,7 @@ def test_a_local_rename_made_on_one_line_is_flagged_where_the_old_name_is_left()
     want = SCHED.replace("        pop = heapq", "        heappop = heapq")
     want = want.replace("                pop(q)", "                heappop(q)")
     want = want.replace("        return pop\n", "        return heappop\n")
-    assert vouch(SCHED, want, intent, "sched.py") == []
+    assert vouch(Change.of(SCHED, want, "sched.py"), intent) == []
 
 
 def test_a_function_rename_reaches_its_callers_but_not_attributes_or_keywords():
@@ -235,12 +236,12 @@ def test_docstrings_added_to_functions_nobody_named_are_flagged_not_undone():
     assert verdicts[0].message.startswith("the result also changes lines 3 and 9, outside")
     # make demo's instruction: the rename everywhere and the one docstring pass
     instr = "Rename the class Inventory to Stock everywhere and add a docstring to total_value."
-    intent = read_intent(instr, text, "inv.py")
+    intent = read_intent(instr, Source(text, "inv.py"))
     right = text.replace(
         "total_value(self):\n", 'total_value(self):\n        """The total."""\n'
     ).replace("Inventory", "Stock")
     assert repair(text, right, "inv.py") == (right, [])
-    assert vouch(text, right, intent, "inv.py") == []
+    assert vouch(Change.of(text, right, "inv.py"), intent) == []
 
 
 def test_a_second_site_left_unchanged_is_flagged():
@@ -249,32 +250,36 @@ def test_a_second_site_left_unchanged_is_flagged():
         "    def get(self, timeout=None):\n        pass\n"
     )
     instr = "Change the default timeout of Queue.put and of Queue.get from None to 5.0."
-    intent = read_intent(instr, text, "q.py")
+    intent = read_intent(instr, Source(text, "q.py"))
     assert [[d.name for d in g] for g in intent.each] == [["Queue.put"], ["Queue.get"]]
     assert intent.values == (("None", "5.0"),)
     one = text.replace("item, timeout=None", "item, timeout=5.0")
-    assert [v.reason for v in vouch(text, one, intent, "q.py")] == ["site_missed"]
-    assert "Queue.get is not changed" in vouch(text, one, intent, "q.py")[0].message
+    assert [v.reason for v in vouch(Change.of(text, one, "q.py"), intent)] == ["site_missed"]
+    assert "Queue.get is not changed" in vouch(Change.of(text, one, "q.py"), intent)[0].message
     both = one.replace("self, timeout=None", "self, timeout=5.0")
-    assert vouch(text, both, intent, "q.py") == []
+    assert vouch(Change.of(text, both, "q.py"), intent) == []
 
 
 def test_a_value_change_that_was_not_made_and_worse_syntax_are_flagged():
     text = "MAXLINESIZE = 76\nHEX = b'0123456789ABCDEF'\n"
-    intent = read_intent("Change MAXLINESIZE from 76 to 72.", text, "quopri.py")
+    intent = read_intent("Change MAXLINESIZE from 76 to 72.", Source(text, "quopri.py"))
     wrong = text.replace("HEX = b", "HEX = B")
-    assert [v.reason for v in vouch(text, wrong, intent, "quopri.py")] == ["value_missed"]
+    assert [v.reason for v in vouch(Change.of(text, wrong, "quopri.py"), intent)] == [
+        "value_missed"
+    ]
     broken = text.replace("b'0123456789ABCDEF'", "(")
-    reasons = [v.reason for v in vouch(text, broken, intent, "quopri.py")]
+    reasons = [v.reason for v in vouch(Change.of(text, broken, "quopri.py"), intent)]
     assert reasons == ["value_missed", "syntax", "compile"]  # tree-sitter, then compile()
-    assert vouch(text, text.replace("76", "72"), intent, "quopri.py") == []
+    assert vouch(Change.of(text, text.replace("76", "72"), "quopri.py"), intent) == []
 
 
 def test_a_change_outside_the_named_function_is_flagged_when_it_cannot_be_undone():
     text = "def a():\n    return 1\n\n\ndef b():\n    return 2\n"
-    intent = read_intent("In a, return 3 instead of 1.", text, "m.py")
+    intent = read_intent("In a, return 3 instead of 1.", Source(text, "m.py"))
     wrong_place = text.replace("return 2", "return 3")
-    assert [v.reason for v in vouch(text, wrong_place, intent, "m.py")] == ["outside_named"]
+    assert [v.reason for v in vouch(Change.of(text, wrong_place, "m.py"), intent)] == [
+        "outside_named"
+    ]
     assert repair(text, wrong_place, "m.py") == (wrong_place, [])
 
 
@@ -292,7 +297,7 @@ def test_the_instruction_is_read_without_a_model(instruction, rename_, named):
         "def reindent(s):\n    x = 1\n\n\ndef f():\n    x = 2\n\n\n"
         "class Repr:\n    def repr_dict(self):\n        pieces = []\n"
     )
-    intent = read_intent(instruction, text, "m.py")
+    intent = read_intent(instruction, Source(text, "m.py"))
     assert intent.rename == rename_
     assert [d.name for d in intent.named if d.name != "reindent"] == named
 
@@ -306,8 +311,8 @@ def test_no_false_alarm_and_no_repair_on_the_edit_suites_right_answers():
     assert len(checked) >= 30
     for t in checked:
         src, want = t.source(), t.expected()
-        intent = read_intent(t.instruction, src, t.file)
-        assert vouch(src, want, intent, t.file) == [], t.name
+        intent = read_intent(t.instruction, Source(src, t.file))
+        assert vouch(Change.of(src, want, t.file), intent) == [], t.name
         assert repair(src, want, t.file) == (want, []), t.name
 
 
@@ -320,12 +325,12 @@ def test_a_value_changed_only_in_the_docstring_is_flagged():
         "    return source\n"
     )
     instr = 'Change the default symbol of the function compile_command from "single" to "exec".'
-    intent = read_intent(instr, text, "codeop.py")
+    intent = read_intent(instr, Source(text, "codeop.py"))
     doc = text.replace('"single" (default), "exec"', '"exec" (default)')
-    (v,) = vouch(text, doc, intent, "codeop.py")
+    (v,) = vouch(Change.of(text, doc, "codeop.py"), intent)
     assert v.reason == "value_missed" and "only in a docstring" in v.message
     code = text.replace('symbol="single"', 'symbol="exec"')
-    assert vouch(text, code, intent, "codeop.py") == []
+    assert vouch(Change.of(text, code, "codeop.py"), intent) == []
 
 
 def test_a_method_rename_reaches_its_calls_through_objects():
@@ -335,16 +340,18 @@ def test_a_method_rename_reaches_its_calls_through_objects():
         "    def push(self, line):\n        self.resetbuffer()\n        other.resetbuffer()\n"
     )
     instr = "In the class Console, rename the method resetbuffer to reset_buffer and its calls."
-    intent = read_intent(instr, text, "code.py")
+    intent = read_intent(instr, Source(text, "code.py"))
     first = text.replace("def resetbuffer", "def reset_buffer")
-    v, pylint = vouch(text, first, intent, "code.py")
+    v, pylint = vouch(Change.of(text, first, "code.py"), intent)
     assert v.reason == "rename_left" and "lines 6 and 7" in v.message
     assert (
         pylint.reason == "compile"
         and "no 'resetbuffer' member; maybe 'reset_buffer'?" in pylint.message
     )
     assert repair(text, first, "code.py") == (first, [])
-    assert vouch(text, text.replace("resetbuffer", "reset_buffer"), intent, "code.py") == []
+    assert (
+        vouch(Change.of(text, text.replace("resetbuffer", "reset_buffer"), "code.py"), intent) == []
+    )
 
 
 def test_half_of_an_added_parameter_is_flagged():
@@ -356,30 +363,39 @@ def test_half_of_an_added_parameter_is_flagged():
 
     task = next(t for t in EDIT_TASKS if t.name == "netrc-encoding")
     src = task.source()
-    intent = read_intent(task.instruction, src, task.file)
+    intent = read_intent(task.instruction, Source(src, task.file))
     added = src.replace(
         "def __init__(self, file=None):", 'def __init__(self, file=None, encoding="utf-8"):'
     )
     used = src.replace('open(file, encoding="utf-8")', "open(file, encoding=encoding)")
     both = added.replace('open(file, encoding="utf-8")', "open(file, encoding=encoding)")
-    (v,) = vouch(src, added, intent, "netrc.py")
+    (v,) = vouch(Change.of(src, added, "netrc.py"), intent)
     assert v.reason == "param_unused" and "encoding of netrc.__init__ (line 67)" in v.message
-    (v,) = vouch(src, used, intent, "netrc.py")
+    (v,) = vouch(Change.of(src, used, "netrc.py"), intent)
     assert v.reason == "unbound" and v.message.startswith("encoding (line 74) is used")
-    assert vouch(src, both, intent, "netrc.py") == []
-    only_add = read_intent('Add a parameter encoding="utf-8" to netrc.__init__.', src, "netrc.py")
-    assert vouch(src, added, only_add, "netrc.py") == []
+    assert vouch(Change.of(src, both, "netrc.py"), intent) == []
+    only_add = read_intent(
+        'Add a parameter encoding="utf-8" to netrc.__init__.', Source(src, "netrc.py")
+    )
+    assert vouch(Change.of(src, added, "netrc.py"), only_add) == []
     stub = "class A:\n    def f(self):\n        raise NotImplementedError\n"
     wide = stub.replace("(self)", "(self, level)")
     assert (
-        vouch(stub, wide, read_intent("Add level to A.f; pass level on.", stub, "a.py"), "a.py")
+        vouch(
+            Change.of(stub, wide, "a.py"),
+            read_intent("Add level to A.f; pass level on.", Source(stub, "a.py")),
+        )
         == []
     )
     # outside Python, or where the original already read an undefined name: nothing
-    assert "unbound" not in {x.reason for x in vouch(src, used, intent, "netrc.txt")}
+    assert "unbound" not in {x.reason for x in vouch(Change.of(src, used, "netrc.txt"), intent)}
     dyn = "globals().update(X=1)\nprint(X)\n"
     assert (
-        vouch(dyn, dyn + "print(X + 1)\n", read_intent("Print X + 1.", dyn, "d.py"), "d.py") == []
+        vouch(
+            Change.of(dyn, dyn + "print(X + 1)\n", "d.py"),
+            read_intent("Print X + 1.", Source(dyn, "d.py")),
+        )
+        == []
     )
 
 
@@ -394,14 +410,16 @@ def test_a_parameter_the_instruction_says_to_pass_on_is_flagged_when_unused():
     src = task.source()
     sig = "def interact(banner=None, readfunc=None, local=None, exitmsg=None"
     half = src.replace(sig + "):", sig + ', filename="<console>"):')
-    intent = read_intent(task.instruction, src, task.file)
-    (v,) = vouch(src, half, intent, "code.py")
+    intent = read_intent(task.instruction, Source(src, task.file))
+    (v,) = vouch(Change.of(src, half, "code.py"), intent)
     assert v.reason == "param_unused" and "filename of interact" in v.message
     both = half.replace("InteractiveConsole(local)", "InteractiveConsole(local, filename)")
-    assert vouch(src, both, intent, "code.py") == []
+    assert vouch(Change.of(src, both, "code.py"), intent) == []
     for said in ("it defaults to '<console>'", "so that it can be named"):
-        quiet = read_intent(f"Add a parameter filename to interact; {said}.", src, "code.py")
-        assert vouch(src, half, quiet, "code.py") == []
+        quiet = read_intent(
+            f"Add a parameter filename to interact; {said}.", Source(src, "code.py")
+        )
+        assert vouch(Change.of(src, half, "code.py"), quiet) == []
 
 
 def test_unbound_and_parameters_read_the_code():
@@ -479,7 +497,7 @@ def test_like_lines_changed_beside_an_asked_value_change_are_kept():
     ],
 )
 def test_a_literal_change_is_read_for_the_checks(instruction, values):
-    intent = read_intent(instruction, CHECK, "t.py")
+    intent = read_intent(instruction, Source(CHECK, "t.py"))
     if values is not None:
         assert intent.values == values
 
@@ -527,11 +545,14 @@ def test_a_value_the_answer_did_not_set_is_flagged_not_set():
     """The answer left the value and changed nothing else, or changed another line: the
     result is the answer, and the value check says what it did not find."""
     text = "def f(a=1):\n    return a\n\n\ndef g(b=1):\n    return b\n"
-    intent = read_intent("Change the default of b from 1 to 2.", text, "m.py")
+    intent = read_intent("Change the default of b from 1 to 2.", Source(text, "m.py"))
     assert repair(text, text, "m.py") == (text, [])
-    assert [v.reason for v in vouch(text, text, intent, "m.py")] == ["unchanged", "value_missed"]
+    assert [v.reason for v in vouch(Change.of(text, text, "m.py"), intent)] == [
+        "unchanged",
+        "value_missed",
+    ]
     wrong = text.replace("return b", "return b + 1")
-    (v,) = vouch(text, wrong, intent, "m.py")
+    (v,) = vouch(Change.of(text, wrong, "m.py"), intent)
     assert v.reason == "value_missed" and v.message == "no line that held 1 now holds 2"
 
 
@@ -573,11 +594,11 @@ def test_a_change_outside_the_named_definition_that_goes_with_it_is_not_flagged(
         "\n    def close(self):\n        pass\n",
     )
     new = new.replace("return p.get(1)", "return p.get(1, page=5)")
-    intent = read_intent("In Pool, give get a page parameter and log n.", text, "m.py")
-    assert vouch(text, new, intent, "m.py") == []
+    intent = read_intent("In Pool, give get a page parameter and log n.", Source(text, "m.py"))
+    assert vouch(Change.of(text, new, "m.py"), intent) == []
     stray = new.replace("def other():\n", 'def other():\n    """Two."""\n')
-    (v,) = vouch(text, stray, intent, "m.py")
+    (v,) = vouch(Change.of(text, stray, "m.py"), intent)
     assert v.reason == "outside_named" and "line 16, outside Pool" in v.message
     said = text.replace("LIMIT = 3", "LIMIT = 5")
-    intent = read_intent("In Pool.get, use a LIMIT of 5.", text, "m.py")
-    assert vouch(text, said, intent, "m.py") == []
+    intent = read_intent("In Pool.get, use a LIMIT of 5.", Source(text, "m.py"))
+    assert vouch(Change.of(text, said, "m.py"), intent) == []

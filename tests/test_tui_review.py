@@ -24,8 +24,8 @@ from tui_helpers import (
 )
 
 from specedit.app.code.diff import apply_hunks
+from specedit.app.edit.result import RewriteStats
 from specedit.app.edit.rewrite import RewriteResult
-from specedit.app.edit.stages import RewriteStats
 from specedit.app.tui.config import TuiSettings
 from specedit.app.tui.live import LiveRun
 from specedit.app.tui.messages import RewriteFinished

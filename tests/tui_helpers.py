@@ -16,8 +16,8 @@ from toy import ToyModel
 
 from specedit.app.check.checks import Suspect
 from specedit.app.code.diff import compute_hunks, preview_in_file, unified_diff
+from specedit.app.edit.result import RewriteStats
 from specedit.app.edit.rewrite import RewriteResult
-from specedit.app.edit.stages import RewriteStats
 from specedit.app.runtime.loaded_model import LoadedModel
 from specedit.app.tui.app import SpecEditApp
 from specedit.app.tui.config import TuiSettings

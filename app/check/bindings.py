@@ -47,21 +47,23 @@ def _python(text: str, path: str | None) -> bool:
     return language_for_path(path) == "python"
 
 
-def unbound_reads(text: str, path: str | None) -> dict[str, int] | None:
+def unbound_reads(text: str, path: str | None, tree=None) -> dict[str, int] | None:
     """JavaScript and shell: each name the code reads that nothing binds, with the 0-based
-    line of its first such read (module docstring); None for other languages."""
+    line of its first such read (module docstring); None for other languages. ``tree``:
+    the text's tree-sitter parse, when the caller has it (``app.code.source.Source``)."""
     lang = language_for_path(path)
     if lang == "javascript":
-        return _javascript_unbound(text)
+        return _javascript_unbound(text, tree)
     if lang == "bash":
-        return _shell_unbound(text)
+        return _shell_unbound(text, tree)
     return None
 
 
-def unbound(text: str, path: str | None) -> set[str] | None:
-    """The names the code reads that nothing binds (module docstring)."""
+def unbound(text: str, path: str | None, tree=None) -> set[str] | None:
+    """The names the code reads that nothing binds (module docstring); ``tree`` as in
+    ``unbound_reads``."""
     if language_for_path(path) in {"javascript", "bash"}:
-        reads = unbound_reads(text, path)
+        reads = unbound_reads(text, path, tree)
         return None if reads is None else set(reads)
     if not _python(text, path) or _STAR.search(text):
         return None
@@ -216,8 +218,8 @@ def _js_scope_of(node):
     return s
 
 
-def _javascript_unbound(text: str) -> dict[str, int] | None:
-    tree = parse(text, "javascript")
+def _javascript_unbound(text: str, tree=None) -> dict[str, int] | None:
+    tree = tree if tree is not None else parse(text, "javascript")
     if tree is None or tree.root_node.has_error:
         return None
     bound: dict[int, set[str]] = {}
@@ -266,8 +268,8 @@ SH_ENVIRONMENT = frozenset(
 )  # fmt: skip
 
 
-def _shell_unbound(text: str) -> dict[str, int] | None:
-    tree = parse(text, "bash")
+def _shell_unbound(text: str, tree=None) -> dict[str, int] | None:
+    tree = tree if tree is not None else parse(text, "bash")
     if tree is None or tree.root_node.has_error:
         return None
     bound: set[str] = set()

@@ -1,9 +1,9 @@
 """Checks on a finished rewrite before it may be written: verdicts that need no answer key.
 
 A check reads only the instruction, without a model (``app.check.intent``), the file's own structure
-(``app.code.syntax``) and what the language's tools say of it without running it (``app.check.compilers``). Each takes ``(old, new, intent, path)`` and returns a ``Suspect`` (a verdict with
+(``app.code.syntax``) and what the language's tools say of it without running it (``app.check.compilers``). Each takes ``(change, intent)`` (``app.code.source.Change``: the pair read once) and returns a ``Suspect`` (a verdict with
 its reason and one line for any front end) or None:
-  * ``suspect_deletion`` (of ``(old, new, instruction)``): the instruction asks for nothing to be
+  * ``suspect_deletion``: the instruction asks for nothing to be
     removed (``app.check.intent.asks_removal``) and the result deletes a trailing block (its last hunk
     runs to the end of ``old`` and removes more non-blank lines than it adds: at least
     ``TAIL_LINES``, or at least ``TAIL_SHARE`` of ``old``'s non-blank lines: ``drops_tail``), or
@@ -35,7 +35,7 @@ its reason and one line for any front end) or None:
     (``compile``);
   * ``no_change``: the result is the original (``unchanged``): every instruction asks for a
     change, and an answer that makes none is not one.
-``vouch(old, new, intent, path)`` runs them all, returning the verdicts in that order;
+``vouch(change, intent)`` runs them all, returning the verdicts in that order;
 ``Suspect.to_json`` is the wire form (``rewrite/done.suspect``: the first verdict). Front ends write
 or apply a flagged result only when forced; a cut one (``truncated``, no closing fence) never.
 """
@@ -47,13 +47,14 @@ import re
 from dataclasses import dataclass
 from enum import StrEnum
 
-from ..code.diff import Hunk, compute_hunks, split_lines
+from ..code.diff import Hunk, split_lines
 from ..code.names import code_lines, rename, uses, whole_word
-from ..code.syntax import Definition, definitions, language_for_path, syntax_warning
+from ..code.source import Change, Source
+from ..code.syntax import Definition, errors_warning
 from .bindings import parameters, unbound, unbound_reads
 from .compilers import new_errors
 from .config_keys import removed_keys
-from .intent import Intent, asks_removal
+from .intent import Intent
 
 TAIL_LINES = 3
 TAIL_SHARE = 0.2
@@ -98,14 +99,14 @@ def _nonblank(text: str) -> int:
     return sum(1 for line in split_lines(text) if line.strip())
 
 
-def suspect_deletion(old: str, new: str, instruction: str) -> Suspect | None:
+def suspect_deletion(c: Change, intent: Intent) -> Suspect | None:
     """The ``Suspect`` for a result that drops lines the instruction did not ask to remove."""
-    if asks_removal(instruction):
+    if intent.removal:
         return None
-    hunks = compute_hunks(old, new)
+    hunks = c.hunks
     if not hunks:
         return None
-    n_old, total = len(split_lines(old)), _nonblank(old)
+    n_old, total = len(c.old.lines), _nonblank(c.old.text)
     last = hunks[-1]
     tail = _nonblank(last.old_text) - _nonblank(last.new_text)
     if last.end_line == n_old and tail > 0 and (tail >= TAIL_LINES or tail >= TAIL_SHARE * total):
@@ -123,7 +124,7 @@ def suspect_deletion(old: str, new: str, instruction: str) -> Suspect | None:
             f"{lost} of the file's {total} non-blank lines are deleted ({lost / total:.0%}); "
             "the instruction asks to remove nothing",
         )
-    if lost > 0 and _ONLY_ADDS.match(instruction) and not _REWORDS.search(instruction):
+    if lost > 0 and intent.only_adds:
         at = next(h for h in hunks if _nonblank(h.old_text) > _nonblank(h.new_text))
         return Suspect(
             Verdict.DROPS_ON_ADD,
@@ -132,14 +133,6 @@ def suspect_deletion(old: str, new: str, instruction: str) -> Suspect | None:
             f"{at.start_line + 1}), though the instruction only adds",
         )
     return None
-
-
-_ONLY_ADDS = re.compile(r"\s*(?:add|insert|append)\b", re.I)
-_REWORDS = re.compile(
-    r"\b(?:replac\w*|chang\w*|mov\w*|merg\w*|join\w*|combin\w*|rewrit\w*|instead|"
-    r"rather than|turn\w* into|convert\w*)\b",
-    re.I,
-)
 
 
 # ---- what changed against what was asked ---------------------------------------------------
@@ -164,9 +157,7 @@ def touches(h: Hunk, d: Definition, *, before: bool = False) -> bool:
     return h.start_line < d.end and d.start < h.end_line
 
 
-def asked_rename_scope(
-    old: str, intent: Intent, path: str | None
-) -> tuple[bool, list[tuple[int, int]] | None]:
+def asked_rename_scope(old: Source, intent: Intent) -> tuple[bool, list[tuple[int, int]] | None]:
     """``(known, scope)``: whether the instruction and the file alone fix where the asked
     rename applies, and that scope (``rename_scope``): across the file when it says so or A
     is a definition of the file, the named definitions (and A's own signature) when it
@@ -176,7 +167,7 @@ def asked_rename_scope(
     a = intent.rename[0]
     if intent.everywhere:
         return True, None
-    defs = definitions(old, language_for_path(path))
+    defs = old.definitions
     own = [] if intent.rename_variable else [d for d in defs if d.name.rsplit(".", 1)[-1] == a]
     if intent.named:  # the named definitions, and the renamed one's own signature
         return True, [(d.start, d.end) for d in intent.named] + [
@@ -187,18 +178,14 @@ def asked_rename_scope(
     return False, None
 
 
-def rename_scope(
-    old: str, new: str, intent: Intent, path: str | None
-) -> list[tuple[int, int]] | None:
-    """Where the asked rename applies (module docstring), in ``old``'s lines; None for the
+def rename_scope(c: Change, intent: Intent) -> list[tuple[int, int]] | None:
+    """Where the asked rename applies (module docstring), in ``c.old``'s lines; None for the
     whole file, [] when there is no rename."""
-    known, scope = asked_rename_scope(old, intent, path)
+    known, scope = asked_rename_scope(c.old, intent)
     if known:
         return scope
-    defs = definitions(old, language_for_path(path))
-    changed = compute_hunks(old, new)
     b = intent.rename[1]
-    made = [d for d in defs if any(touches(h, d) and b in h.new_text for h in changed)]
+    made = [d for d in c.old.definitions if any(touches(h, d) and b in h.new_text for h in c.hunks)]
     # the innermost definitions the model made the rename in
     inner = [
         d
@@ -208,15 +195,14 @@ def rename_scope(
     return [(d.start, d.end) for d in inner] or None
 
 
-def map_scope(old: str, new: str, scope: list[tuple[int, int]] | None):
-    """``scope`` (``old``'s lines) in ``new``'s line numbers (via the hunks between them)."""
+def map_scope(c: Change, scope: list[tuple[int, int]] | None):
+    """``scope`` (``c.old``'s lines) in ``c.new``'s line numbers (via the change's hunks)."""
     if scope is None:
         return None
-    hunks = compute_hunks(old, new)
 
     def at(line: int) -> int:
         shift = 0
-        for h in hunks:
+        for h in c.hunks:
             if h.end_line <= line:
                 shift += len(split_lines(h.new_text)) - (h.end_line - h.start_line)
         return line + shift
@@ -229,7 +215,7 @@ def rename_words(intent: Intent) -> bool:
     return intent.everywhere or intent.comments
 
 
-def rename_attributes(old: str, intent: Intent, path: str | None) -> bool:
+def rename_attributes(old: Source, intent: Intent) -> bool:
     """True when the renamed name is reached as an attribute: it is a method of the file
     (a definition inside a class) or the instruction says method or attribute."""
     if intent.rename is None:
@@ -239,20 +225,20 @@ def rename_attributes(old: str, intent: Intent, path: str | None) -> bool:
     a = intent.rename[0]
     return not intent.rename_variable and any(
         d.depth > 0 and d.name.rsplit(".", 1)[-1] == a and "class" not in d.kind
-        for d in definitions(old, language_for_path(path))
+        for d in old.definitions
     )
 
 
-def rename_left(old: str, new: str, intent: Intent, path: str | None) -> Suspect | None:
+def rename_left(c: Change, intent: Intent) -> Suspect | None:
     """The verdict when the asked rename leaves the old name in its scope (module docstring)."""
     if intent.rename is None:
         return None
     a, b = intent.rename
-    scope = rename_scope(old, new, intent, path)
-    attrs = rename_attributes(old, intent, path)
-    if not uses(old, a, path, scope, attributes=attrs):
+    scope = rename_scope(c, intent)
+    attrs = rename_attributes(c.old, intent)
+    if not uses(c.old.text, a, c.path, scope, attributes=attrs):
         return None  # nothing of that name to rename there
-    left = uses(new, a, path, map_scope(old, new, scope), rename_words(intent), attrs)
+    left = uses(c.new.text, a, c.path, map_scope(c, scope), rename_words(intent), attrs)
     if not left:
         return None
     names = [d.name for d in intent.named if scope and (d.start, d.end) in scope]
@@ -265,11 +251,11 @@ def rename_left(old: str, new: str, intent: Intent, path: str | None) -> Suspect
     )
 
 
-def sites_missed(old: str, new: str, intent: Intent, path: str | None) -> Suspect | None:
+def sites_missed(c: Change, intent: Intent) -> Suspect | None:
     """The verdict when a definition the change goes to ("A and B") is left unchanged."""
     if len(intent.each) < 2:
         return None
-    hunks = compute_hunks(old, new)
+    hunks = c.hunks
     missed = [g for g in intent.each if not any(touches(h, d) for h in hunks for d in g)]
     if not missed or len(missed) == len(intent.each):  # all or none: other checks say it
         return None
@@ -283,11 +269,11 @@ def sites_missed(old: str, new: str, intent: Intent, path: str | None) -> Suspec
     )
 
 
-def value_missed(old: str, new: str, intent: Intent, path: str | None) -> Suspect | None:
+def value_missed(c: Change, intent: Intent) -> Suspect | None:
     """The verdict when "from a to b" is asked and no changed line made that change."""
     if not intent.values:
         return None
-    hunks = compute_hunks(old, new)
+    old, hunks = c.old.text, c.hunks
     for a, b in intent.values:
         if a not in old:  # the file never says it so: nothing to check against
             continue
@@ -295,7 +281,7 @@ def value_missed(old: str, new: str, intent: Intent, path: str | None) -> Suspec
         made = [h for h in hunks if a in h.old_text and (b in h.new_text or head in h.new_text)]
         if not made:
             return Suspect(Verdict.VALUE_MISSED, 0, f"no line that held {a} now holds {b}")
-        code = code_lines(old, a, path)
+        code = code_lines(old, a, c.path)
         if code and not any(h.start_line <= k < h.end_line for h in made for k in code):
             # "the default symbol … from "single" to "exec"": the docstring that says so
             # changed, not the code
@@ -320,9 +306,9 @@ def _is_rename(h: Hunk, intent: Intent, scope, path: str | None, made: list[str]
     return rename(h.old_text, a, b, path, None, True, True) == h.new_text
 
 
-def outside_named(old: str, new: str, intent: Intent, path: str | None) -> Suspect | None:
+def outside_named(c: Change, intent: Intent) -> Suspect | None:
     """The verdict when a hunk lies in no definition the instruction names."""
-    stray = unasked_hunks(old, new, intent, path)
+    stray = unasked_hunks(c, intent)
     if not stray:
         return None
     named = ", ".join(d.name for d in intent.named)
@@ -334,7 +320,7 @@ def outside_named(old: str, new: str, intent: Intent, path: str | None) -> Suspe
     )
 
 
-def unasked_hunks(old: str, new: str, intent: Intent, path: str | None) -> list[Hunk]:
+def unasked_hunks(c: Change, intent: Intent) -> list[Hunk]:
     """The hunks ``outside_named`` finds (module docstring). A change "everywhere" asks for
     nothing outside the named definitions but the rename it names, if any. A hunk outside
     them that names a name the change inside them brought in or took out of their code (the
@@ -342,12 +328,12 @@ def unasked_hunks(old: str, new: str, intent: Intent, path: str | None) -> list[
     name in ``__all__`` or a usage note) goes with that change and is not stray."""
     if not intent.named or (intent.everywhere and intent.rename is None):
         return []
-    scope = rename_scope(old, new, intent, path)
+    old, path, hunks = c.old.text, c.path, c.hunks
+    scope = rename_scope(c, intent)
     made: list[str] = []
     if intent.rename is not None:
-        words, attrs = rename_words(intent), rename_attributes(old, intent, path)
+        words, attrs = rename_words(intent), rename_attributes(c.old, intent)
         made = split_lines(rename(old, *intent.rename, path, scope, words, attrs))
-    hunks = compute_hunks(old, new)
     inside = [h for h in hunks if any(_within(h, d) for d in intent.named)]
     # names of the file's code the instruction says (MAX_ATTEMPTS, port), and those the
     # change inside brought in or took out
@@ -398,10 +384,11 @@ def _code_names(text: str, strings: bool = False) -> set[str]:
 _COMMENT_LINE = re.compile(r"\s*(?:#|//|/\*|\*)")
 
 
-def names_unbound(old: str, new: str, intent: Intent, path: str | None) -> Suspect | None:
+def names_unbound(c: Change, intent: Intent) -> Suspect | None:
     """The verdict when the result reads a name that nothing defines and the original did
     not read."""
-    before, after = unbound(old, path), unbound(new, path)
+    new, path = c.new.text, c.path
+    before, after = unbound(c.old.text, path, c.old.tree), unbound(new, path, c.new.tree)
     if before is None or after is None:
         return None
     left = intent.rename[0] if intent.rename else None  # rename_left says that one
@@ -409,7 +396,7 @@ def names_unbound(old: str, new: str, intent: Intent, path: str | None) -> Suspe
     if not fresh:
         return None
     lines = split_lines(new)
-    first = unbound_reads(new, path) or {}
+    first = unbound_reads(new, path, c.new.tree) or {}
     for name in fresh - first.keys():  # Python: its first use outside a comment line
         code = [r for r, _ in uses(new, name, path) if not _COMMENT_LINE.match(lines[r])]
         first[name] = code[0] if code else len(lines)
@@ -436,10 +423,10 @@ def _use_said(name: str, instruction: str) -> bool:
     return bool(hits) and _OBJECT_IT.search(instruction.lower(), hits[0].end()) is not None
 
 
-def param_unused(old: str, new: str, intent: Intent, path: str | None) -> Suspect | None:
+def param_unused(c: Change, intent: Intent) -> Suspect | None:
     """The verdict when a parameter the result adds is not read in its function, though the
     instruction names it more than once."""
-    before, after = parameters(old, path), parameters(new, path)
+    before, after = parameters(c.old.text, c.path), parameters(c.new.text, c.path)
     if not before or not after:
         return None
     for qual, p in after.items():
@@ -460,16 +447,16 @@ def param_unused(old: str, new: str, intent: Intent, path: str | None) -> Suspec
     return None
 
 
-def syntax_worse(old: str, new: str, intent: Intent, path: str | None) -> Suspect | None:
+def syntax_worse(c: Change, intent: Intent) -> Suspect | None:
     """The verdict when the result parses with more errors than the original."""
-    lang = language_for_path(path)
-    warning = syntax_warning(old, new, lang) if lang else None
+    lang = c.old.lang
+    warning = errors_warning(c.old.errors, c.new.errors, lang) if lang else None
     return Suspect(Verdict.SYNTAX, 0, warning) if warning else None
 
 
-def compile_worse(old: str, new: str, intent: Intent, path: str | None) -> Suspect | None:
+def compile_worse(c: Change, intent: Intent) -> Suspect | None:
     """The verdict when the language's tool reports an error the original did not have."""
-    found = new_errors(old, new, path)
+    found = new_errors(c.old.text, c.new.text, c.path)
     if not found:
         return None
     more = f" (and {len(found) - 1} more)" if len(found) > 1 else ""
@@ -478,12 +465,13 @@ def compile_worse(old: str, new: str, intent: Intent, path: str | None) -> Suspe
     )
 
 
-def keys_removed(old: str, new: str, intent: Intent, path: str | None) -> Suspect | None:
+def keys_removed(c: Change, intent: Intent) -> Suspect | None:
     """The verdict when a config file loses keys and the instruction asks for no removal."""
-    if asks_removal(intent.instruction):
+    if intent.removal:
         return None
     renamed = intent.rename[0] if intent.rename else None
-    gone = [k for k in removed_keys(old, new, path) or () if k.path[-1] != renamed]
+    removed = removed_keys(c.old.text, c.new.text, c.path)
+    gone = [k for k in removed or () if k.path[-1] != renamed]
     if not gone:
         return None
     said = ", ".join(
@@ -493,9 +481,9 @@ def keys_removed(old: str, new: str, intent: Intent, path: str | None) -> Suspec
     return Suspect(Verdict.REMOVED, 0, f"the result no longer has {said}{more}")
 
 
-def no_change(old: str, new: str, intent: Intent, path: str | None) -> Suspect | None:
+def no_change(c: Change, intent: Intent) -> Suspect | None:
     """The verdict when the result is the original."""
-    if old != new:
+    if c.old.text != c.new.text:
         return None
     return Suspect(Verdict.UNCHANGED, 0, "the answer changes nothing in the file")
 
@@ -514,9 +502,9 @@ CHECKS = (
 )
 
 
-def vouch(old: str, new: str, intent: Intent, path: str | None) -> list[Suspect]:
-    """Every verdict on ``new`` as the change ``intent`` asks of ``old`` (module docstring),
-    the lost lines first."""
-    out = [suspect_deletion(old, new, intent.instruction)]
-    out += [check(old, new, intent, path) for check in CHECKS]
+def vouch(c: Change, intent: Intent) -> list[Suspect]:
+    """Every verdict on ``c.new`` as the change ``intent`` asks of ``c.old`` (module docstring),
+    the lost lines first; every check reads the one ``Change``."""
+    out = [suspect_deletion(c, intent)]
+    out += [check(c, intent) for check in CHECKS]
     return [s for s in out if s is not None]

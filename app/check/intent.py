@@ -1,8 +1,8 @@
-"""What an instruction asks of a file, read without a model: the facts the checks use.
+"""What an instruction asks of a file, read once without a model: the facts the plan and checks use.
 
 Reading the instruction shapes a check or which prompt is asked, never the file: nothing here
-writes an edit. Contract: ``read_intent(instruction, text, path) -> Intent``, every field a plain
-reading of the words and of the file's definitions (``app.code.syntax.definitions``):
+writes an edit. Contract: ``read_intent(instruction, source) -> Intent``, every field a plain
+reading of the words and of the file's definitions (``app.code.source.Source``):
   * ``rename``: ``(old, new)`` for "rename [the function|variable …] OLD to NEW";
   * ``named``: the file's definitions the instruction names, by qualified name or last part, in
     the order named (a lowercase word only where it reads as a name; a rename's names name none);
@@ -10,9 +10,9 @@ reading of the words and of the file's definitions (``app.code.syntax.definition
     the definitions its word names: the change goes to every site;
   * ``values``: ``(a, b)`` pairs of "from A to B" and of "change A to B" / "replace A with B"
     where the file holds A verbatim;
-  * ``everywhere``: the instruction asks for a change across the file (``EVERYWHERE``);
-  * ``comments``: it names comments or docstrings (a rename then reaches them too).
-The field docstrings of ``Intent`` give the rules of ``named`` and ``values``, with examples.
+  * ``everywhere``, ``across``, ``removal``, ``only_adds``, ``comments``, ``mentions``: the
+    words that ask for a change across the file, for type hints or docstrings, for a removal,
+    only for an addition, name comments; whether any word is a definition's name (``Intent``).
 """
 
 from __future__ import annotations
@@ -20,7 +20,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from ..code.syntax import Definition, definitions, language_for_path
+from ..code.source import Source
+from ..code.syntax import Definition
 
 _RENAME = re.compile(
     r"\brename\s+(?:the\s+)?(?:((?:local\s+)?(?:variable|function|method|class|parameter|"
@@ -44,7 +45,16 @@ EVERYWHERE = re.compile(
     r"comments|imports|strings)|(?:whole|entire)\s+(?:file|module|text|code))\b",
     re.I,
 )
-"""Words that ask for a change across the file (``app.edit.rewrite.broad`` reads them too)."""
+"""Words that ask for a change across the file."""
+_ACROSS = re.compile(r"\b(type\s+hints?|(?:type\s+)?annotations?|docstrings?)\b", re.I)
+"""Words that ask for type hints or docstrings (of every definition, unless one is named)."""
+_WORD = re.compile(r"[A-Za-z_]\w*")
+_ONLY_ADDS = re.compile(r"\s*(?:add|insert|append)\b", re.I)
+_REWORDS = re.compile(
+    r"\b(?:replac\w*|chang\w*|mov\w*|merg\w*|join\w*|combin\w*|rewrit\w*|instead|"
+    r"rather than|turn\w* into|convert\w*)\b",
+    re.I,
+)
 _COMMENTS = re.compile(r"\b(comments?|docstrings?|documentation|docs?)\b", re.I)
 _REMOVAL = re.compile(
     r"\b(remov\w*|delet\w*|drop\w*|strip\w*|cut|trim\w*|eras\w*|eliminat\w*|get rid|"
@@ -79,8 +89,18 @@ class Intent:
     """``(a, b)`` pairs of "from A to B" (quotes kept as written; "from 12 months to 18 months", a
     number with the same unit on both sides, is (12, 18)), and of "change A to B" / "replace A
     with B" where the file holds A verbatim (A and B: the last quoted part of each side, if any)."""
-    everywhere: bool = False
+    everywhere: str = ""
+    """The words that ask for a change across the file (``EVERYWHERE``; "" when none)."""
     comments: bool = False
+    across: str = ""
+    """The words that ask for type hints or docstrings ("" when none)."""
+    removal: bool = False
+    """It asks for something to be removed or shortened (``asks_removal``)."""
+    only_adds: bool = False
+    """It only adds ("Add the item …"): nothing it says replaces or rewords."""
+    mentions: bool = False
+    """A word of it, the renamed name aside, is the last part of a definition's name (a
+    looser reading than ``named``: any word, any case)."""
 
 
 def asks_removal(instruction: str) -> bool:
@@ -146,9 +166,9 @@ def _named(instruction: str, defs: list[Definition]) -> list[tuple[int, int, lis
     return found
 
 
-def read_intent(instruction: str, text: str, path: str | None = None) -> Intent:
-    """The ``Intent`` of ``instruction`` on ``text`` (module docstring)."""
-    defs = definitions(text, language_for_path(path))
+def read_intent(instruction: str, source: Source) -> Intent:
+    """The ``Intent`` of ``instruction`` on the file ``source`` (module docstring)."""
+    text, defs = source.text, list(source.definitions)
     rename, variable = None, False
     r = _RENAME.search(instruction)
     if r and r.group(2) != r.group(3):
@@ -176,6 +196,9 @@ def read_intent(instruction: str, text: str, path: str | None = None) -> Intent:
     ]
     pairs += [c for c in _changes(instruction, text) if c[:2] not in [p[:2] for p in pairs]]
     values = tuple((a, b) for a, b, _ in pairs)
+    everywhere, across = EVERYWHERE.search(instruction), _ACROSS.search(instruction)
+    last_parts = {d.name.rsplit(".", 1)[-1] for d in defs}
+    words = set(_WORD.findall(instruction)) - {rename[0] if rename else ""}
     return Intent(
         instruction,
         rename,
@@ -184,6 +207,10 @@ def read_intent(instruction: str, text: str, path: str | None = None) -> Intent:
         tuple(named),
         tuple(each),
         values,
-        EVERYWHERE.search(instruction) is not None,
+        everywhere.group(0) if everywhere else "",
         _COMMENTS.search(instruction) is not None,
+        across.group(0) if across else "",
+        asks_removal(instruction),
+        bool(_ONLY_ADDS.match(instruction)) and not _REWORDS.search(instruction),
+        bool(words & last_parts),
     )

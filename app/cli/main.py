@@ -82,8 +82,8 @@ def _stream(a):
 
 
 def cmd_rewrite(a) -> int:
+    from ..edit.result import Status
     from ..edit.rewrite import rewrite
-    from ..edit.stages import Status
     from ..store.files import check_writable, read_source, write_atomic
 
     src = read_source(a.path)

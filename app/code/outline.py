@@ -3,7 +3,7 @@
 A prompt holds the whole file when it fits the context; otherwise its outline (the imports, the
 top-level assignments and every definition's signature, with line numbers) and windows of lines.
 Contract:
-  * ``outline(text, path) -> Outline``: the entries (``Entry``: 0-based ``[start, end)`` lines and
+  * ``outline(source) -> Outline``: the entries (``Entry``: 0-based ``[start, end)`` lines and
     the one line shown, a multi-line signature joined) in file order, from ``app.code.syntax``;
     ``Outline.text`` renders one entry a line as ``START-END: text`` (1-based, inclusive). Files
     without a grammar get every ``OUTLINE_STRIDE``-th non-blank line.
@@ -22,7 +22,7 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from .syntax import definitions, language_for_path, top_level_lines
+from .source import Source
 
 OUTLINE_STRIDE = 20
 """Without a grammar, every this many non-blank lines one is shown."""
@@ -64,15 +64,14 @@ def _joined(lines: Sequence[str], a: int, b: int) -> str:
     return shown if len(shown) <= SHOWN_CHARS else shown[: SHOWN_CHARS - 3] + "..."
 
 
-def outline(text: str, path: str | None) -> Outline:
-    """The outline of ``text`` (module docstring)."""
-    lines = text.split("\n")
+def outline(source: Source) -> Outline:
+    """The outline of ``source``'s text (module docstring)."""
+    lines = source.text.split("\n")
     if lines and lines[-1] == "":
         lines.pop()
-    lang = language_for_path(path)
     entries: list[Entry] = []
-    defs = definitions(text, lang) if lang else []
-    for a, b, kind in top_level_lines(text, lang) if lang else []:
+    defs = source.definitions
+    for a, b, kind in source.top_level:
         first = lines[a].strip()
         if kind == "expression_statement" and (not first or first[0] in "\"'rbuRBU#"):
             continue  # a docstring or a bare string

@@ -266,9 +266,10 @@ class Definition:
     """0 at the top level, 1 inside one definition, ..."""
 
 
-def definitions(text: str, lang: str | None) -> list[Definition]:
-    """The definitions of ``text`` in file order (module docstring)."""
-    tree = parse(text, lang)
+def definitions(text: str, lang: str | None, tree=None) -> list[Definition]:
+    """The definitions of ``text`` in file order (module docstring); ``tree``: its parse,
+    when the caller has it (``app.code.source.Source``)."""
+    tree = tree if tree is not None else parse(text, lang)
     kinds = _DEFINITIONS.get(lang or "", frozenset()) - {"decorated_definition"}
     if tree is None or not kinds:
         return []
@@ -311,10 +312,12 @@ _TOP_LEVEL = frozenset(
 )
 
 
-def top_level_lines(text: str, lang: str | None) -> list[tuple[int, int, str]]:
+def top_level_lines(text: str, lang: str | None, tree=None) -> list[tuple[int, int, str]]:
     """``(start, end, type)`` 0-based lines of the top-level statements that are not
     definitions (imports, assignments; Python only; ``[]`` otherwise)."""
-    tree = parse(text, lang) if lang == "python" else None
+    if lang != "python":
+        return []
+    tree = tree if tree is not None else parse(text, lang)
     if tree is None:
         return []
     return [
@@ -324,9 +327,9 @@ def top_level_lines(text: str, lang: str | None) -> list[tuple[int, int, str]]:
     ]
 
 
-def count_errors(text: str, lang: str | None) -> int:
+def count_errors(text: str, lang: str | None, tree=None) -> int:
     """Number of ``ERROR`` and ``MISSING`` nodes in ``text``'s parse tree (0 if unknown)."""
-    tree = parse(text, lang)
+    tree = tree if tree is not None else parse(text, lang)
     if tree is None or not tree.root_node.has_error:
         return 0
     count = 0
@@ -344,7 +347,11 @@ def syntax_warning(original: str, new: str, lang: str | None) -> str | None:
     """A one-line warning when ``new`` parses with more errors than ``original``, else None."""
     if lang is None:
         return None
-    before, after = count_errors(original, lang), count_errors(new, lang)
+    return errors_warning(count_errors(original, lang), count_errors(new, lang), lang)
+
+
+def errors_warning(before: int, after: int, lang: str) -> str | None:
+    """``syntax_warning`` of two error counts (``count_errors``) already made."""
     if after <= before:
         return None
     return (

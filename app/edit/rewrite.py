@@ -1,8 +1,8 @@
 """Rewrite a text (or a region of it) with a loaded model: the one path every front end uses.
 
-Contract: ``rewrite(loaded, text, opts, path=..., on_text=..., cancel=...)`` runs the edit mode
-``plan_rewrite`` decides once (a ``Plan``: the mode, why, its prompts) and returns a
-``RewriteResult`` (``app.edit.stages``: the new text, hunks, diff, ``RewriteStats``). Modes:
+Contract: ``rewrite(loaded, text, opts, path=..., on_text=..., cancel=...)`` reads the request
+once (``app.edit.request``), runs the ``Plan`` ``plan_rewrite`` makes once (every stage: the
+mode, why, its prompts, rounds, fallback) and returns a ``RewriteResult`` (``app.edit.result``). Modes:
 ``blocks`` (``auto``'s default: search/replace blocks, ``app.edit.edits``; if they fail or a check
 flags them, one repair round, ``app.edit.rounds``, then a whole rewrite), ``whole`` (the text or
 region written out: ``--edit whole``, a region, or a ``broad`` change), and for a file too long
@@ -18,26 +18,24 @@ raises ``UserError``. (A question answered from files: ``app.answer.answer``.)
 from __future__ import annotations
 
 import logging
-import re
 import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from enum import Enum
 
 from ...engine import prefill
 from ...engine.backend import UserError
 from ...engine.metrics import Metrics
-from ..check.intent import EVERYWHERE, read_intent
-from ..code.diff import split_lines
-from ..code.names import whole_word
 from ..code.outline import Outline, outline, widen
-from ..code.syntax import definitions, language_for_path
 from ..options import EDIT_MODES, RewriteOptions
 from ..runtime.loaded_model import LoadedModel
 from ..runtime.prompt import Prompt
 from ..store.files import DoesNotFit
 from . import edits
 from .prompts import outline_prompt, rewrite_prompt
+from .request import Request, read_request
+from .result import EditMode, RewriteResult, Status
 from .rounds import (
     WHOLE_VERDICTS,
     again_whole,
@@ -48,11 +46,8 @@ from .rounds import (
     short_enough,
 )
 from .stages import (
-    EditMode,
     Fallback,
-    RewriteResult,
     RewriteRun,
-    Status,
     check_fits,
     run_blocks,
     run_locate,
@@ -71,50 +66,27 @@ FALLBACK_TOKENS = 1024
 """A big file's located lines are rewritten whole, when blocks fail, up to this length."""
 
 
-BROAD_LINES = 10
-"""A rename of a name that is on at least this many lines of the file is a broad edit."""
+class Start(Enum):
+    """How a rewrite starts (``Plan.mode``)."""
 
-_ACROSS = re.compile(r"\b(type\s+hints?|(?:type\s+)?annotations?|docstrings?)\b", re.I)
-_WORD = re.compile(r"[A-Za-z_]\w*")
-
-
-def broad(instruction: str, text: str, path: str | None = None) -> str:
-    """Why ``instruction`` changes ``text`` across the file ("" when it names a few places):
-    it says so (``everywhere``, ``throughout``, ``every …``, ``all the calls``, ``the whole
-    file``); it renames a name that is on ``BROAD_LINES`` lines or more; or it asks for
-    type hints or docstrings. The last two only when it names no definition of the file
-    (besides the renamed name): ``In Repr.repr_dict, rename pieces to parts`` is local.
-    Search/replace blocks for such a change repeat most of the file twice, so ``auto``
-    writes the whole file at once instead."""
-    said = EVERYWHERE.search(instruction)
-    if said:
-        return f"the instruction asks for a change across the file ({said.group(0)!r})"
-    rename, across = read_intent(instruction, text, path).rename, _ACROSS.search(instruction)
-    if not rename and not across:
-        return ""
-    old = rename[0] if rename else ""
-    names = {d.name.rsplit(".", 1)[-1] for d in definitions(text, language_for_path(path))}
-    if (set(_WORD.findall(instruction)) - {old}) & names:
-        return ""
-    if rename:
-        pattern = whole_word(old)
-        n = sum(1 for line in text.splitlines() if pattern.search(line))
-        if n >= BROAD_LINES:
-            return f"the instruction renames {old!r}, which is on {n} lines of the file"
-        return ""
-    return f"the instruction asks for {across.group(0)} and names no definition of the file"
+    WHOLE = "whole"
+    """The text, or the region, written out in full."""
+    BLOCKS = "blocks"
+    """Search/replace blocks (``app.edit.edits``)."""
+    OUTLINE = "outline"
+    """The whole rewrite does not fit the context: the file is shown as its outline."""
 
 
-def edit_mode(opts: RewriteOptions, text: str, path: str | None = None) -> tuple[str, str]:
-    """The edit mode a rewrite of ``text`` runs first, ``whole`` (the text or the region is
-    written out in full) or ``blocks`` (search/replace blocks, ``app.edit.edits``), and why
-    ``auto`` chose ``whole`` ("" otherwise): the change is ``broad``."""
+def edit_mode(opts: RewriteOptions, request: Request) -> tuple[Start, str]:
+    """The edit mode a rewrite of ``request`` runs first, ``WHOLE`` (the text or the region is
+    written out in full) or ``BLOCKS`` (search/replace blocks, ``app.edit.edits``), and why
+    ``auto`` chose ``WHOLE`` ("" otherwise): the change is ``broad``."""
     if opts.edit not in EDIT_MODES:
         raise UserError(f"unknown edit mode {opts.edit!r}: {', '.join(EDIT_MODES)}")
-    if opts.edit == "whole" or opts.region is not None or edits.has_markers(text):
-        return "whole", ""
-    why = broad(opts.instruction, text, path) if opts.edit == "auto" else ""
-    return ("whole", why) if why else ("blocks", "")
+    if opts.edit == "whole" or opts.region is not None or edits.has_markers(request.source.text):
+        return Start.WHOLE, ""
+    why = request.broad if opts.edit == "auto" else ""
+    return (Start.WHOLE, why) if why else (Start.BLOCKS, "")
 
 
 def _whole_prompt(
@@ -136,11 +108,12 @@ def _whole_prompt(
 
 @dataclass(frozen=True)
 class Plan:
-    """How a rewrite starts (``plan_rewrite``): the one decision, each prompt built once."""
+    """Every stage of a rewrite (``plan_rewrite``), decided once, each prompt built once: the
+    first answer (``mode``, ``prompt``), the repair round (``rounds``) and the whole rewrite
+    that blocks given up fall back to (``whole``, under ``auto``)."""
 
-    mode: str
-    """``whole``, ``blocks``, or ``outline``: the whole rewrite does not fit the context, so
-    the file is shown as its outline (``_big``)."""
+    mode: Start
+    """How it starts; ``OUTLINE``: the whole rewrite does not fit the context (``_big``)."""
     prompt: Prompt
     """The first stage's prompt: the whole rewrite's, the blocks answer's, or (``outline``)
     the outline prompt that locates the change (a region's: its whole rewrite); every
@@ -154,17 +127,38 @@ class Plan:
     """The big file's outline (``outline`` only)."""
     problem: str = ""
     """Why the plan cannot run ("" when it can): a whole rewrite asked of a big file."""
+    auto: bool = False
+    """``--edit auto``: blocks that fail are given up (``Fallback``) for the whole rewrite or a
+    round, and capped at ``BLOCKS_SHARE``; forced (``--edit blocks``), their failure is the
+    result."""
+    rounds: bool = False
+    """A blocks answer that fails or is flagged, and a flagged whole rewrite, are sent back
+    to the model once (``app.edit.rounds``): ``auto`` without a region."""
+    guard: bool = False
+    """The first blocks answer's SEARCH sides are guarded (``RewriteOptions.first``
+    ``guarded``, under ``auto``)."""
+    regions_first: bool = False
+    """The named definitions are rewritten whole as the first answer (``first`` ``region``,
+    under ``auto``)."""
 
 
 def plan_rewrite(run: RewriteRun) -> Plan:
-    """The edit mode (``edit_mode``), why, and the prompts of ``run``'s rewrite."""
+    """The edit mode (``edit_mode``), why, the prompts and the later stages of ``run``'s
+    rewrite."""
     opts, n_ctx, name = run.opts, run.loaded.target.n_ctx, run.path or "the text"
-    mode, why = edit_mode(opts, run.text, run.path)
+    mode, why = edit_mode(opts, run.request)
+    auto = opts.edit == "auto"
+    policy = {
+        "auto": auto,
+        "rounds": auto and opts.region is None,
+        "guard": auto and opts.first == "guarded",
+        "regions_first": auto and opts.first == "region",
+    }
     whole = _whole_prompt(run)
     if whole.fits(n_ctx):
-        if mode == "blocks":
-            return Plan("blocks", _whole_prompt(run, "blocks"), "", whole)
-        return Plan("whole", whole, why, whole)
+        if mode is Start.BLOCKS:
+            return Plan(Start.BLOCKS, _whole_prompt(run, "blocks"), "", whole, **policy)
+        return Plan(Start.WHOLE, whole, why, whole, **policy)
     # a broad change too: the whole file cannot be written, its changes can
     out = _outline(run)
     if opts.region:
@@ -172,14 +166,14 @@ def plan_rewrite(run: RewriteRun) -> Plan:
     else:
         first = _big_prompt(run, out, ask="locate")
     problem = ""
-    if opts.region is None and mode == "whole" and not why:
+    if opts.region is None and mode is Start.WHOLE and not why:
         problem = (
             f"{name} is {whole.part_tokens:,} tokens; a whole rewrite needs "
             f"{len(whole) + whole.part_tokens:,} of the {n_ctx:,}-token context: let the "
             "model write only the lines that change (--edit auto, the default), rewrite a "
             "region (--lines) or raise --ctx"
         )
-    return Plan("outline", first, "", whole, out, problem)
+    return Plan(Start.OUTLINE, first, "", whole, out, problem, **policy)
 
 
 def rewrite(
@@ -196,34 +190,34 @@ def rewrite(
     if not opts.instruction.strip():
         raise UserError("no instruction given")
     m = metrics if metrics is not None else Metrics()
-    run = RewriteRun(loaded, text, split_lines(text), opts, path, on_text, cancel, m)
+    run = RewriteRun(loaded, read_request(opts, text, path), opts, on_text, cancel, m)
     plan = plan_rewrite(run)
     run.edit_reason, run.file_tokens = plan.reason, plan.whole.part_tokens
-    if plan.mode == "outline":
+    if plan.mode is Start.OUTLINE:
         return _big(run, plan)
-    if plan.mode == "blocks":
-        if opts.edit == "auto" and opts.first == "region":
+    if plan.mode is Start.BLOCKS:
+        if plan.regions_first:
             made = _named_regions(run)
             if made is not None:
                 return run.close(made, EditMode.REGION)
-        res = run_blocks(run, plan.prompt, guard=opts.edit == "auto" and opts.first == "guarded")
+        res = run_blocks(run, plan.prompt, guard=plan.guard, fallback=plan.auto)
         if isinstance(res, RewriteResult):
-            return run.close(_mend(run, res) or res, EditMode.BLOCKS)
-        mended = _mend(run, res)
+            return run.close(_mend(run, plan, res) or res, EditMode.BLOCKS)
+        mended = _mend(run, plan, res)
         if mended is not None:
             return run.close(mended, EditMode.BLOCKS, res.why)
         log.info("edit blocks given up (%s): rewriting the whole file", res.why)
         run.next_stage()
         return run.close(run_whole(run, plan.whole), EditMode.WHOLE, res.why)
-    return run.close(_whole_round(run, run_whole(run, plan.prompt)), EditMode.WHOLE)
+    return run.close(_whole_round(run, plan, run_whole(run, plan.prompt)), EditMode.WHOLE)
 
 
-def _whole_round(run: RewriteRun, first: RewriteResult) -> RewriteResult:
-    """Under ``auto``, a whole rewrite the checks flag is asked once more, told what they
-    saw (``app.edit.rounds.again_whole``); the better of the two (fewer verdicts; the first on
-    a tie)."""
+def _whole_round(run: RewriteRun, plan: Plan, first: RewriteResult) -> RewriteResult:
+    """With ``plan.rounds``, a whole rewrite the checks flag is asked once more, told what
+    they saw (``app.edit.rounds.again_whole``); the better of the two (fewer verdicts; the
+    first on a tie)."""
     reasons = {v.reason for v in first.verdicts}
-    if run.opts.edit != "auto" or run.opts.region is not None or not reasons & WHOLE_VERDICTS:
+    if not plan.rounds or not reasons & WHOLE_VERDICTS:
         return first
     res = again_whole(run, first, lambda fb: _whole_prompt(run, feedback=fb))
     if res is not None and (
@@ -246,13 +240,13 @@ def _named_regions(run: RewriteRun) -> RewriteResult | None:
     return res
 
 
-def _mend(run: RewriteRun, first: RewriteResult | Fallback) -> RewriteResult | None:
-    """Under ``auto``, the repair rounds (``app.edit.rounds``) for a blocks answer that could not
+def _mend(run: RewriteRun, plan: Plan, first: RewriteResult | Fallback) -> RewriteResult | None:
+    """With ``plan.rounds``, the repair rounds (``app.edit.rounds``) for a blocks answer that could not
     be placed or that the checks flag: the definitions it goes to rewritten whole, the
     better result of the two (fewer verdicts; the first on a tie); for blocks that did not
     place and no definition that came back, the blocks asked once more. None when no
     round ran or it brought nothing back."""
-    if run.opts.edit != "auto" or run.metrics.stop_reason == "cancelled":
+    if not plan.rounds or run.metrics.stop_reason == "cancelled":
         return None
     res = None
     defs = round_targets(run, first, run.intent)
@@ -276,7 +270,7 @@ def _count(run: RewriteRun):
 
 def _outline(run: RewriteRun) -> Outline:
     """The file's outline, cut to its top-level entries when it would crowd the context."""
-    out = outline(run.text, run.path)
+    out = outline(run.source)
     count = _count(run)
     budget = int(run.loaded.target.n_ctx * OUTLINE_SHARE)
     if count(out.text) > budget:
@@ -337,7 +331,7 @@ def _big(run: RewriteRun, plan: Plan) -> RewriteResult:
             f"{name}, {shown:,} tokens; with the outline that needs {len(prompt):,} of the "
             f"{n_ctx:,}-token context: rewrite a smaller region (--lines) or raise --ctx"
         )
-    res = run_blocks(run, prompt, within=ranges)
+    res = run_blocks(run, prompt, within=ranges, fallback=plan.auto)
     if isinstance(res, RewriteResult):
         return run.close(res, EditMode.LOCATE_BLOCKS)
     why = res.why
@@ -394,7 +388,7 @@ def first_prompt(
     """The prompt a rewrite of ``text`` starts with (``plan_rewrite``) and how much of it
     every such rewrite shares (through the region when there is one): what a warm-up
     prefills."""
-    run = RewriteRun(loaded, text, split_lines(text), opts, path, None, None, Metrics())
+    run = RewriteRun(loaded, read_request(opts, text, path), opts, None, None, Metrics())
     prompt = plan_rewrite(run).prompt
     return prompt, prompt.part_end if opts.region is not None else prompt.prefix_end
 

@@ -44,21 +44,13 @@ import logging
 
 from ..check.checks import Suspect, Verdict, map_scope, touches
 from ..check.intent import Intent
-from ..code.diff import Hunk, apply_hunks, compute_hunks, split_lines
-from ..code.syntax import Definition, definitions, language_for_path
+from ..code.diff import Hunk, apply_hunks
+from ..code.syntax import Definition
 from . import edits
 from .edits import Miss
 from .prompts import rewrite_fence, rewrite_prompt
-from .stages import (
-    Fallback,
-    GiveUp,
-    RewriteResult,
-    RewriteRun,
-    Status,
-    finished,
-    run_blocks,
-    run_whole,
-)
+from .result import RewriteResult, Status
+from .stages import Fallback, GiveUp, RewriteRun, finished, run_blocks, run_whole
 
 log = logging.getLogger(__name__)
 
@@ -106,7 +98,7 @@ def _like(run: RewriteRun, raw: str) -> list[Definition]:
     """The definitions the search sides of an answer that could not be placed are most
     like (each block's first search line, at least ``LIKE`` like one file line)."""
     parsed = edits.parse_blocks(edits.PREFILL + raw)
-    defs = definitions(run.text, language_for_path(run.path))
+    defs = run.source.definitions
     found = []
     for block in parsed.blocks:
         first = next((s.strip() for s in block.search.splitlines() if s.strip()), "")
@@ -139,7 +131,7 @@ def round_targets(
         elif reasons & _TOUCHED and not reasons & _SCOPED:
             # where the change was made (the function given the parameter), not every
             # definition the instruction names (the class the parameter is passed to)
-            defs = definitions(run.text, language_for_path(run.path))
+            defs = run.source.definitions
             touched = [d for d in defs if any(touches(h, d, before=True) for h in first.hunks)]
             chosen = touched or list(intent.named)
         else:
@@ -183,13 +175,10 @@ def redo_definitions(
     for d in defs:
         if first is not None or d is not defs[0]:
             run.next_stage()
-        sub = dataclasses.replace(
-            run, opts=dataclasses.replace(run.opts, region=(d.start, d.end)), on_text=None
-        )
         feedback = None
-        if flagged and first.new_text is not None:  # its own try at d, and what was seen
-            ((a, b),) = map_scope(text, first.new_text, [(d.start, d.end)])
-            mine = "".join(split_lines(first.new_text)[a:b])
+        if flagged and first.change is not None:  # its own try at d, and what was seen
+            ((a, b),) = map_scope(first.change, [(d.start, d.end)])
+            mine = "".join(first.change.new.lines[a:b])
             feedback = (mine, checks_note(first.verdicts)) if mine.strip() else None
         prompt = rewrite_prompt(
             run.loaded.target,
@@ -201,15 +190,14 @@ def redo_definitions(
             region=(d.start, d.end),
             feedback=feedback,
         )
-        res = run_whole(sub, prompt)
-        run.checks_s = sub.checks_s  # the clone's reading time is the rewrite's
+        res = run_whole(run, prompt, piece=True)
         raws.append(res.raw)
         if res.status is Status.CANCELLED:
             return res
-        if res.status is not Status.OK or res.new_text is None:
+        if res.status is not Status.OK or res.change is None:
             log.info("widen %s: %s", d.name, res.status)
             continue
-        made += compute_hunks(text, res.new_text)
+        made += res.change.hunks
     if not made:
         return None
     if label:
@@ -317,7 +305,7 @@ def retry_blocks(run: RewriteRun, first: Fallback) -> RewriteResult | None:
         feedback=(edits.PREFILL + body, note),
         edit="blocks",
     )
-    res = run_blocks(run, prompt, guard=True)
+    res = run_blocks(run, prompt, guard=True, fallback=True)
     if isinstance(res, Fallback):
         log.info("retry: %s", res.why)
         return None

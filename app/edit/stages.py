@@ -1,8 +1,8 @@
 """One generation of a rewrite, read into a result: the stages ``app.edit.rewrite`` chains.
 
 Contract:
-  * ``RewriteResult`` is what every front end gets back (``app.edit.rewrite``'s docstring has
-    the statuses); ``edit_mode`` says which mode produced it.
+  * ``RewriteResult`` (``app.edit.result``) is what every front end gets back; ``finished``
+    reads each answer into one ``Change`` (``app.code.source``) that every check reads.
   * ``run_whole(run, prompt)``: the model writes the whole text, or the prompt's region,
     out in full; the result is spliced into the file.
   * ``run_blocks(run, prompt, within=..., guard=False)``: the model writes search/replace
@@ -11,15 +11,15 @@ Contract:
     instruction names; with ``guard``, SEARCH sides can only copy lines of the file,
     ``app.edit.search_guard``);
     an answer stops as soon as it is ``edits.broken`` (no more text could mend it).
-    Returns the result, or, when ``run.opts.edit`` is ``auto``, a ``Fallback`` (why,
+    Returns the result, or, with ``fallback`` (the plan's ``auto``), a ``Fallback`` (why,
     and the answer) instead of a failed result, so the caller can fall back or repair;
     nothing is applied then.
   * ``run_locate(run, prompt, outline)``: the line ranges of a big file a change goes to
     (``app.code.outline.read_located``), from a short first answer.
   * ``check_fits(loaded, prompt, what, fix)`` raises ``DoesNotFit`` naming the real sizes
     and the fix that applies.
-One rewrite is one ``RewriteRun`` (the model, the text, the options, the metrics, the
-labels); each stage runs through ``app.runtime.generation.run_prompt`` on ``run.metrics``, and the
+One rewrite is one ``RewriteRun`` (the model, the request read once, the options, the metrics,
+the labels); each stage runs through ``app.runtime.generation.run_prompt`` on ``run.metrics``, and the
 run keeps the figures of the stages before the last (``Metrics.restart``/``add``), so the
 result's stats count every stage. A result's ``RewriteStats`` are the engine's figures
 with the run's labels (edit mode, reason, fallback, repairs, file length). ``on_text`` gets the stream of a whole (or region)
@@ -34,22 +34,24 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from enum import Enum, StrEnum
+from enum import Enum
 
 from ...engine.metrics import Metrics
-from ..check.checks import Suspect, suspect_deletion, vouch
-from ..check.intent import Intent, read_intent
-from ..code.diff import Hunk, apply_hunks, compute_hunks, preview_in_file, unified_diff
+from ..check.checks import suspect_deletion, vouch
+from ..check.intent import Intent
+from ..code.diff import apply_hunks, preview_in_file, unified_diff
 from ..code.outline import Outline, read_located
+from ..code.source import Change, Source
 from ..options import RewriteOptions
 from ..runtime.generation import run_prompt
 from ..runtime.loaded_model import LoadedModel
 from ..runtime.prompt import Prompt
 from ..store.files import DoesNotFit
 from . import edits
-from .prompts import feedback_note
 from .repair import repair
-from .review import Review, review, threshold, verdict
+from .request import Request
+from .result import EditMode, RewriteResult, RewriteStats, StageTime, Status
+from .review import review, threshold, verdict
 from .search_guard import SearchGuard
 
 log = logging.getLogger(__name__)
@@ -62,130 +64,6 @@ margin): each changed line is written twice, so a longer answer costs more than 
 rewrite it falls back to would have. ``--edit blocks`` may take the whole length."""
 LOCATE_TOKENS = 160
 """Output cap of a locate answer (a few outline lines)."""
-
-
-@dataclass(frozen=True)
-class StageTime:
-    """One generation's share of a rewrite's wait: prompt prefill and decode seconds, and
-    the tokens it generated."""
-
-    prefill_s: float
-    decode_s: float
-    tokens: int
-
-    def to_json(self) -> dict:
-        return {
-            "prefill_s": round(self.prefill_s, 4),
-            "decode_s": round(self.decode_s, 4),
-            "tokens": self.tokens,
-        }
-
-
-class Status(StrEnum):
-    """How a rewrite ended (``RewriteResult.status``; the value is the wire's ``status``)."""
-
-    OK = "ok"
-    TRUNCATED = "truncated"
-    """Cut at a limit: ``new_text`` None, hunks of the completed lines only."""
-    CANCELLED = "cancelled"
-    NO_OUTPUT = "no_output"
-    """Nothing usable came back, or it could not be applied: nothing changed."""
-
-
-class EditMode(StrEnum):
-    """Which edit mode produced a result (``RewriteStats.edit_mode``, the wire's value)."""
-
-    WHOLE = "whole"
-    BLOCKS = "blocks"
-    REGION = "region"
-    """The definitions the instruction names rewritten whole (``RewriteOptions.first``)."""
-    LOCATE = "locate"
-    """A big file whose change could not be located."""
-    LOCATE_BLOCKS = "locate+blocks"
-    LOCATE_WHOLE = "locate+whole"
-
-
-@dataclass
-class RewriteStats:
-    """The app's labels of one rewrite beside the engine's figures of its generations.
-
-    The engine's ``Metrics`` counts tokens and time; which edit mode ran, why, and how long
-    the file was are the app's to say. ``snapshot()`` is what every display and the wire
-    read: the engine's snapshot with the labels under their names."""
-
-    metrics: Metrics
-    edit_mode: EditMode | str = ""
-    """Which edit mode produced the result (an ``EditMode``; "" before one has)."""
-    edit_reason: str = ""
-    """Why a whole rewrite was chosen without trying an edit format ("" when it was not)."""
-    edit_fallback: str = ""
-    """Why an edit format was given up for a whole rewrite ("" when it was not)."""
-    edit_repairs: tuple[str, ...] = ()
-    """The repairs made to the answer (``app.edit.repair``) and repair rounds run, in order."""
-    file_tokens: int = 0
-    """Tokens of the text a whole rewrite re-emits (what ``generated_tokens`` compares with)."""
-    stages: tuple[StageTime, ...] = ()
-    """Each generation of the rewrite, in order: the first answer, then any round or review."""
-    checks_s: float = 0.0
-    """Seconds spent reading answers: fidelity repairs, hunks, the checks' verdicts."""
-
-    def snapshot(self) -> dict:
-        return {
-            **self.metrics.snapshot(),
-            "stages": [st.to_json() for st in self.stages],
-            "checks_s": round(self.checks_s, 4),
-            "edit_mode": self.edit_mode,
-            "edit_reason": self.edit_reason,
-            "edit_fallback": self.edit_fallback,
-            "edit_repairs": list(self.edit_repairs),
-            "file_tokens": self.file_tokens,
-            "given_up": given_up(self.edit_fallback),
-        }
-
-
-@dataclass
-class RewriteResult:
-    original: str
-    new_text: str | None
-    raw: str
-    """The model's output as it wrote it (blocks in the blocks mode)."""
-    hunks: list[Hunk]
-    diff: str
-    stats: RewriteStats
-    status: Status
-    message: str = ""
-    suspect: Suspect | None = None
-    """Set on an ``ok`` result the checks flag (``app.check.checks.vouch``): the first verdict."""
-    verdicts: list[Suspect] = field(default_factory=list)
-    """Every verdict of the checks on an ``ok`` result (``suspect`` is the first)."""
-    first_answer: str | None = None
-    """The model's first answer placed in the file as it is, before any repair or round
-    (None when it could not be placed): what the bench compares the result with."""
-    review: Review | None = None
-    """The model's review of the finished change (``app.edit.review``), when one ran."""
-
-    @property
-    def metrics(self) -> Metrics:
-        """The engine's figures of the generations this result took."""
-        return self.stats.metrics
-
-    @property
-    def edit_mode(self) -> str:
-        """The edit mode that produced this result (``RewriteStats.edit_mode``)."""
-        return self.stats.edit_mode or EditMode.WHOLE
-
-    def to_json(self) -> dict:
-        return {
-            "status": self.status,
-            "message": self.message,
-            "output": self.new_text,
-            "diff": self.diff,
-            "hunks": [h.to_json() for h in self.hunks],
-            "suspect": self.suspect.to_json() if self.suspect else None,
-            "verdicts": [v.to_json() for v in self.verdicts],
-            "stats": self.stats.snapshot(),
-            "review": None if self.review is None else self.review.to_json(),
-        }
 
 
 class GiveUp(Enum):
@@ -220,10 +98,9 @@ class RewriteRun:
     """One rewrite: what every stage of it shares."""
 
     loaded: LoadedModel
-    text: str
-    lines: list[str]
+    request: Request
+    """The request read once: the file, the instruction's ``Intent``."""
     opts: RewriteOptions
-    path: str | None
     on_text: Callable[[str], None] | None
     cancel: threading.Event | None
     metrics: Metrics
@@ -242,19 +119,41 @@ class RewriteRun:
     """The generations closed so far (``close``)."""
     checks_s: float = 0.0
     """Seconds ``finished`` spent reading answers."""
-    _intent: Intent | None = field(default=None, repr=False)
+    answers: dict[str, Source] = field(default_factory=dict, repr=False)
+    """Each answer's text read (``read``), by text."""
+
+    def read(self, text: str) -> Source:
+        """``text``, an answer of this rewrite, as one ``Source``: the same text (a round's
+        answer merged into the same file, the file itself) is read, and parsed, once."""
+        if text == self.text:
+            return self.source
+        return self.answers.setdefault(text, Source(text, self.path))
+
+    @property
+    def source(self) -> Source:
+        return self.request.source
+
+    @property
+    def text(self) -> str:
+        return self.request.source.text
+
+    @property
+    def lines(self) -> list[str]:
+        return self.request.source.lines
+
+    @property
+    def path(self) -> str | None:
+        return self.request.source.path
 
     @property
     def asked(self) -> str:
         """The instruction, with the user's feedback note on a re-run."""
-        return " ".join(filter(None, (self.opts.instruction, feedback_note(self.opts.feedback))))
+        return self.request.asked
 
     @property
     def intent(self) -> Intent:
         """What the instruction asks of the file (``app.check.intent``), read once per rewrite."""
-        if self._intent is None:
-            self._intent = read_intent(self.asked, self.text, self.path)
-        return self._intent
+        return self.request.intent
 
     def next_stage(self) -> None:
         """The stage so far is over: keep its figures, start the metrics afresh."""
@@ -351,41 +250,39 @@ def cut_message(stop_reason: str, max_tokens: int, region: bool) -> str:
     return f"{cut_why(stop_reason, max_tokens, region)}; nothing was written: {fix}"
 
 
-def finished(run: RewriteRun, new_text: str, raw: str, part: str, body: str) -> RewriteResult:
+def finished(
+    run: RewriteRun, new_text: str, raw: str, part: str, body: str, piece: bool = False
+) -> RewriteResult:
     """The ``ok`` result of a complete rewrite: the answer's fidelity repaired
-    (``app.edit.repair``: copies only, never what it changes), hunks, diff and the checks'
-    verdicts (``app.check.checks.vouch``; a region's lost lines are judged on ``body`` against
-    ``part``, what the model was shown to rewrite); the first verdict is the result's
-    ``suspect``. The first answer of a rewrite is kept as it came (``first_answer``)."""
+    (``app.edit.repair``: copies only, never what it changes), read once into a ``Change``
+    (``app.code.source``) whose hunks, diff and the checks' verdicts (``app.check.checks.vouch``)
+    it gives; a region's lost lines (a region asked for, or ``piece``: a round's definition)
+    are judged on ``body`` against ``part``, what the model was shown to rewrite; the first
+    verdict is the result's ``suspect``. The first answer of a rewrite is kept as it came
+    (``first_answer``; a ``piece`` is not one)."""
     text, intent = run.text, run.intent
-    if not run.answered:
+    if not run.answered and not piece:
         run.first_answer, run.answered = new_text, True
     t = time.perf_counter()
     new_text, labels = repair(text, new_text, run.path)
-    if run.opts.region is None and part == text:
-        verdicts = vouch(text, new_text, intent, run.path)
+    change = Change(run.source, run.read(new_text))
+    if run.opts.region is None and part == text and not piece:
+        verdicts = vouch(change, intent)
     else:
-        lost = suspect_deletion(part, body, run.asked)
+        lost = suspect_deletion(Change(Source(part), Source(body)), intent)
         verdicts = [lost] if lost else []
-        verdicts += [v for v in vouch(text, new_text, intent, run.path) if not v.deleted_lines]
+        verdicts += [v for v in vouch(change, intent) if not v.deleted_lines]
     run.repairs += [x for x in labels if x not in run.repairs]
-    hunks = compute_hunks(text, new_text)
+    hunks = list(change.hunks)
     suspect = verdicts[0] if verdicts else None
     msg = suspect.message if suspect else ("" if hunks else "no changes")
     diff = unified_diff(text, new_text, run.path or "text")
     run.checks_s += time.perf_counter() - t
-    return RewriteResult(
+    res = RewriteResult(
         text, new_text, raw, hunks, diff, run.stats(), Status.OK, msg, suspect, verdicts
     )
-
-
-def given_up(edit_fallback: str) -> str:
-    """What every display says of a result made after the model's blocks were given up
-    (``Fallback``), beside the edit mode that made it: "blocks given up: why"; "" when none
-    were. ``RewriteStats.snapshot()`` carries it (``given_up``): the CLI, the terminal app
-    and, through ``rewrite/done``, the plugins show it, so a person reviews such a result
-    knowing that the model's own change could not be read or placed."""
-    return f"blocks given up: {edit_fallback}" if edit_fallback else ""
+    res.change = change
+    return res
 
 
 def _send_whole(run: RewriteRun, new_text: str, fence: str) -> None:
@@ -394,15 +291,18 @@ def _send_whole(run: RewriteRun, new_text: str, fence: str) -> None:
         run.on_text(new_text + ("" if new_text.endswith("\n") else "\n") + fence + "\n")
 
 
-def run_whole(run: RewriteRun, prompt: Prompt) -> RewriteResult:
-    """The model writes ``prompt.part`` out in full (module docstring)."""
+def run_whole(run: RewriteRun, prompt: Prompt, piece: bool = False) -> RewriteResult:
+    """The model writes ``prompt.part`` out in full (module docstring); a ``piece`` (a repair
+    round's definition) is not streamed to ``on_text``, and ``finished`` judges it as a region."""
     loaded, opts, m, text = run.loaded, run.opts, run.metrics, run.text
     room = prompt.room(loaded.target.n_ctx)
     max_tokens = min(opts.max_tokens or int(prompt.part_tokens * 1.3) + 128, room)
+    on_text = None if piece else run.on_text
     gen = run_prompt(
-        loaded, prompt, opts, max_tokens, on_text=run.on_text, cancel=run.cancel, metrics=m
+        loaded, prompt, opts, max_tokens, on_text=on_text, cancel=run.cancel, metrics=m
     )
-    run.file_tokens = run.file_tokens or prompt.part_tokens
+    if not piece:
+        run.file_tokens = run.file_tokens or prompt.part_tokens
     raw, fenced = gen.text, gen.fenced
     assert fenced is not None
     if m.stop_reason == "cancelled":
@@ -424,7 +324,7 @@ def run_whole(run: RewriteRun, prompt: Prompt) -> RewriteResult:
         new_text = "".join(run.lines[:a]) + body + "".join(run.lines[b:])
     else:
         new_text = body if text.endswith("\n") or not body.endswith("\n") else body[:-1]
-    return finished(run, new_text, raw, part, body)
+    return finished(run, new_text, raw, part, body, piece)
 
 
 def run_blocks(
@@ -432,12 +332,15 @@ def run_blocks(
     prompt: Prompt,
     within: Sequence[tuple[int, int]] | None = None,
     guard: bool = False,
+    fallback: bool = True,
 ) -> RewriteResult | Fallback:
     """The model writes search/replace blocks, placed in the file (module docstring); with
     ``guard`` (and ``opts.verbatim``, a local model) each SEARCH side can only copy lines of
-    the file (``app.edit.search_guard``)."""
+    the file (``app.edit.search_guard``); with ``fallback`` (the plan's ``auto``) blocks that
+    fail are a ``Fallback`` and the answer is capped at ``BLOCKS_SHARE``, else (``--edit
+    blocks``) the failure is the result."""
     loaded, opts, m, text = run.loaded, run.opts, run.metrics, run.text
-    forced = opts.edit == "blocks"
+    forced = not fallback
     room = prompt.room(loaded.target.n_ctx)
     if room < 64:
         why = "no room left in the context for the blocks"

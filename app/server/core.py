@@ -49,7 +49,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from ..edit.stages import Status
+from ..edit.result import Status
 from ..runtime.loaded_model import LoadedModel
 from ..store.files import ConflictError, FileError, read_source, write_atomic
 from .answers import answer_job

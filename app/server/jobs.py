@@ -44,8 +44,8 @@ from typing import Any, ClassVar, TypeVar
 from ...engine.backend import UserError
 from ...engine.metrics import Metrics
 from ..edit.live import LivePreview, Preview
+from ..edit.result import Status
 from ..edit.rewrite import RewriteResult, rewrite, warm
-from ..edit.stages import Status
 from ..options import RewriteOptions
 from ..runtime.loaded_model import LoadedModel
 from .rpc import Connection

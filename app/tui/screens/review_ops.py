@@ -20,8 +20,8 @@ from textual import events
 from textual.widgets import Label
 
 from ...code.syntax import syntax_warning
+from ...edit.result import Status
 from ...edit.rewrite import RewriteResult
-from ...edit.stages import Status
 from ..live import LiveRun
 from ..review import Review, diff_rows, first_row_of
 from .editor_state import EditorState

@@ -1,0 +1,77 @@
+"""A text read once, and one change between two texts: what the checks and the rounds share.
+
+Contract: ``Source(text, path)`` reads nothing until asked; each reading (``lang``, ``lines``,
+``tree``, ``definitions``, ``top_level``, ``errors``) is made once and kept, so tree-sitter
+parses a ``Source``'s text at most once (``app.code.syntax.parse``). ``Change(old, new)`` is
+one candidate answer against the file it changes: ``hunks`` (``app.code.diff.compute_hunks``)
+made once; ``Change.of(old, new, path)`` reads two texts. A rewrite reads its file into one
+``Source`` and each answer into one ``Change``, which every check (``app.check.checks``) and
+repair round reads: the pair is diffed, and each text parsed, once.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cached_property
+
+from .diff import Hunk, compute_hunks, split_lines
+from .syntax import Definition, count_errors, definitions, language_for_path, parse, top_level_lines
+
+
+@dataclass(frozen=True, eq=False)
+class Source:
+    """A text and the file it is (``path``: its name says the language), read lazily once."""
+
+    text: str
+    path: str | None = None
+
+    @cached_property
+    def lang(self) -> str | None:
+        """The tree-sitter language (``language_for_path``), None without a grammar."""
+        return language_for_path(self.path)
+
+    @cached_property
+    def lines(self) -> list[str]:
+        """The lines, ends kept (``split_lines``); not to be changed in place."""
+        return split_lines(self.text)
+
+    @cached_property
+    def tree(self):  # -> tree_sitter.Tree | None
+        """The tree-sitter tree, None without a grammar."""
+        return parse(self.text, self.lang)
+
+    @cached_property
+    def definitions(self) -> tuple[Definition, ...]:
+        """The definitions in file order (``app.code.syntax.definitions``)."""
+        return tuple(definitions(self.text, self.lang, self.tree))
+
+    @cached_property
+    def top_level(self) -> tuple[tuple[int, int, str], ...]:
+        """Top-level statements that are not definitions (``top_level_lines``)."""
+        return tuple(top_level_lines(self.text, self.lang, self.tree))
+
+    @cached_property
+    def errors(self) -> int:
+        """Syntax error nodes (``app.code.syntax.count_errors``)."""
+        return count_errors(self.text, self.lang, self.tree)
+
+
+@dataclass(frozen=True, eq=False)
+class Change:
+    """``old`` becomes ``new`` (the same file): one candidate answer, diffed once."""
+
+    old: Source
+    new: Source
+
+    @classmethod
+    def of(cls, old: str, new: str, path: str | None = None) -> Change:
+        return cls(Source(old, path), Source(new, path))
+
+    @property
+    def path(self) -> str | None:
+        return self.old.path
+
+    @cached_property
+    def hunks(self) -> tuple[Hunk, ...]:
+        """The changed regions in order, in ``old``'s line numbers."""
+        return tuple(compute_hunks(self.old.text, self.new.text))
