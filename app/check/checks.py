@@ -220,7 +220,7 @@ def rename_attributes(old: Source, intent: Intent) -> bool:
     (a definition inside a class) or the instruction says method or attribute."""
     if intent.rename is None:
         return False
-    if intent.rename_kind in ("method", "attribute", "field"):
+    if intent.rename_member:
         return True
     a = intent.rename[0]
     return not intent.rename_variable and any(

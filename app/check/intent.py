@@ -29,6 +29,8 @@ _RENAME = re.compile(
     r"(?:to|as|into)\s+[`'\"]?([A-Za-z_]\w*)",
     re.I,
 )
+_MEMBER = frozenset(("method", "attribute", "field"))
+"""What a rename may say its name is when it is reached as ``x.name``."""
 _NOT_A_DEFINITION = re.compile(r"variable|parameter|argument|attribute|field|constant", re.I)
 _VALUE = re.compile(r"\bfrom\s+(\S+?)\s+to\s+(\S+?)(?=[\s,;]|\.(?:\s|$)|$)", re.I)
 _MEASURE = re.compile(
@@ -75,8 +77,8 @@ class Intent:
     rename: tuple[str, str] | None = None
     rename_variable: bool = False
     """The rename says its name is a variable, parameter, attribute or field."""
-    rename_kind: str = ""
-    """What the rename says its name is (``method``, ``local variable``, …; "" if nothing)."""
+    rename_member: bool = False
+    """The rename says its name is a method, attribute or field (reached through objects)."""
     named: tuple[Definition, ...] = ()
     """The file's definitions the instruction names, by their qualified name (``Repr.repr_dict``)
     or their last part (``do_shorts``, ``do_shorts()``), in the order named; a name that is several
@@ -203,7 +205,7 @@ def read_intent(instruction: str, source: Source) -> Intent:
         instruction,
         rename,
         variable,
-        (r.group(1) or "").lower() if rename else "",
+        bool(rename) and (r.group(1) or "").lower() in _MEMBER,
         tuple(named),
         tuple(each),
         values,

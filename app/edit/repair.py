@@ -22,6 +22,7 @@ import io
 import json
 import re
 import tokenize
+from enum import StrEnum
 
 from ..code.diff import split_lines
 from ..code.syntax import language_for_path
@@ -155,19 +156,27 @@ def _parses(text: str) -> bool:
     return True
 
 
+class Repair(StrEnum):
+    """A fidelity repair's label (``edit_repairs`` on the wire)."""
+
+    COPIES = "copies"
+    BLANK_LINES = "blank_lines"
+    COMMAS = "commas"
+
+
 REPAIRS = (
-    ("copies", keep_copies),
-    ("blank_lines", keep_blank_lines),
-    ("commas", mend_commas),
+    (Repair.COPIES, keep_copies),
+    (Repair.BLANK_LINES, keep_blank_lines),
+    (Repair.COMMAS, mend_commas),
 )
-_WHITE_SPACE = ("copies", "blank_lines")
+_WHITE_SPACE = frozenset((Repair.COPIES, Repair.BLANK_LINES))
 
 
-def repair(old: str, new: str, path: str | None) -> tuple[str, list[str]]:
+def repair(old: str, new: str, path: str | None) -> tuple[str, list[Repair]]:
     """``new`` with every fidelity repair that applies made (module docstring), and their
     labels."""
     only_space = _squash(old) == _squash(new)  # white space is the answer's change
-    labels: list[str] = []
+    labels: list[Repair] = []
     for label, fix in REPAIRS:
         if only_space and label in _WHITE_SPACE:
             continue

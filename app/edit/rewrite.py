@@ -234,7 +234,7 @@ def _named_regions(run: RewriteRun) -> RewriteResult | None:
     defs = innermost(list(run.intent.named))
     if not defs or not short_enough(run, defs):
         return None
-    res = redo_definitions(run, None, defs, label="")
+    res = redo_definitions(run, None, defs, label=None)
     if res is None:
         run.answered = True  # nothing came back: blocks now, their answer is not the first
     return res

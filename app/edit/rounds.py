@@ -41,6 +41,7 @@ from __future__ import annotations
 import dataclasses
 import difflib
 import logging
+from enum import StrEnum
 
 from ..check.checks import Suspect, Verdict, map_scope, touches
 from ..check.intent import Intent
@@ -53,6 +54,18 @@ from .result import RewriteResult, Status
 from .stages import Fallback, GiveUp, RewriteRun, finished, run_blocks, run_whole
 
 log = logging.getLogger(__name__)
+
+
+class Round(StrEnum):
+    """A repair round's label in ``run.repairs`` (``edit_repairs`` on the wire)."""
+
+    WIDEN = "widen"
+    """Definitions rewritten whole (``redo_definitions``)."""
+    AGAIN = "again"
+    """A flagged whole rewrite asked once more (``again_whole``)."""
+    RETRY = "retry"
+    """Blocks asked once more with why they failed (``retry_blocks``)."""
+
 
 WIDEN_TOKENS = 1024
 """A definition longer than this is not rewritten whole by a repair round."""
@@ -155,7 +168,7 @@ def redo_definitions(
     run: RewriteRun,
     first: RewriteResult | Fallback | None,
     defs: list[Definition],
-    label: str = "widen",
+    label: Round | None = Round.WIDEN,
 ) -> RewriteResult | None:
     """Rewrite each of ``defs`` whole and merge (module docstring); with no ``first``
     answer, the first answer itself (``RewriteOptions.first``: ``region``)."""
@@ -200,7 +213,7 @@ def redo_definitions(
         made += res.change.hunks
     if not made:
         return None
-    if label:
+    if label is not None:
         run.repairs.append(label)
     hunks = sorted([*kept, *made], key=lambda h: (h.start_line, h.end_line))
     merged = apply_hunks(text, [dataclasses.replace(h, id=i) for i, h in enumerate(hunks)])
@@ -231,7 +244,7 @@ def again_whole(run: RewriteRun, first: RewriteResult, prompt_of) -> RewriteResu
     if res.status is not Status.OK:
         log.info("again: %s", res.status)
         return None
-    run.repairs.append("again")
+    run.repairs.append(Round.AGAIN)
     return res
 
 
@@ -310,6 +323,6 @@ def retry_blocks(run: RewriteRun, first: Fallback) -> RewriteResult | None:
         log.info("retry: %s", res.why)
         return None
     if res.status is Status.OK and res.hunks:
-        run.repairs.append("retry")
+        run.repairs.append(Round.RETRY)
         return res
     return res if res.status is Status.CANCELLED else None
