@@ -1,7 +1,7 @@
 """One rewrite request is read once (app/edit/request.py, app/code/source.py): however many
 stages run (first answer, repair round, whole fallback, a second whole ask), the instruction
-is read into an ``Intent`` once and each text, the file and every candidate answer, is
-parsed by tree-sitter at most once. The readers are wrapped with counters wherever a module
+is read into an ``Intent`` once, each text, the file and every candidate answer, is
+parsed by tree-sitter at most once, and each pair of texts is diffed into hunks once. The readers are wrapped with counters wherever a module
 imported them, and real rewrites run on a scripted model."""
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from test_edit_modes import BLOCKS, WHOLE, block, blocks_answer, whole_answer
 from test_rounds import LOG, REGION, TEXT, region_rule
 
 from specedit.app.check import intent as intent_mod
-from specedit.app.code import syntax
+from specedit.app.code import diff, syntax
 from specedit.app.edit.rewrite import rewrite
 from specedit.app.options import RewriteOptions
 
@@ -34,11 +34,13 @@ def _count(monkeypatch, fn, counter: Counter, key) -> None:
 
 @pytest.fixture
 def counts(monkeypatch):
-    """``(reads, parses)``: instructions read (by text) and texts parsed (by text, language)."""
-    reads, parses = Counter(), Counter()
+    """``(reads, parses, diffs)``: instructions read (by text), texts parsed (by text,
+    language) and pairs diffed into hunks (by old and new)."""
+    reads, parses, diffs = Counter(), Counter(), Counter()
     _count(monkeypatch, intent_mod.read_intent, reads, lambda instruction, source: instruction)
     _count(monkeypatch, syntax.parse, parses, lambda text, lang: (text, lang))
-    return reads, parses
+    _count(monkeypatch, diff.compute_hunks, diffs, lambda old, new: (old, new))
+    return reads, parses, diffs
 
 
 def _rewrite(rules, instruction, text=TEXT, **opts):
@@ -73,7 +75,7 @@ CASES = {
 
 @pytest.mark.parametrize("case", CASES)
 def test_a_rewrite_reads_its_instruction_once_and_parses_each_text_once(counts, case):
-    reads, parses = counts
+    reads, parses, diffs = counts
     rules, stages = CASES[case]
     instruction = "Make the eighth function multiply." if case == "fallback" else "In f7, multiply."
     res, prompts = _rewrite(rules, instruction)
@@ -81,11 +83,12 @@ def test_a_rewrite_reads_its_instruction_once_and_parses_each_text_once(counts, 
     assert reads == {instruction: 1}
     assert parses[(TEXT, "python")] == 1  # the file, however many stages read it
     assert max(parses.values()) == 1  # and each answer the checks read, once
+    assert max(diffs.values()) == 1  # one Change per answer, whatever reads it
 
 
 def test_a_whole_rewrite_asked_twice_still_reads_once(counts):
     """A broad change written whole, flagged, asked again: two whole answers checked."""
-    reads, parses = counts
+    reads, parses, diffs = counts
     instr = "Rename open_log to open_file everywhere."
     want = LOG.replace("open_log", "open_file")
     cut = want[: want.index("def flush_log")]
@@ -95,6 +98,7 @@ def test_a_whole_rewrite_asked_twice_still_reads_once(counts):
     assert res.new_text == want and len(prompts) == 2
     assert reads == {instr: 1}
     assert parses[(LOG, "python")] == 1 and max(parses.values()) == 1
+    assert max(diffs.values()) == 1
 
 
 def test_a_round_shares_the_runs_lists_without_a_clone():

@@ -119,15 +119,17 @@ class RewriteRun:
     """The generations closed so far (``close``)."""
     checks_s: float = 0.0
     """Seconds ``finished`` spent reading answers."""
-    answers: dict[str, Source] = field(default_factory=dict, repr=False)
-    """Each answer's text read (``read``), by text."""
+    answers: dict[str, Change] = field(default_factory=dict, repr=False)
+    """Each answer read (``change_to``), by its text."""
 
-    def read(self, text: str) -> Source:
-        """``text``, an answer of this rewrite, as one ``Source``: the same text (a round's
-        answer merged into the same file, the file itself) is read, and parsed, once."""
-        if text == self.text:
-            return self.source
-        return self.answers.setdefault(text, Source(text, self.path))
+    def change_to(self, text: str) -> Change:
+        """The file becoming ``text``, an answer of this rewrite, as one ``Change``: the same
+        text (a round's answer merged into the same file, the file itself) is diffed and
+        parsed once."""
+        if text not in self.answers:
+            new = self.source if text == self.text else Source(text, self.path)
+            self.answers[text] = Change(self.source, new)
+        return self.answers[text]
 
     @property
     def source(self) -> Source:
@@ -265,7 +267,7 @@ def finished(
         run.first_answer, run.answered = new_text, True
     t = time.perf_counter()
     new_text, labels = repair(text, new_text, run.path)
-    change = Change(run.source, run.read(new_text))
+    change = run.change_to(new_text)
     if run.opts.region is None and part == text and not piece:
         verdicts = vouch(change, intent)
     else:
