@@ -20,13 +20,6 @@ MAX_LINES = 15
 
 TRIM_NEXT = "being edited; trim next"
 ALLOWED: dict[str, str] = {
-    "app/check/checks.py": TRIM_NEXT,
-    "app/check/bindings.py": TRIM_NEXT,
-    "app/check/compilers.py": TRIM_NEXT,
-    "app/code/syntax.py": TRIM_NEXT,
-    "app/code/names.py": TRIM_NEXT,
-    "app/edit/rounds.py": TRIM_NEXT,
-    "app/edit/stages.py": TRIM_NEXT,
     "app/server/*": TRIM_NEXT,
 }
 """Modules exempt from the length and history checks, each with the reason."""
