@@ -3,8 +3,7 @@
 Contract (the wire protocol is documented in ``docs/protocol.md``):
 
 * :class:`Server` listens on a Unix socket only its user reaches and, with ``tcp=True``, on
-  127.0.0.1 behind the discovery file's random token; :meth:`Server.start` raises
-  :class:`AlreadyRunning` when a live server has the path.
+  127.0.0.1 behind the discovery file's token; a live server on the path: :class:`AlreadyRunning`.
 * Methods: ``initialize``, ``rewrite/start``, ``rewrite/warm``, ``answer/start``,
   ``rewrite/cancel``, ``$/cancelRequest``, ``rewrite/apply``, ``refactor/rename``, ``shutdown``,
   ``exit``; long work is queued and reported by notifications (``app.server.jobs``,
@@ -12,6 +11,7 @@ Contract (the wire protocol is documented in ``docs/protocol.md``):
 * Bounds: at most :func:`connection_cap` connections, each within ``rpc.Limits``; params are
   read in a worker thread. Stopping cancels every job, and the running one's owner still gets
   its ``rewrite/done`` before the connections close.
+
 Running one (the CLI entry, a background thread) is ``app.server.serve``'s business.
 """
 
