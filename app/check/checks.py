@@ -40,8 +40,8 @@ class Suspect:
 
     reason: str
     """``drops_tail``, ``drops_share``, ``drops_on_add``, ``rename_left``, ``site_missed``,
-    ``value_missed``, ``outside_named``, ``unbound``, ``param_unused``, ``removed``, ``syntax``,
-    ``compile`` or ``unchanged``."""
+    ``value_missed``, ``outside_named``, ``unbound``, ``param_unused``, ``syntax``, ``compile``
+    or ``unchanged``."""
     deleted_lines: int
     """Non-blank lines removed on balance (0 for the verdicts on what changed)."""
     message: str
