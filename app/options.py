@@ -112,8 +112,8 @@ class RewriteOptions:
     the instruction names rewritten whole as a region, blocks when it names none)."""
     review: str = "auto"
     """The model reviews a finished, unflagged change (``app.edit.review``; ``REVIEWS``):
-    ``auto`` when the model has a review threshold (none has one yet: bench/README,
-    session 28), ``on`` always (a model without one gets its score recorded, never a
+    ``auto`` when the model has a review threshold (none has one yet: ``docs/notes.md``),
+    ``on`` always (a model without one gets its score recorded, never a
     verdict), ``off`` never."""
     prompt_cache: bool = False
     """Keep the KV state of the prompt's file prefix on disk for the next process

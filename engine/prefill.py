@@ -32,8 +32,7 @@ log = logging.getLogger(__name__)
 CHUNK = 128
 """Tokens per prefill batch: as fast per token as 512-token batches on llama.cpp's CPU path,
 and the longest a warm-up or a prefill keeps the model busy between two checks (a cancel,
-a rewrite arriving during a warm-up, waits for one batch at most: about 0.6 s on the 0.5B
-model and 1.3 s on the 1.5B on 2 CPU cores)."""
+a rewrite arriving during a warm-up, waits for one batch at most; ``docs/notes.md``)."""
 
 SCHEME = f"chunks{CHUNK}+marks"
 """Names the batch plan, for caches that outlive the process (``app.runtime.prompt_cache``)."""

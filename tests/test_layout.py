@@ -166,6 +166,19 @@ def test_rooms_import_one_way():
     assert "models" not in rooms["engine"]  # (engine.verifier reaches kernels lazily: the seam)
 
 
+def test_answer_and_edit_each_have_their_job():
+    """Neither room imports the other: what both guards need of the model (each token's bytes)
+    lives below them, in ``app.runtime.copy_guard``."""
+    graph = _graph()
+    crossing = [
+        (m, t)
+        for m, targets in graph.items()
+        for t in targets
+        if {_room(m), _room(t)} == {"app.answer", "app.edit"}
+    ]
+    assert crossing == []
+
+
 def test_nothing_in_app_imports_the_benchmarks():
     for path in sorted((ROOT / "app").rglob("*.py")):
         package = "specedit.app." + ".".join(path.relative_to(ROOT / "app").parent.parts)

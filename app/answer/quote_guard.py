@@ -11,18 +11,18 @@ end. A citation line is a context file's shown name (``app.runtime.prompt.shown_
 opening fence. Anything else is free: the prose and which passage stay the model's.
 ``completed(text)``: the answer the program completes once its first passage is chosen or pinned
 (``app.answer.quote_insert``). With ``own_blocks`` an uncited block is the model's own, and free. Tokens
-are matched by their bytes (``pieces(target)``, one table per target), so any tokenization of the
-copy is allowed; pieces over ``MAX_PIECE`` bytes are not offered inside a quote.
+are matched by their bytes (``app.runtime.copy_guard.pieces``), so any tokenization of the copy is
+allowed; pieces over ``MAX_PIECE`` bytes are not offered inside a quote.
 """
 
 from __future__ import annotations
 
 import re
-import weakref
 from collections.abc import Sequence
 
 import numpy as np
 
+from ..runtime.copy_guard import MAX_PIECE, pieces, remembered
 from ..runtime.prompt import shown_paths
 from ..runtime.stream import fence_for
 from .passage_rank import best_window, relevant_lines
@@ -32,9 +32,6 @@ MAX_LINES = 8
 """The most lines a passage may quote: evidence, not the file (a passage the model ran on
 took the answer to its token limit)."""
 
-MAX_PIECE = 48
-"""The longest token (bytes) a quote may be copied with (longer ones are rare runs)."""
-
 _WORDY = re.compile(rb"\w")
 _OPENERS = frozenset(bytes([c]) for c in b"`'\"([{*_<")
 _MID_LINE_WORDS = 3
@@ -42,39 +39,9 @@ _MID_LINE_WORDS = 3
 _FENCE_LINE = re.compile(rb"(?m)^[ \t]*`{3,}[ \t]*$")
 _FENCE_OPEN = re.compile(rb"^(`{3,})[\w+-]*[ \t]*$")
 _CITE_LINE = re.compile(r"^\s*" + CITE_RE.pattern + r"\s*:?\s*$")
-_PIECES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 _LEAD_IN = re.compile(rb"[ \t]*[^\n`]*\w[^\n`]*[:?][ \t]*(?=(?P<gap>\n[ \t]*\n)[ \t]*[^\s`])")
 """A line that leads into the next paragraph (a heading or a question ending in ``:`` or
 ``?``, then one blank line): a passage that starts on it goes on into that paragraph."""
-
-
-def pieces(target) -> tuple[list[bytes], dict[bytes, list[int]]]:
-    """Every token's bytes, and the ids of each byte string (one table per target)."""
-    try:
-        return _PIECES[target]
-    except (KeyError, TypeError):
-        pass
-    table = [bytes(target.detokenize([i])) for i in range(target.n_vocab)]
-    index: dict[bytes, list[int]] = {}
-    for i, b in enumerate(table):
-        if b and len(b) <= MAX_PIECE and i not in target.eos_ids:
-            index.setdefault(b, []).append(i)
-    try:
-        _PIECES[target] = (table, index)
-    except TypeError:  # a target that cannot be weakly referenced: built each time
-        pass
-    return table, index
-
-
-def remembered(memo: dict, key: tuple[int, ...], make) -> np.ndarray | None:
-    """``make()``, the allowed ids after output ``key``, kept in ``memo`` (a guard is asked
-    again for the same output as drafts are verified; cleared past 256 entries)."""
-    if key in memo:
-        return memo[key]
-    if len(memo) > 256:
-        memo.clear()
-    memo[key] = got = make()
-    return got
 
 
 def _starts(data: bytes) -> list[int]:

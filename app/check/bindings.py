@@ -4,21 +4,14 @@
 counts: a call that reads a name nothing defines, a new parameter nothing reads.
 
 Contract (a language not named, or code that does not parse, gives None):
-  * ``unbound(text, path) -> set[str] | None``: the names the code reads that nothing binds.
-    Python (``symtable``): names read as globals from any scope that the module does not
-    bind (assignment, import, ``def``, ``class``, ``global`` plus assignment), less builtins
-    and a module's own attributes; None with a star import. JavaScript (tree-sitter; scopes as
-    the grammar's locals query has them, and the declarations it leaves out): a reference no enclosing
-    scope declares (``var`` in its function, ``let``/``const``/classes in their block,
-    hoisting ignored), less the globals of ``data/js_globals.json``. Shell: ``$X`` read
-    without a default that no assignment, ``for``, ``read``/``getopts`` or declaration
-    binds, less the shell's own variables (``SH_ENVIRONMENT``).
+  * ``unbound(text, path) -> set[str] | None``: the names the code reads that nothing binds, less
+    builtins and the language's own globals. Python by ``symtable``, JavaScript by tree-sitter's
+    scopes, shell by its assignments and ``$X`` reads.
   * ``unbound_reads(text, path) -> dict[str, int] | None``: JavaScript and shell, the same
     names with the 0-based line of each one's first unbound read.
   * ``parameters(text, path) -> dict[str, Params] | None``: (Python) for each function, by
-    its qualified name (``Queue.put``; a name defined twice keeps its last), its 1-based
-    first line, its parameter names, the names its body reads (nested definitions
-    included), and ``stub``: a body that is only a docstring, ``pass``, ``...`` or ``raise``.
+    its qualified name, its first line, its parameter names, the names its body reads and
+    whether it is a stub.
 """
 
 from __future__ import annotations
@@ -49,8 +42,8 @@ def _python(text: str, path: str | None) -> bool:
 
 def unbound_reads(text: str, path: str | None, tree=None) -> dict[str, int] | None:
     """JavaScript and shell: each name the code reads that nothing binds, with the 0-based
-    line of its first such read (module docstring); None for other languages. ``tree``:
-    the text's tree-sitter parse, when the caller has it (``app.code.source.Source``)."""
+    line of its first such read (the rules of ``unbound``); None for other languages.
+    ``tree``: the text's tree-sitter parse, when the caller has it (``app.code.source``)."""
     lang = language_for_path(path)
     if lang == "javascript":
         return _javascript_unbound(text, tree)
@@ -60,8 +53,18 @@ def unbound_reads(text: str, path: str | None, tree=None) -> dict[str, int] | No
 
 
 def unbound(text: str, path: str | None, tree=None) -> set[str] | None:
-    """The names the code reads that nothing binds (module docstring); ``tree`` as in
-    ``unbound_reads``."""
+    """The names the code reads that nothing binds; None for a language not named here or code
+    that does not parse (``tree`` as in ``unbound_reads``).
+
+    Python (``symtable``): names read as globals from any scope that the module does not bind
+    (assignment, import, ``def``, ``class``, ``global`` plus assignment), less builtins and a
+    module's own attributes; None with a star import. JavaScript (tree-sitter; scopes as the
+    grammar's locals query has them, and the declarations it leaves out): a reference no
+    enclosing scope declares (``var`` in its function, ``let``/``const``/classes in their block,
+    hoisting ignored), less the globals of ``data/js_globals.json``. Shell: ``$X`` read without
+    a default that no assignment, ``for``, ``read``/``getopts`` or declaration binds, less the
+    shell's own variables (``SH_ENVIRONMENT``).
+    """
     if language_for_path(path) in {"javascript", "bash"}:
         reads = unbound_reads(text, path, tree)
         return None if reads is None else set(reads)
@@ -109,7 +112,10 @@ def _is_stub(body: list[ast.stmt]) -> bool:
 
 
 def parameters(text: str, path: str | None) -> dict[str, Params] | None:
-    """Each function's parameters and reads, by qualified name (module docstring)."""
+    """(Python) For each function, by its qualified name (``Queue.put``; a name defined twice
+    keeps its last): its 1-based first line, its parameter names, the names its body reads
+    (nested definitions included), and ``stub``: a body that is only a docstring, ``pass``,
+    ``...`` or ``raise``. None for other languages or code that does not parse."""
     if not _python(text, path):
         return None
     try:

@@ -1,43 +1,18 @@
 """Checks on a finished rewrite before it may be written: verdicts that need no answer key.
 
-A check reads only the instruction, without a model (``app.check.intent``), the file's own structure
-(``app.code.syntax``) and what the language's tools say of it without running it (``app.check.compilers``). Each takes ``(change, intent)`` (``app.code.source.Change``: the pair read once) and returns a ``Suspect`` (a verdict with
-its reason and one line for any front end) or None:
-  * ``suspect_deletion``: the instruction asks for nothing to be
-    removed (``app.check.intent.asks_removal``) and the result deletes a trailing block (its last hunk
-    runs to the end of ``old`` and removes more non-blank lines than it adds: at least
-    ``TAIL_LINES``, or at least ``TAIL_SHARE`` of ``old``'s non-blank lines: ``drops_tail``), or
-    deletes on balance at least ``SHARE`` of them, ``MIN_SHARE_LINES`` at least (``drops_share``),
-    or the instruction only adds ("Add the item …", nothing it says replaces or rewords) and the
-    result has fewer non-blank lines on balance (``drops_on_add``: the 1.5B wrote a new list item
-    over the list);
-  * ``rename_left``: a rename "A to B" leaves A as a name in the scope the rename covers
-    (``rename_scope``: the definitions the instruction names, else the whole file when A is a
-    definition of it, else the definitions the change was made in) (``rename_left``);
-  * ``sites_missed``: a definition the instruction joins with "and" to another ("of Queue.put and of
-    Queue.get") has no change (``site_missed``);
-  * ``value_missed``: "from a to b" is asked and no changed line held a and now holds b, or (Python)
-    only docstrings or comments did, while a stands in the code (``value_missed``);
-  * ``outside_named``: the instruction names definitions of the file (and not the whole file) and a
-    hunk lies in none of them, nor is it the asked rename (``outside_named``);
-  * ``names_unbound``: (Python, JavaScript, shell) the result reads a name that nothing in the
-    file defines and that the original did not read (``app.check.bindings.unbound``): a parameter used but never added, a rename
-    made at a use only (``unbound``);
-  * ``param_unused``: (Python) a parameter the result adds to a function is read nowhere in it,
-    though the instruction says how it is used: names it again ("pass
-    compresslevel=compresslevel") or takes it as a verb's object ("and pass it to …")
-    (``param_unused``);
-  * ``keys_removed``: a JSON, TOML or YAML file loses keys (``app.check.config_keys``) and the
-    instruction asks for no removal, nor names the key as a rename's old name (``removed``);
-  * ``syntax_worse``: the result has more syntax errors than the original (``syntax``);
-  * ``compile_worse``: the language's own tool reports an error on the result that it does not
-    report on the original (``app.check.compilers``: Python's ``compile()``, ``rustc``, ``bash -n``)
-    (``compile``);
-  * ``no_change``: the result is the original (``unchanged``): every instruction asks for a
-    change, and an answer that makes none is not one.
-``vouch(change, intent)`` runs them all, returning the verdicts in that order;
-``Suspect.to_json`` is the wire form (``rewrite/done.suspect``: the first verdict). Front ends write
-or apply a flagged result only when forced; a cut one (``truncated``, no closing fence) never.
+A check reads only the instruction, without a model (``app.check.intent``), the file's own
+structure (``app.code.syntax``) and what the language's tools say of it without running it
+(``app.check.compilers``). ``vouch(change, intent)`` runs them all on one ``Change`` (the pair
+read once, ``app.code.source``) and returns their verdicts, each a ``Suspect`` (a reason and one
+line for any front end; ``Suspect.to_json`` is ``rewrite/done.suspect``), in this order:
+``suspect_deletion`` (lines dropped the instruction did not ask to remove), then ``CHECKS``:
+``no_change``, ``rename_left`` (a rename "A to B" leaves A in its scope: the named definitions,
+else the file when A is one of its definitions, else those changed), ``sites_missed`` (a
+definition joined by "and" left unchanged), ``value_missed`` ("from a to b" not made),
+``outside_named`` (a hunk in no named definition, nor the asked rename), ``names_unbound``,
+``param_unused``, ``keys_removed``, ``syntax_worse``, ``compile_worse``. Each rule in full:
+``docs/notes.md``. Front ends write or apply a flagged result only when forced; a cut one
+(``truncated``, no closing fence) never.
 """
 
 from __future__ import annotations

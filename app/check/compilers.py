@@ -5,12 +5,9 @@ on ``new`` that it does not report on ``old`` (compared by tool and message, or 
 message id, not by line, so an error the original already had, such as a crate that is not
 at hand, never counts), first by line. Only tools that read code without running any of it:
 
-  * Python: ``compile()`` in this process (``IndentationError``, ``'return' outside function``:
-    what a tree-sitter parse lets through), then pylint's errors (``python -m pylint``, its E
-    messages but syntax, undefined names (``app.check.bindings``) and imports, which depend on what
-    is installed: ``Instance of 'Job' has no 'rollback' member``, a call with too many arguments, a function defined twice);
-  * Rust: ``rustc --emit=metadata --crate-type=lib`` on a private copy (names and types:
-    ``error[E0308]: mismatched types``; no ``--extern`` is passed, so no procedural macro runs);
+  * Python: ``compile()`` in this process, then pylint's E messages but syntax, undefined
+    names (``app.check.bindings``) and imports (which depend on what is installed);
+  * Rust: ``rustc --emit=metadata --crate-type=lib`` on a private copy (no ``--extern``);
   * shell: ``bash -n``.
 
 A tool that is not installed, fails to start or takes longer than ``TIMEOUT_S`` reports
@@ -183,7 +180,8 @@ def errors(text: str, lang: str) -> tuple[Diagnostic, ...]:
 
 
 def new_errors(old: str, new: str, path: str | None) -> list[Diagnostic]:
-    """The errors on ``new`` that ``old`` does not have (module docstring)."""
+    """The errors on ``new`` that ``old`` does not have, by tool and message (or pylint's
+    message id), first by line; [] for a language without a tool here."""
     lang = language_name(path)
     if lang not in _TOOLS or old == new:
         return []

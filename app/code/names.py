@@ -1,31 +1,17 @@
 """Where a name is used in a text, and the text with it renamed: the one home of that reading.
 
-Contract:
-  * ``uses(text, name, path, scope, words=False, attributes=False, mentions=False)
-    -> list[(line, col)]``: 0-based places of ``name`` as a name in ``text``, within
-    ``scope`` (0-based ``[start, end)`` line ranges; None for the whole text). In Python
-    (``tokenize``) a use is a NAME token, not an attribute (``x.name``) and not a keyword
-    argument (``f(name=…)``), which name other things, unless ``f`` is a function the text
-    defines, inside ``scope``, with a parameter ``name`` (then it is the renamed parameter,
-    at every such call, inside ``scope`` or not: a parameter renamed in its function is
-    renamed at its callers' keywords); with ``words``, whole words inside comments and
-    strings count too (a rename "comments and docstrings included"); with ``attributes``,
-    ``x.name`` counts (the name is a method or an attribute, and its uses are reached
-    through objects); with ``mentions``, the places ``rename`` reads in strings (below).
-    Elsewhere, or where Python does not tokenize, a use is a whole word on a line.
-  * ``rename(text, old, new, path, scope, words=False) -> str``: ``text`` with every use
-    of ``old`` in ``scope`` replaced by ``new`` and every other byte as it was. In Python,
-    strings are read too where they name it as code (``mentions``): in ``scope``, the name
-    marked as code in prose (````old````, ```old```, ``:param old:``, a parameter's entry
-    ``old (int): …`` / ``old : int``), and, anywhere, a doctest's keyword ``old=`` at a call
-    of the file's function whose parameter is renamed (``>>> f(x, old=2)``); a bare word of
-    prose stays ("the data are grouped").
-  * ``whole_word(name)``: the pattern of ``name`` as a whole word (no word character on either
-    side), the one reading of "a whole word" every module uses.
-  * ``code_lines(text, value, path) -> set[int] | None``: the 0-based lines where
-    ``value`` (one Python token: ``76``, ``"single"``, ``None``) stands as a token of
-    code, not inside a docstring or a comment; None outside Python, for a value of
-    several tokens, or where Python does not tokenize.
+Contract (lines and columns 0-based; a ``scope`` is ``[start, end)`` line ranges, None for the
+whole text):
+  * ``uses(text, name, path, scope, ...) -> list[(line, col)]``: the places of ``name`` as a name.
+    In Python (``tokenize``) a NAME token, not an attribute nor a keyword argument (but for the
+    keyword of a parameter renamed in its function); ``words``, ``attributes`` and ``mentions``
+    widen it. Elsewhere, or where Python does not tokenize, a whole word on a line.
+  * ``rename(text, old, new, path, scope, ...) -> str``: every use of ``old`` in ``scope`` replaced
+    by ``new``, every other byte as it was; in Python also strings that name it as code, never a
+    bare word of prose.
+  * ``whole_word(name)``: the one pattern of "a whole word" every module uses.
+  * ``code_lines(text, value, path) -> set[int] | None``: the lines where ``value`` stands as a
+    token of code, not in a docstring or a comment (Python only).
 """
 
 from __future__ import annotations
@@ -194,7 +180,18 @@ def uses(
     attributes: bool = False,
     mentions: bool = False,
 ) -> list[tuple[int, int]]:
-    """The places of ``name`` in ``text`` (module docstring)."""
+    """The 0-based ``(line, col)`` places of ``name`` as a name in ``text``, within ``scope``.
+
+    In Python (``tokenize``) a use is a NAME token, not an attribute (``x.name``) and not a
+    keyword argument (``f(name=…)``), which name other things, unless ``f`` is a function the
+    text defines, inside ``scope``, with a parameter ``name`` (then it is the renamed parameter,
+    at every such call, inside ``scope`` or not: a parameter renamed in its function is renamed
+    at its callers' keywords). With ``words``, whole words inside comments and strings count
+    too (a rename "comments and docstrings included"); with ``attributes``, ``x.name`` counts
+    (the name is a method or an attribute, and its uses are reached through objects); with
+    ``mentions``, the places ``rename`` reads in strings. Elsewhere, or where Python does not
+    tokenize, a use is a whole word on a line.
+    """
     python = None
     if language_for_path(path) == "python":
         python = _python_uses(text, name, words, attributes, scope, mentions)
@@ -218,7 +215,14 @@ def rename(
     words: bool = False,
     attributes: bool = False,
 ) -> str:
-    """``text`` with ``old`` renamed ``new`` where ``uses`` finds it (module docstring)."""
+    """``text`` with every use of ``old`` in ``scope`` (``uses``) replaced by ``new``.
+
+    Every other byte stays as it was. In Python, strings are read too where they name it as code
+    (``mentions``): in ``scope``, the name marked as code in prose (````old````, ```old```,
+    ``:param old:``, a parameter's entry ``old (int): …`` / ``old : int``), and, anywhere, a
+    doctest's keyword ``old=`` at a call of the file's function whose parameter is renamed
+    (``>>> f(x, old=2)``); a bare word of prose stays ("the data are grouped").
+    """
     places = uses(text, old, path, scope, words, attributes, mentions=True)
     if not places:
         return text
@@ -231,7 +235,9 @@ def rename(
 
 
 def code_lines(text: str, value: str, path: str | None) -> set[int] | None:
-    """Where ``value`` is a token of code (module docstring)."""
+    """The 0-based lines where ``value`` (one Python token: ``76``, ``"single"``, ``None``) stands
+    as a token of code, not inside a docstring or a comment; None outside Python, for a value of
+    several tokens, or where Python does not tokenize."""
     if language_for_path(path) != "python":
         return None
     try:

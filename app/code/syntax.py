@@ -1,26 +1,16 @@
-"""Tree-sitter helpers shared by the TUI and the socket server.
+"""Tree-sitter for the app: the one language map, a file's definitions, its syntax errors.
 
-Contract:
+Contract (lines are 0-based, ranges ``[start, end)``):
 
-* ``LANGUAGES`` is the one extension -> language map; :func:`language_name` reads it (the
-  info string of a prompt's fenced block) and :func:`language_for_path` maps a file name to
-  a tree-sitter language name (the same names Textual's ``TextArea`` uses: ``"python"``,
-  ``"rust"``, …) when a grammar for it is installed, else ``None``.
-* :func:`enclosing_node_range` returns the 0-based ``[start, end)`` line range of the
-  smallest function / class / definition node that contains lines ``[start_line,
-  end_line)`` (an empty range means the single line ``start_line``, i.e. a cursor). A
-  Python definition's decorators are included. With no such node, an unknown language or
-  unparsable input it returns the given range itself (an empty one widened to one line),
-  clamped to the text. :func:`enclosing_definition` is the same search, returning None
-  when no definition contains the lines (so a caller can say so).
-* :func:`definitions` lists the file's definitions (``Definition``: qualified name, kind,
-  0-based ``[start, end)`` lines with decorators, ``line``: where the definition itself
-  starts, ``header_end``: where its body starts, and ``depth``) and
-  :func:`top_level_lines` the 0-based lines of its top-level imports and assignments; both
-  are empty for an unknown language or no grammar.
-* :func:`count_errors` counts ``ERROR`` plus ``MISSING`` nodes (0 for unknown languages);
-  :func:`syntax_warning` compares an original and a rewrite with it and returns a one-line
-  warning when the rewrite has more of them.
+* ``LANGUAGES`` is the one extension -> language map; :func:`language_name` reads it and
+  :func:`language_for_path` gives the tree-sitter name (Textual's ``TextArea`` names:
+  ``"python"``, ``"rust"``, …) when its grammar is installed, else ``None``.
+* :func:`enclosing_node_range` / :func:`enclosing_definition`: the smallest definition holding
+  some lines (decorators included), else the lines themselves / None.
+* :func:`definitions` (``Definition``: qualified name, kind, lines) and
+  :func:`top_level_lines`; empty for an unknown language or no grammar.
+* :func:`count_errors` counts ``ERROR`` plus ``MISSING`` nodes; :func:`syntax_warning` is one
+  line when a rewrite has more of them than its original.
 
 Parsers are created per call, so every function is safe to call from any thread.
 """
@@ -170,7 +160,8 @@ def parse(text: str, lang: str | None):  # -> tree_sitter.Tree | None
 
 
 def language_name(path: str | None) -> str:
-    """The language of ``path`` by its name (``LANGUAGES``), or "" when unknown."""
+    """The language of ``path`` by its name (``LANGUAGES``), or "" when unknown: the info string
+    of a prompt's fenced block."""
     if not path:
         return ""
     p = PurePath(path)
@@ -192,10 +183,12 @@ def _line_count(text: str) -> int:
 def enclosing_node_range(
     text: str, lang: str | None, start_line: int, end_line: int
 ) -> tuple[int, int]:
-    """0-based ``[start, end)`` lines of the smallest definition containing the given lines.
+    """0-based ``[start, end)`` lines of the smallest function / class / definition node that
+    contains lines ``[start_line, end_line)`` (an empty range means the single line
+    ``start_line``, i.e. a cursor); a Python definition's decorators are included.
 
     Falls back to the given range (at least one line, clamped to the text) when the language
-    is unknown or no definition node contains it.
+    is unknown, the input does not parse or no definition node contains it.
     """
     found = enclosing_definition(text, lang, start_line, end_line)
     return found if found is not None else _clamp(text, start_line, end_line)
@@ -267,8 +260,10 @@ class Definition:
 
 
 def definitions(text: str, lang: str | None, tree=None) -> list[Definition]:
-    """The definitions of ``text`` in file order (module docstring); ``tree``: its parse,
-    when the caller has it (``app.code.source.Source``)."""
+    """The definitions of ``text`` in file order: qualified name, kind, ``[start, end)`` lines
+    with decorators, ``line`` (where the definition itself starts), ``header_end`` (where its
+    body starts) and ``depth``; [] for an unknown language or no grammar. ``tree``: its
+    parse, when the caller has it (``app.code.source.Source``)."""
     tree = tree if tree is not None else parse(text, lang)
     kinds = _DEFINITIONS.get(lang or "", frozenset()) - {"decorated_definition"}
     if tree is None or not kinds:

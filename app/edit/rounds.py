@@ -1,39 +1,18 @@
 """Repair rounds with the model: what the checks saw, or why the blocks did not place, is
-sent back to the model, which makes the change again; the program never makes it.
+sent back to the model, which makes the change again; the program never makes it. One round,
+never more; ``run.repairs`` gets its name. Each rule in full: ``docs/notes.md``.
 
-When a blocks answer cannot be placed, or the checks (``app.check.checks``) flag what it did (a
-second site left unchanged, the value asked for not set, a change outside the named
-definitions, a rename left half done, a name nothing defines, worse syntax, an error the
-language's own tool reports, no change at all), the change is asked again of a smaller
-piece: each definition it goes to is rewritten whole as a region of the file
-(``app.edit.stages.run_whole``; the prompt shares the file's warm prefix, so only the
-instruction and the definition are read), with the lookup drafter copying its lines, and,
-for a flagged answer, the model's own try at that definition and what the checks saw as
-feedback (``checks_note``).
-
-Contract: ``round_targets(run, first, intent) -> list[Definition]``: the definitions to
-rewrite (the missed ones of the named sites; for a half-made change (a name used that
-nothing defines, a new parameter not used, worse syntax, a tool's new error), the
-definitions it touched, else the named ones; else the named ones; for an answer that could
-not be placed, the named ones, else the definitions its search sides are most like),
-innermost, each at most ``WIDEN_TOKENS`` long; [] when there are none or one is too long.
-``redo_definitions(run, first, defs) -> RewriteResult | None``: the file with each definition
-rewritten and the first answer's hunks outside them kept, checked as any result
-(``app.edit.stages.finished``), or None when no definition came back complete. One round,
-never more; ``run.repairs`` gets ``widen``.
-``again_whole(run, first, prompt_of)``: a whole rewrite the checks flag, asked once more
-with its answer and what they saw (``run.repairs`` gets ``again``).
-``retry_blocks(run, first) -> RewriteResult | None``: for a blocks answer that could not be
-applied and has no definition to widen to (none named and none like it, or too long),
-the blocks asked once more, their SEARCH sides guarded (``app.edit.search_guard``: only lines
-of the file, unless ``opts.verbatim`` is off), with the first answer and why it failed as
-feedback (``retry_note``: the place it could not find, the two places it matched, "the REPLACE
-side is the same as the SEARCH side", how to add lines when a block wrote them on both
-sides; not for an answer cut at its limit or not in the format, which a second ask
-repeats): the prompt shares the file's warm prefix, so the
-round reads only the first answer and the note. Its result when its blocks apply and
-change something (``run.repairs`` gets ``retry``), else None (the caller then rewrites
-the whole file, as before).
+  * ``round_targets(run, first, intent) -> list[Definition]``: the definitions a round rewrites
+    (the missed sites, those a half-made change touched, the named ones, or those the search
+    sides are most like), innermost, each at most ``WIDEN_TOKENS`` long; [] if none or too long.
+  * ``redo_definitions(run, first, defs) -> RewriteResult | None``: each one rewritten whole as a
+    region (``app.edit.stages.run_whole``, on the file's warm prefix; a flagged answer's own try
+    and ``checks_note`` as feedback), the first answer's other hunks kept, checked as any result
+    (``app.edit.stages.finished``); None when none came back complete (``widen``).
+  * ``again_whole(run, first, prompt_of)``: a flagged whole rewrite asked once more (``again``).
+  * ``retry_blocks(run, first) -> RewriteResult | None``: blocks that did not apply and have no
+    definition to widen to, asked once more with ``retry_note``, SEARCH sides guarded
+    (``app.edit.search_guard``); its result when they apply and change something (``retry``).
 """
 
 from __future__ import annotations

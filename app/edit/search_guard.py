@@ -9,7 +9,7 @@ given; and, at a line start after at least one line, the ``=======`` line that e
 (only that after ``MAX_LINES`` lines). The REPLACE side and everything between blocks are free.
 So every SEARCH side is lines of the file; which lines, and how many, stay the model's choice.
 ``app.edit.rounds.retry_blocks`` guards the second answer only (why: ``docs/notes.md``). Tokens are
-matched by their bytes (``app.answer.quote_guard.pieces``); ``allowed`` is a pure function of ``out``
+matched by their bytes (``app.runtime.copy_guard.pieces``); ``allowed`` is a pure function of ``out``
 (memoized), so greedy guarded speculative output equals greedy guarded plain decoding.
 """
 
@@ -20,7 +20,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from ..answer.quote_guard import MAX_PIECE, pieces, remembered
+from ..runtime.copy_guard import MAX_PIECE, pieces, remembered
 from .edits import DIVIDER, REPLACE, SEARCH
 
 MAX_LINES = 40

@@ -1,30 +1,18 @@
 """One generation of a rewrite, read into a result: the stages ``app.edit.rewrite`` chains.
 
-Contract:
-  * ``RewriteResult`` (``app.edit.result``) is what every front end gets back; ``finished``
-    reads each answer into one ``Change`` (``app.code.source``) that every check reads.
-  * ``run_whole(run, prompt)``: the model writes the whole text, or the prompt's region,
-    out in full; the result is spliced into the file.
-  * ``run_blocks(run, prompt, within=..., guard=False)``: the model writes search/replace
-    blocks (``app.edit.edits``), placed in the file (inside the ``within`` line ranges when given; a
-    SEARCH side found in several places goes to the one inside a definition the
-    instruction names; with ``guard``, SEARCH sides can only copy lines of the file,
-    ``app.edit.search_guard``);
-    an answer stops as soon as it is ``edits.broken`` (no more text could mend it).
-    Returns the result, or, with ``fallback`` (the plan's ``auto``), a ``Fallback`` (why,
-    and the answer) instead of a failed result, so the caller can fall back or repair;
-    nothing is applied then.
-  * ``run_locate(run, prompt, outline)``: the line ranges of a big file a change goes to
-    (``app.code.outline.read_located``), from a short first answer.
-  * ``check_fits(loaded, prompt, what, fix)`` raises ``DoesNotFit`` naming the real sizes
-    and the fix that applies.
-One rewrite is one ``RewriteRun`` (the model, the request read once, the options, the metrics,
-the labels); each stage runs through ``app.runtime.generation.run_prompt`` on ``run.metrics``, and the
-run keeps the figures of the stages before the last (``Metrics.restart``/``add``), so the
-result's stats count every stage. A result's ``RewriteStats`` are the engine's figures
-with the run's labels (edit mode, reason, fallback, repairs, file length). ``on_text`` gets the stream of a whole (or region)
-rewrite: a blocks stage sends the new text at once when its blocks apply, so live views
-read every mode alike.
+One rewrite is one ``RewriteRun`` (the model, the request read once, the options, the metrics);
+every stage runs through ``app.runtime.generation.run_prompt`` on ``run.metrics``, which keeps
+the figures of the stages before, so a result's ``RewriteStats`` (the engine's figures with the
+run's labels) count every stage. ``finished`` reads each answer into one ``Change``.
+  * ``RewriteResult`` (``app.edit.result``) is what every front end gets back.
+  * ``run_whole(run, prompt)``: the whole text, or the prompt's region, written out in full.
+  * ``run_blocks(run, prompt, within=..., guard=False)``: search/replace blocks placed in the
+    file (``app.edit.edits``); with ``fallback`` (the plan's ``auto``), a ``Fallback`` (why, and
+    the answer) instead of a failed result, and nothing applied.
+  * ``run_locate(run, prompt, outline)``: the line ranges of a big file a change goes to.
+  * ``check_fits(loaded, prompt, what, fix)`` raises ``DoesNotFit`` naming the sizes and the fix.
+``on_text`` gets a whole (or region) rewrite as it streams; a blocks stage sends the new text at
+once when its blocks apply, so live views read every mode alike.
 """
 
 from __future__ import annotations

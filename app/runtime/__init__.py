@@ -4,5 +4,6 @@
 door), ``runner`` (the ``Runner`` protocol, ``RunResult``, ``TextSink``), ``local_runner`` (the
 engine in this process), ``remote_engine`` (the target on an OpenAI-compatible server),
 ``prompt`` (the ``Prompt``: ids, spans, fence; the builders), ``stream`` (the output as text),
-``prompt_cache`` (prompt prefixes on disk).
+``prompt_cache`` (prompt prefixes on disk), ``copy_guard`` (each token's bytes, for the guards
+that only let the decoder copy).
 """

@@ -2,24 +2,15 @@
 
 Contract (the wire form is in ``docs/protocol.md``):
 
-* :func:`answer_job` turns ``answer/start``'s params (``params.parse_answer``) into an
-  :class:`AnswerJob`, reading the context files sent without a text from disk (an absolute
-  path, the rules of ``app.store.files.read_source``: UTF-8 text of at most 4,000,000 bytes; one
-  that cannot be read is a -32803 error naming it). It blocks: the server calls it in a
-  worker thread. The texts are at most 4,000,000 bytes together (-32602 beyond).
-* An :class:`AnswerJob` is a ``jobs.Job`` of kind ``answer``: it waits in the same queue as
-  rewrites (first in, first out, one generation at a time) and is cancelled the same ways
-  (``rewrite/cancel`` or its alias ``answer/cancel``, ``$/cancelRequest``, its client
-  leaving, the server stopping). It runs ``app.answer.answer`` in the model's worker thread.
-* Its owner gets ``answer/progress`` ``{sessionId, state, queuePosition, elapsedMs}``: when
-  it is queued and its place changes, and while it runs, with ``seq`` and ``text`` (the whole
-  answer so far, so a dropped notification loses nothing) and the live figures
-  ``rewrite/progress`` has (``Metrics.progress``), at most every ``jobs.TICK_S`` and only
-  when the text grew.
-* It ends with exactly one ``answer/done`` ``{sessionId, status, message, output, citations,
-  quotesFound, stats}``: ``status`` ``done`` (``citations`` are ``Citation.to_json()``, checked
-  against the context files by ``app.answer.quotes``; ``quotesFound`` is ``app.answer.quotes.all_found``),
-  ``cancelled`` or ``error`` (``output`` null, ``citations`` empty, ``message`` says why).
+* :func:`answer_job` turns ``answer/start``'s params into an :class:`AnswerJob`, reading the
+  context files sent without a text from disk (``app.store.files.read_source``; -32803 naming
+  one that cannot be read, -32602 beyond 4,000,000 bytes together). It blocks: the server
+  calls it in a worker thread.
+* An :class:`AnswerJob` is a ``jobs.Job`` of kind ``answer``: queued with the rewrites and
+  cancelled the same ways, it runs ``app.answer.answer`` in the model's worker thread.
+* Its owner gets ``answer/progress`` (the whole answer so far, so a dropped notification loses
+  nothing, and the live figures) and exactly one ``answer/done``: ``done`` with citations
+  checked against the context files (``app.answer.quotes``), ``cancelled`` or ``error``.
 """
 
 from __future__ import annotations
@@ -46,7 +37,23 @@ __all__ = ["AnswerJob", "answer_job"]
 
 @dataclass
 class AnswerJob(Job):
-    """One question (``text``) over ``files``, and what the server knows about it."""
+    """One question (``text``) over ``files``, and what the server knows about it.
+
+    A ``jobs.Job`` of kind ``answer``: it waits in the same queue as rewrites (first in, first
+    out, one generation at a time) and is cancelled the same ways (``rewrite/cancel`` or its
+    alias ``answer/cancel``, ``$/cancelRequest``, its client leaving, the server stopping). It
+    runs ``app.answer.answer`` in the model's worker thread.
+
+    Its owner gets ``answer/progress`` ``{sessionId, state, queuePosition, elapsedMs}``: when it
+    is queued and its place changes, and while it runs, with ``seq`` and ``text`` (the whole
+    answer so far, so a dropped notification loses nothing) and the live figures
+    ``rewrite/progress`` has (``Metrics.progress``), at most every ``jobs.TICK_S`` and only when
+    the text grew. It ends with exactly one ``answer/done`` ``{sessionId, status, message,
+    output, citations, quotesFound, stats}``: ``status`` ``done`` (``citations`` are
+    ``Citation.to_json()``, checked against the context files by ``app.answer.quotes``;
+    ``quotesFound`` is ``app.answer.quotes.all_found``), ``cancelled`` or ``error`` (``output``
+    null, ``citations`` empty, ``message`` says why).
+    """
 
     kind: ClassVar[str] = "answer"
     files: list[tuple[str, str]] = field(default_factory=list)
@@ -128,7 +135,12 @@ def _read(i: int, path: str) -> str:
 
 
 def answer_job(owner: Connection, params: Any, request_id: Any = None) -> AnswerJob:
-    """The job of ``answer/start``'s ``params`` (module docstring); blocks on the files."""
+    """The job of ``answer/start``'s ``params`` (``params.parse_answer``); blocks on the files.
+
+    Context files sent without a text are read from disk (an absolute path, the rules of
+    ``app.store.files.read_source``: UTF-8 text of at most 4,000,000 bytes; one that cannot be
+    read is a -32803 error naming it). The texts are at most 4,000,000 bytes together (-32602
+    beyond)."""
     p: AnswerParams = parse_answer(params)
     files = [
         (path, _read(i, path) if text is None else text) for i, (path, text) in enumerate(p.files)

@@ -2,36 +2,15 @@
 
 Contract (the wire protocol is documented in ``docs/protocol.md``):
 
-* :class:`Server` listens on a Unix socket (directory 0700, socket 0600, peers of another
-  uid refused via ``SO_PEERCRED``) and, with ``tcp=True``, on 127.0.0.1 only, where a
-  connection must send the discovery file's random token in ``initialize`` before anything
-  else. The discovery file ``{socket, pid, protocolVersion, model[, tcp]}`` is written
-  (0600) once the server listens and removed when it stops; a live server on the same path
-  makes :meth:`Server.start` raise :class:`AlreadyRunning`, a stale one is cleaned up.
-* Methods: ``initialize``, ``rewrite/start`` (returns ``{sessionId}`` at once),
-  ``rewrite/warm`` (returns ``{warmId}`` at once; prefills a file's prompt prefix while
-  the model is idle and reports ``rewrite/warmed``),
-  ``answer/start`` (returns ``{sessionId}`` at once; a question answered over context files
-  with checked quotes, ``app.server.answers``, queued with the rewrites),
-  ``rewrite/cancel`` (alias ``answer/cancel``), ``$/cancelRequest`` (cancels the session its
-  request started),
-  ``rewrite/apply`` (atomic write with backup; -32801 when the file changed),
-  ``refactor/rename`` (a Python rename by rope, ``app.server.renames``: no model, no
-  write; answered at once from a worker thread, never queued behind a rewrite), ``shutdown``
-  then ``exit`` (stops the server; ``exit`` alone just closes that connection).
-  Notifications ``rewrite/progress``, ``rewrite/preview`` and ``rewrite/done`` come from
-  ``app.server.jobs``, ``answer/progress`` and ``answer/done`` from ``app.server.answers``;
-  a client that disconnects has its sessions cancelled.
-* Bounds: at most :func:`connection_cap` connections at once (:data:`MAX_CONNECTIONS`, fewer
-  where the file-descriptor limit is low): one more gets a -32803 error and is closed, so the
-  server never runs out of descriptors and no client hangs. Each connection has the time
-  limits of :class:`~specedit.app.server.rpc.Limits` (a TCP one must authenticate within
-  ``preauth_s`` and sends at most ``rpc.PREAUTH_MAX_CONTENT`` bytes a frame until then).
-  Request params are validated, and their text parsed (tree-sitter for ``expand: node``), in
-  a worker thread: the event loop never waits on a large text.
-* Stopping (``shutdown``+``exit``, SIGTERM, SIGINT, :meth:`Server.close`) cancels every job;
-  the running one ends within one prefill chunk or decode step, and its owner still gets its
-  ``rewrite/done`` (``cancelled``) before the connections close.
+* :class:`Server` listens on a Unix socket only its user reaches and, with ``tcp=True``, on
+  127.0.0.1 behind the discovery file's token; a live server on the path: :class:`AlreadyRunning`.
+* Methods: ``initialize``, ``rewrite/start``, ``rewrite/warm``, ``answer/start``,
+  ``rewrite/cancel``, ``$/cancelRequest``, ``rewrite/apply``, ``refactor/rename``, ``shutdown``,
+  ``exit``; long work is queued and reported by notifications (``app.server.jobs``,
+  ``app.server.answers``); a client that disconnects has its sessions cancelled.
+* Bounds: at most :func:`connection_cap` connections, each within ``rpc.Limits``; params are
+  read in a worker thread. Stopping cancels every job, and the running one's owner still gets
+  its ``rewrite/done`` before the connections close.
 
 Running one (the CLI entry, a background thread) is ``app.server.serve``'s business.
 """
@@ -106,7 +85,37 @@ def connection_cap(wanted: int = MAX_CONNECTIONS) -> int:
 
 
 class Server:
-    """The socket server over one :class:`LoadedModel` (see module docstring)."""
+    """The socket server over one :class:`LoadedModel`.
+
+    * It listens on a Unix socket (directory 0700, socket 0600, peers of another uid refused via
+      ``SO_PEERCRED``) and, with ``tcp=True``, on 127.0.0.1 only, where a connection must send
+      the discovery file's random token in ``initialize`` before anything else. The discovery
+      file ``{socket, pid, protocolVersion, model[, tcp]}`` is written (0600) once the server
+      listens and removed when it stops; a live server on the same path makes :meth:`start`
+      raise :class:`AlreadyRunning`, a stale one is cleaned up.
+    * Methods: ``initialize``, ``rewrite/start`` (returns ``{sessionId}`` at once),
+      ``rewrite/warm`` (returns ``{warmId}`` at once; prefills a file's prompt prefix while the
+      model is idle and reports ``rewrite/warmed``), ``answer/start`` (returns ``{sessionId}`` at
+      once; a question answered over context files with checked quotes,
+      ``app.server.answers``, queued with the rewrites), ``rewrite/cancel`` (alias
+      ``answer/cancel``), ``$/cancelRequest`` (cancels the session its request started),
+      ``rewrite/apply`` (atomic write with backup; -32801 when the file changed),
+      ``refactor/rename`` (a Python rename by rope, ``app.server.renames``: no model, no write;
+      answered at once from a worker thread, never queued behind a rewrite), ``shutdown`` then
+      ``exit`` (stops the server; ``exit`` alone just closes that connection). Notifications
+      ``rewrite/progress``, ``rewrite/preview`` and ``rewrite/done`` come from
+      ``app.server.jobs``, ``answer/progress`` and ``answer/done`` from ``app.server.answers``.
+    * Bounds: at most :func:`connection_cap` connections at once (:data:`MAX_CONNECTIONS`,
+      fewer where the file-descriptor limit is low): one more gets a -32803 error and is closed,
+      so the server never runs out of descriptors and no client hangs. Each connection has the
+      time limits of :class:`~specedit.app.server.rpc.Limits` (a TCP one must authenticate
+      within ``preauth_s`` and sends at most ``rpc.PREAUTH_MAX_CONTENT`` bytes a frame until
+      then). Request params are validated, and their text parsed (tree-sitter for ``expand:
+      node``), in a worker thread: the event loop never waits on a large text.
+    * Stopping (``shutdown``+``exit``, SIGTERM, SIGINT, :meth:`close`) cancels every job; the
+      running one ends within one prefill chunk or decode step, and its owner still gets its
+      ``rewrite/done`` (``cancelled``) before the connections close.
+    """
 
     def __init__(
         self,

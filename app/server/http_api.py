@@ -4,27 +4,13 @@ Contract (the wire format is ``app.server.openai_wire``'s, the generation
 ``app.server.openai_run``'s, the queue ``app.server.http_generation``'s; README "An
 OpenAI-compatible API"):
 
-* Served by Starlette on uvicorn (its h11 protocol, with the connection bounds of
-  ``app.server.http_conn``): no HTTP is parsed or framed here.
-* Routes: ``GET /v1/models`` (the one model, ``owned_by: "specedit"``),
-  ``GET /v1/models/{id}``, ``POST /v1/chat/completions``, ``POST /v1/completions``
-  (``stream: true`` answers with server-sent events ending ``data: [DONE]``), ``GET
-  /health``. Anything else is a 404 (405 for a known path with the wrong method), every
-  error in OpenAI's shape ``{"error": {"message", "type", "param", "code"}}``.
-* Bounds: those of the socket server (``app.server.rpc``). A header block of at most
-  :data:`~specedit.app.server.rpc.MAX_HEADER_BYTES` (h11's limit: 400 beyond); a body of
-  at most :data:`~specedit.app.server.rpc.MAX_CONTENT_LENGTH` (413, counted as it arrives
-  for a chunked one), a POST with neither a ``Content-Length`` nor a chunked body is a
-  411; a request whole within ``Limits.frame_s`` of its first byte (408); an idle
-  connection closed after ``Limits.idle_s``; at most ``connection_cap()`` connections
-  (503 beyond); at most ``core.MAX_QUEUE`` requests waiting (429 beyond). After a 401,
-  408, 411 or 413 the connection closes (the rest of its input cannot be trusted).
-* One model, one generation at a time, a client that leaves cancelled within one target
-  call: ``app.server.http_generation``.
-* Authorization: on a loopback address (127.0.0.0/8, ::1, localhost) none. On any other
-  address every request needs ``Authorization: Bearer <token>`` (401 otherwise);
-  ``http_serve.http_main`` keeps the token in a 0600 file in the state dir
-  (``run/http-token``), created with a random token the first time and printed then, once.
+* Served by Starlette on uvicorn (h11, with the bounds of ``app.server.http_conn``): no HTTP is
+  parsed or framed here. Routes: ``GET /v1/models``, ``GET /v1/models/{id}``,
+  ``POST /v1/chat/completions``, ``POST /v1/completions`` (``stream: true``: server-sent
+  events), ``GET /health``; every error in OpenAI's shape.
+* Bounds: the socket server's (``app.server.rpc``), each answered with its HTTP status.
+* Authorization: none on a loopback address; elsewhere ``Authorization: Bearer <token>`` on
+  every request (the token file is ``app.server.http_serve``'s).
 * :class:`HttpApi` is the server (``start``/``close``/``stopped``). Running one (the CLI
   entry, a background thread, the token file) is ``app.server.http_serve``'s business.
 """
@@ -115,7 +101,7 @@ async def _route_error(request: Request, exc: Exception) -> JSONResponse:
 
 
 async def read_body(request: Request) -> bytes | None:
-    """The request's body within the bounds (module docstring); None when the client left
+    """The request's body within the bounds (``HttpApi``: 411, 413); None when the client left
     while sending it (or its 408 cut it off)."""
     length = request.headers.get("content-length")  # h11 has checked that it is a number
     if length is None and "transfer-encoding" not in request.headers:
@@ -195,7 +181,28 @@ class _Uvicorn(uvicorn.Server):
 
 
 class HttpApi:
-    """The HTTP server over one :class:`LoadedModel` (module docstring)."""
+    """The HTTP server over one :class:`LoadedModel`.
+
+    * Routes: ``GET /v1/models`` (the one model, ``owned_by: "specedit"``),
+      ``GET /v1/models/{id}``, ``POST /v1/chat/completions``, ``POST /v1/completions``
+      (``stream: true`` answers with server-sent events ending ``data: [DONE]``),
+      ``GET /health``. Anything else is a 404 (405 for a known path with the wrong method),
+      every error in OpenAI's shape ``{"error": {"message", "type", "param", "code"}}``.
+    * Bounds: a header block of at most :data:`~specedit.app.server.rpc.MAX_HEADER_BYTES`
+      (h11's limit: 400 beyond); a body of at most
+      :data:`~specedit.app.server.rpc.MAX_CONTENT_LENGTH` (413, counted as it arrives for a
+      chunked one), a POST with neither a ``Content-Length`` nor a chunked body is a 411; a
+      request whole within ``Limits.frame_s`` of its first byte (408); an idle connection
+      closed after ``Limits.idle_s``; at most ``connection_cap()`` connections (503 beyond); at
+      most ``core.MAX_QUEUE`` requests waiting (429 beyond). After a 401, 408, 411 or 413 the
+      connection closes (the rest of its input cannot be trusted).
+    * One model, one generation at a time, a client that leaves cancelled within one target
+      call: ``app.server.http_generation``.
+    * Authorization: on a loopback address (127.0.0.0/8, ::1, localhost) none. On any other
+      address every request needs ``Authorization: Bearer <token>`` (401 otherwise);
+      ``http_serve.http_main`` keeps the token in a 0600 file in the state dir
+      (``run/http-token``), created with a random token the first time and printed then, once.
+    """
 
     def __init__(
         self,

@@ -1,22 +1,16 @@
 """The connection bounds of ``specedit serve --http``, on uvicorn's h11 protocol.
 
 Contract: :func:`bounded_protocol` returns the protocol class uvicorn runs each connection
-with: uvicorn's own ``H11Protocol`` (h11 parses the requests and frames the responses:
-keep-alive, chunked bodies, pipelining, ``Expect: 100-continue``) with the bounds the
-socket server has (``app.server.rpc``):
+with: uvicorn's own ``H11Protocol`` (h11 parses the requests and frames the responses) with the
+bounds the socket server has (``app.server.rpc``):
 
-* **At most ``cap`` connections.** One more is answered ``503`` and closed before it is
-  read (uvicorn's ``limit_concurrency`` answers per request, in plain text).
-* **A request whole within ``Limits.frame_s`` of its first byte** (headers and body), else
-  ``408`` and the connection closes; a connection that sends nothing for
-  ``Limits.idle_s`` is closed (uvicorn times out only between requests). The header block
-  is bounded by h11 while it arrives (``h11_max_incomplete_event_size``) and, once whole,
-  by ``http_api``.
+* **At most ``cap`` connections.** One more is answered ``503`` and closed before it is read.
+* **A request whole within ``Limits.frame_s`` of its first byte**, else ``408`` and the
+  connection closes; a connection that sends nothing for ``Limits.idle_s`` is closed.
 * **Input that is not HTTP** gets uvicorn's ``400``, in OpenAI's error shape.
 
-Every error body is :meth:`ApiError.to_json` (``app.server.openai_wire``). The 503 and the
-408 go to a connection that has no request h11 could answer, so their bytes are written
-here (:func:`raw_response`); everything else is h11's.
+Every error body is :meth:`ApiError.to_json` (``app.server.openai_wire``); the 503 and the 408
+bytes are written here (:func:`raw_response`), everything else is h11's.
 """
 
 from __future__ import annotations
@@ -55,7 +49,18 @@ def raw_response(err: ApiError) -> bytes:
 
 
 class BoundedH11(H11Protocol):
-    """uvicorn's h11 protocol with the bounds of the module docstring."""
+    """uvicorn's h11 protocol with the bounds of the module docstring.
+
+    * h11 does keep-alive, chunked bodies, pipelining and ``Expect: 100-continue``.
+    * The 503 beyond ``cap`` comes before the connection is read: uvicorn's own
+      ``limit_concurrency`` answers per request, in plain text.
+    * The request timer runs from a request's first byte until it is whole (headers and body);
+      uvicorn times out only between requests, hence the idle timer too.
+    * The header block is bounded by h11 while it arrives (``h11_max_incomplete_event_size``)
+      and, once whole, by ``http_api``.
+    * The 503 and the 408 go to a connection that has no request h11 could answer, so their
+      bytes are written by :func:`raw_response`.
+    """
 
     limits: Limits = Limits()
     cap: int = 128

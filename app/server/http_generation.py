@@ -3,20 +3,13 @@
 Contract: :meth:`Generations.respond` answers one checked completion request on an ASGI
 connection (``receive``/``send``), after its turn:
 
-* **One model, one generation at a time.** Requests wait in arrival order (an
-  ``asyncio.Lock`` is first in, first out); at most ``core.MAX_QUEUE`` wait, one more gets
-  ``429``. The generation (``openai_run.run_request``) runs in one worker thread, so the
-  event loop never waits on the model.
-* **A client that leaves** (ASGI's ``http.disconnect``) is dropped from the queue or,
-  running, cancelled within one target call; it is sent nothing. :meth:`Generations.close`
-  does the same to every request (a request not yet answered gets ``503``) and returns
-  once the running one has ended.
-* **The answer.** Without ``stream``: one JSON body. With it: server-sent events
-  (``openai_wire.sse_event``) whose headers go out with the first text, so an error
-  before any text is still an error response; then the final chunk (``finish_reason``
-  and specedit's stats), the usage chunk when asked for, and ``data: [DONE]``. A stream
-  cut short (its generation cancelled or failed after text went out) ends without
-  ``[DONE]``: clients read that as an answer that did not end.
+* **One model, one generation at a time**, in arrival order, in one worker thread
+  (``openai_run.run_request``): the event loop never waits on the model. At most
+  ``core.MAX_QUEUE`` wait (``429`` beyond).
+* **A client that leaves** is dropped from the queue or, running, cancelled within one target
+  call; :meth:`Generations.close` does the same to every request.
+* **The answer**: one JSON body, or server-sent events ending ``data: [DONE]``; a stream cut
+  short ends without ``[DONE]``, so clients read it as an answer that did not end.
 * Errors are raised as :class:`~specedit.app.server.openai_wire.ApiError` (the HTTP layer
   answers them); a model's :class:`UserError` is a 400, anything else a logged 500.
 """
@@ -129,7 +122,7 @@ class _Stream:
 
 
 class Generations:
-    """The queue and the worker thread over one :class:`LoadedModel` (module docstring)."""
+    """The queue and the worker thread over one :class:`LoadedModel` (:meth:`respond`)."""
 
     def __init__(self, loaded: LoadedModel) -> None:
         self.loaded = loaded
@@ -153,7 +146,23 @@ class Generations:
         await asyncio.to_thread(self._pool.shutdown, wait=True)
 
     async def respond(self, req: ApiRequest, scope: Scope, receive: Receive, send: Send) -> None:
-        """Wait for the model, generate ``req``'s answer and send it (module docstring)."""
+        """Wait for the model, generate ``req``'s answer and send it.
+
+        * Requests wait in arrival order (an ``asyncio.Lock`` is first in, first out); at most
+          ``core.MAX_QUEUE`` wait, one more gets ``429``. The generation
+          (``openai_run.run_request``) runs in one worker thread, so the event loop never waits
+          on the model.
+        * A client that leaves (ASGI's ``http.disconnect``) is dropped from the queue or,
+          running, cancelled within one target call; it is sent nothing. :meth:`close` does the
+          same to every request (a request not yet answered gets ``503``) and returns once the
+          running one has ended.
+        * Without ``stream``: one JSON body. With it: server-sent events
+          (``openai_wire.sse_event``) whose headers go out with the first text, so an error
+          before any text is still an error response; then the final chunk (``finish_reason``
+          and specedit's stats), the usage chunk when asked for, and ``data: [DONE]``. A stream
+          cut short (its generation cancelled or failed after text went out) ends without
+          ``[DONE]``: clients read that as an answer that did not end.
+        """
         if self.closing:
             raise ApiError(503, "the server is stopping", type="server_error")
         if self._waiting >= MAX_QUEUE:

@@ -1,30 +1,18 @@
 """The job queue of ``specedit serve``: one generation at a time, in order, cancellable.
 
-Contract (for rewrites; an answer, ``app.server.answers.AnswerJob``, is a :class:`Job` of
-another ``kind`` on the same queue: its notifications are ``answer/progress`` and
-``answer/done``, and it runs its own :meth:`Job.run` through :meth:`Scheduler.run_in_pool`):
+Contract: :class:`Scheduler` runs each :class:`Job` (a rewrite, ``app.edit.rewrite.rewrite``; an
+answer, ``app.server.answers.AnswerJob``, is a job of another ``kind`` on the same queue) first
+in, first out, one at a time, in a single worker thread: the asyncio loop never blocks on the
+model.
 
-* :meth:`Scheduler.submit` queues a :class:`Job` and returns at once with its 1-based queue
-  position (0 when it starts right away). Jobs run strictly first in, first out, one at a
-  time, in a single worker thread (``app.edit.rewrite.rewrite``); the asyncio loop never blocks
-  on the model.
-* While a job waits, its owner gets ``rewrite/progress`` with ``state: "queued"`` and its
-  ``queuePosition`` whenever that changes. While it runs, a ticker sends ``rewrite/progress``
-  (``state: "running"``) at most every :data:`TICK_S` seconds, read from the job's own
-  ``Metrics`` (the single source of figures), and ``rewrite/preview`` whenever a new complete
-  line of output arrived (``app.edit.live.LivePreview``, in full-text line numbers).
-* Every job ends with exactly one ``rewrite/done`` (``ok`` | ``truncated`` | ``cancelled`` |
-  ``error``). :meth:`Scheduler.cancel` works on queued and running jobs (a running one stops
-  after its current target call: one prefill chunk, ``engine.prefill.CHUNK`` tokens,
-  or one decode step); :meth:`Scheduler.cancel_owner` cancels all jobs (and the warm-up) of a
-  vanished client; :meth:`Scheduler.close` cancels everything and returns once the running
-  job has sent its ``rewrite/done``.
-* Previews are computed in a worker thread (a diff of a large text is not the event loop's).
-* Finished jobs are kept (the newest :data:`KEEP_FINISHED`) for ``rewrite/apply``.
-* :meth:`Scheduler.warm` queues a warm-up of a file (``app.edit.rewrite.warm``): at most one
-  waits, the newest; it runs only while no rewrite waits, a submitted rewrite or a newer
-  warm-up interrupts it between two chunks, and its owner gets one ``rewrite/warmed``
-  (``done`` | ``cached`` | ``interrupted`` | ``superseded`` | ``error``).
+* :meth:`Scheduler.submit` returns at once with the job's queue position. Its owner gets
+  ``rewrite/progress`` while it waits and runs (read from the job's own ``Metrics``, at most
+  every :data:`TICK_S`), ``rewrite/preview`` as lines of output arrive, and exactly one
+  ``rewrite/done`` (``ok`` | ``truncated`` | ``cancelled`` | ``error``).
+* :meth:`Scheduler.cancel` works on queued and running jobs (a running one stops after its
+  current target call); :meth:`Scheduler.close` cancels everything.
+* :meth:`Scheduler.warm` prefills a file's prompt prefix while no rewrite waits (one
+  ``rewrite/warmed``); finished jobs are kept for ``rewrite/apply``.
 """
 
 from __future__ import annotations
@@ -133,7 +121,36 @@ def _validation(job: Job, new_text: str | None) -> dict[str, Any] | None:
 
 
 class Scheduler:
-    """FIFO queue of jobs over one :class:`LoadedModel` (see module docstring)."""
+    """FIFO queue of jobs over one :class:`LoadedModel`.
+
+    For rewrites; an answer (``app.server.answers.AnswerJob``) is a :class:`Job` of another
+    ``kind`` on the same queue: its notifications are ``answer/progress`` and ``answer/done``,
+    and it runs its own :meth:`Job.run` through :meth:`run_in_pool`.
+
+    * :meth:`submit` queues a :class:`Job` and returns at once with its 1-based queue position
+      (0 when it starts right away). Jobs run strictly first in, first out, one at a time, in a
+      single worker thread (``app.edit.rewrite.rewrite``); the asyncio loop never blocks on the
+      model.
+    * While a job waits, its owner gets ``rewrite/progress`` with ``state: "queued"`` and its
+      ``queuePosition`` whenever that changes. While it runs, a ticker sends
+      ``rewrite/progress`` (``state: "running"``) at most every :data:`TICK_S` seconds, read
+      from the job's own ``Metrics`` (the single source of figures), and ``rewrite/preview``
+      whenever a new complete line of output arrived (``app.edit.live.LivePreview``, in
+      full-text line numbers).
+    * Every job ends with exactly one ``rewrite/done`` (``ok`` | ``truncated`` | ``cancelled``
+      | ``error``). :meth:`cancel` works on queued and running jobs (a running one stops after
+      its current target call: one prefill chunk, ``engine.prefill.CHUNK`` tokens, or one
+      decode step); :meth:`cancel_owner` cancels all jobs (and the warm-up) of a vanished
+      client; :meth:`close` cancels everything and returns once the running job has sent its
+      ``rewrite/done``.
+    * Previews are computed in a worker thread (a diff of a large text is not the event
+      loop's).
+    * Finished jobs are kept (the newest :data:`KEEP_FINISHED`) for ``rewrite/apply``.
+    * :meth:`warm` queues a warm-up of a file (``app.edit.rewrite.warm``): at most one waits,
+      the newest; it runs only while no rewrite waits, a submitted rewrite or a newer warm-up
+      interrupts it between two chunks, and its owner gets one ``rewrite/warmed`` (``done`` |
+      ``cached`` | ``interrupted`` | ``superseded`` | ``error``).
+    """
 
     def __init__(self, loaded: LoadedModel) -> None:
         self.loaded = loaded

@@ -2,30 +2,16 @@
 
 Contract:
 
-* :func:`parse_request` checks the JSON body of ``POST /v1/chat/completions``
-  (``kind="chat"``) or ``POST /v1/completions`` (``kind="completion"``) and returns an
-  :class:`ApiRequest`, or raises :class:`ApiError` (HTTP 400, OpenAI's
-  ``invalid_request_error`` with the offending ``param``; 404 ``model_not_found`` for a
-  model the server does not serve). Understood: ``model``, ``messages`` (string content
-  or a list of ``{"type": "text"}`` parts) or ``prompt`` (a string, or a list of one),
-  ``stream``, ``stream_options.include_usage``, ``max_tokens`` /
-  ``max_completion_tokens``, ``temperature`` (0..2; default 1 as OpenAI's), ``top_p``,
-  ``stop`` (a string or up to 4), ``seed`` and ``prediction``
-  (``{"type": "content", "content": str | [text parts]}``). Options that would change the
-  answer's meaning and are not supported (``n`` > 1, ``logprobs``, ``tools``, ``echo``,
-  ``suffix``, ``best_of`` > 1) are refused by name; other fields are ignored, as
-  OpenAI-compatible servers do. specedit's own extension: ``"specedit": {"draft": "none"}``
-  decodes plainly (for side-by-side benchmarks).
-* :func:`completion_body` and :func:`chunk_body` build the response objects
-  (``chat.completion`` / ``text_completion`` and their stream chunks); :func:`usage_body`
-  the ``usage`` object, whose ``completion_tokens_details`` carry
-  ``accepted_prediction_tokens`` / ``rejected_prediction_tokens`` with OpenAI's meaning
-  (:func:`prediction_counts`: the prediction's tokens that do / do not appear in the
-  completion). specedit's own figures ride in a top-level ``specedit`` field.
-  :func:`sse_event` frames one stream chunk as a server-sent event; :data:`SSE_DONE` ends
-  a stream.
-* :class:`StopText` cuts a stream at the first ``stop`` string and holds back only the
-  characters that could still begin one, so no part of a stop string is ever sent.
+* :func:`parse_request` checks the JSON body of ``POST /v1/chat/completions`` (``kind="chat"``)
+  or ``POST /v1/completions`` (``kind="completion"``) and returns an :class:`ApiRequest`, or
+  raises :class:`ApiError` (400 naming the offending ``param``; 404 for a model not served).
+  Options that would change the answer's meaning and are not supported are refused by name;
+  other unknown fields are ignored, as OpenAI-compatible servers do.
+* :func:`completion_body`, :func:`chunk_body` and :func:`usage_body` build the response objects
+  (``chat.completion`` / ``text_completion``, their stream chunks, ``usage``) in OpenAI's shape;
+  specedit's own figures ride in a top-level ``specedit`` field. :func:`sse_event` frames one
+  stream chunk; :data:`SSE_DONE` ends a stream.
+* :class:`StopText` cuts a stream at the first ``stop`` string; no part of one is ever sent.
 """
 
 from __future__ import annotations
@@ -176,7 +162,20 @@ def _prediction(v: Any) -> str | None:
 
 
 def parse_request(kind: str, body: Any, models: Sequence[str]) -> ApiRequest:
-    """The checked request (module docstring); ``models`` are the ids the server serves."""
+    """The checked request; ``models`` are the ids the server serves.
+
+    Raises :class:`ApiError`: HTTP 400, OpenAI's ``invalid_request_error`` with the offending
+    ``param``; 404 ``model_not_found`` for a model the server does not serve. Understood:
+    ``model``, ``messages`` (string content or a list of ``{"type": "text"}`` parts) or
+    ``prompt`` (a string, or a list of one), ``stream``, ``stream_options.include_usage``,
+    ``max_tokens`` / ``max_completion_tokens``, ``temperature`` (0..2; default 1 as OpenAI's),
+    ``top_p``, ``stop`` (a string or up to 4), ``seed`` and ``prediction`` (``{"type":
+    "content", "content": str | [text parts]}``). Options that would change the answer's meaning
+    and are not supported (``n`` > 1, ``logprobs``, ``tools``, ``echo``, ``suffix``,
+    ``best_of`` > 1) are refused by name; other fields are ignored, as OpenAI-compatible servers
+    do. specedit's own extension: ``"specedit": {"draft": "none"}`` decodes plainly (for
+    side-by-side benchmarks).
+    """
     if not isinstance(body, dict):
         raise _bad("the request body must be a JSON object")
     model = body.get("model")
@@ -262,7 +261,9 @@ def usage_body(
     prompt_tokens: int, completion_tokens: int, accepted: int = 0, rejected: int = 0
 ) -> dict[str, Any]:
     """OpenAI's ``usage``; ``completion_tokens`` counts the tokens generated (a rejected
-    prediction token costs nothing here, so it is not added)."""
+    prediction token costs nothing here, so it is not added). Its
+    ``completion_tokens_details`` carry ``accepted_prediction_tokens`` /
+    ``rejected_prediction_tokens`` with OpenAI's meaning (:func:`prediction_counts`)."""
     return {
         "prompt_tokens": prompt_tokens,
         "completion_tokens": completion_tokens,
@@ -369,7 +370,8 @@ def sse_event(obj: dict[str, Any]) -> bytes:
 
 
 class StopText:
-    """Cut a stream at the first of ``stops`` (module docstring)."""
+    """Cut a stream at the first of ``stops``, holding back only the characters that could still
+    begin one, so no part of a stop string is ever sent."""
 
     def __init__(self, stops: Sequence[str]) -> None:
         self.stops = tuple(stops)

@@ -2,27 +2,17 @@
 
 Contract:
 
-* :func:`default_socket_path` is ``$XDG_RUNTIME_DIR/specedit/rpc.sock`` when that variable is
-  an absolute path; otherwise ``<user cache>/specedit/run/rpc.sock``, where ``<user cache>``
-  (:func:`user_cache_home`) is ``$XDG_CACHE_HOME`` when absolute, else ``~/Library/Caches``
-  on macOS and ``~/.cache`` elsewhere: the base of ``platformdirs.user_cache_path``, written
-  out because the editor plugins compute the same path (``plugins/nvim/lua/specedit/
-  client.lua`` and ``plugins/vscode/src/client.ts``; tests keep the three in step). The
-  shared temp dir is never used: another user could create the directory there first.
-* :func:`socket_dir_problem` is the one rule for a socket's directory, which the plugins
-  apply before they connect: it must be a real directory (not a symlink), owned by this
-  user, with mode 0700 exactly. :func:`private_dir` creates a missing directory (and its
-  missing parents) with mode 0700 and refuses (:class:`ServerSetupError`) an existing one
-  that breaks the rule: it never changes a directory it did not create.
-* The discovery file (:func:`discovery_path`: the socket path with suffix ``.json``) holds
-  ``{socket, pid, protocolVersion, model}`` and, with ``--tcp``, ``tcp: {host, port, token}``.
-  It is written atomically with mode 0600 and removed at shutdown.
-* :func:`claim` makes one server own a socket path: it takes an exclusive ``flock`` on
-  ``<socket>.lock`` (held for the server's life), refuses if a server answers on the socket
-  (:class:`AlreadyRunning`), and removes a stale socket and discovery file.
-  :func:`release` gives the claim up and removes the lock file, so a server that stops, or
-  fails to start (a model that does not load), leaves no ``rpc.lock`` behind.
-* :func:`peer_uid` reads the connecting process's uid with ``SO_PEERCRED``.
+* :func:`default_socket_path` is ``$XDG_RUNTIME_DIR/specedit/rpc.sock``, else
+  ``<user cache>/specedit/run/rpc.sock`` (:func:`user_cache_home`), the path the editor plugins
+  compute too; never the shared temp dir.
+* :func:`socket_dir_problem` is the one rule for a socket's directory (a real directory owned by
+  this user, mode 0700 exactly), which the plugins apply too; :func:`private_dir` creates a
+  missing one and refuses (:class:`ServerSetupError`) an existing one that breaks it.
+* The discovery file (:func:`discovery_path`) says where a server listens; it is written
+  atomically with mode 0600 and removed at shutdown.
+* :func:`claim` makes one server own a socket path (:class:`AlreadyRunning` otherwise);
+  :func:`release` gives it up and leaves no lock file behind. :func:`peer_uid` reads the
+  connecting process's uid with ``SO_PEERCRED``.
 """
 
 from __future__ import annotations
@@ -72,10 +62,18 @@ def runtime_dir() -> Path:
 
 
 def default_socket_path() -> Path:
+    """``$XDG_RUNTIME_DIR/specedit/rpc.sock`` when that variable is an absolute path; otherwise
+    ``<user cache>/specedit/run/rpc.sock``. The base of ``platformdirs.user_cache_path`` is
+    written out (:func:`user_cache_home`) because the editor plugins compute the same path
+    (``plugins/nvim/lua/specedit/client.lua`` and ``plugins/vscode/src/client.ts``; tests keep
+    the three in step). The shared temp dir is never used: another user could create the
+    directory there first."""
     return runtime_dir() / "rpc.sock"
 
 
 def discovery_path(sock: Path) -> Path:
+    """The discovery file: the socket path with suffix ``.json``, holding ``{socket, pid,
+    protocolVersion, model}`` and, with ``--tcp``, ``tcp: {host, port, token}``."""
     return sock.with_suffix(".json")
 
 
@@ -123,7 +121,8 @@ def _make_dirs(path: Path) -> bool:
 
 
 def private_dir(path: Path) -> Path:
-    """Create ``path`` (mode 0700) or check that an existing one is private to this user.
+    """Create ``path`` (mode 0700, and its missing parents) or check that an existing one is
+    private to this user.
 
     An existing directory is never changed: one that breaks :func:`socket_dir_problem`'s
     rule raises :class:`ServerSetupError`."""
@@ -180,8 +179,9 @@ def _lock(lock: Path) -> int | None:
 
 
 def claim(sock: Path) -> int:
-    """Own ``sock``: lock it, refuse a live server, clean stale files. Returns the lock fd,
-    which :func:`release` gives back."""
+    """Own ``sock``: take an exclusive ``flock`` on ``<socket>.lock`` (held for the server's
+    life), refuse if a server answers on the socket (:class:`AlreadyRunning`), and remove a
+    stale socket and discovery file. Returns the lock fd, which :func:`release` gives back."""
     if len(os.fsencode(sock)) > MAX_SOCKET_PATH:
         raise ServerSetupError(f"socket path {sock} is too long for a Unix socket")
     private_dir(sock.parent)
@@ -204,7 +204,9 @@ def claim(sock: Path) -> int:
 
 def release(sock: Path, fd: int) -> None:
     """Give up the claim :func:`claim` returned ``fd`` for: remove the lock file while still
-    holding its lock (only if it is still the file locked), then close ``fd``."""
+    holding its lock (only if it is still the file locked), then close ``fd``. So a server
+    that stops, or fails to start (a model that does not load), leaves no ``rpc.lock``
+    behind."""
     lock = lock_path(sock)
     try:
         if _same_file(fd, lock):

@@ -2,31 +2,16 @@
 
 Contract:
 
-* A frame is ``Content-Length: N\\r\\n`` (other headers such as ``Content-Type`` allowed and
-  ignored, names case-insensitive; a repeated ``Content-Length`` must repeat the same value)
-  ``\\r\\n`` and N bytes of UTF-8 JSON. The header block is at most
-  :data:`MAX_HEADER_BYTES`; N at most :data:`MAX_CONTENT_LENGTH` (16 MiB), and at most
-  :data:`PREAUTH_MAX_CONTENT` on a connection that has not authenticated yet.
-* Time limits (:class:`Limits`): a frame, once its first byte arrived, must be whole within
-  ``frame_s`` (the header timeout); a connection that sends nothing for ``idle_s`` while it has
-  no work in progress (its ``busy()`` is false) is closed; one that has not authenticated
-  within ``preauth_s`` of connecting is closed. Large bodies are decoded off the event loop.
-* :class:`Connection` reads frames until EOF and answers every request it is given:
-  bad input never raises out of :meth:`Connection.run` and never affects other connections.
-
-  - a header block without a valid ``Content-Length`` -> error -32700 (id null); the block is
-    discarded and reading goes on with the next frame;
-  - invalid UTF-8 or JSON -> -32700; JSON that is not a request, notification or batch ->
-    -32600; an unknown method -> -32601; handlers raise :class:`RpcError` (e.g. -32602);
-    any other exception in a handler -> -32603, logged with its traceback;
-  - a ``Content-Length`` over the limit, malformed or given twice with different values, a
-    header block over its limit, a frame not whole in time, or a stream that ends mid-frame ->
-    an error reply where one can still be sent, then the connection is closed.
-* Requests of one connection are handled in order (handlers are quick: long work is queued
-  elsewhere and reported with notifications). Batches (JSON arrays) are supported.
-* :meth:`Connection.notify` never blocks: when a client stops reading, *droppable*
-  notifications (progress, previews) are skipped once :data:`SOFT_BUFFER` bytes wait, and the
-  connection is closed once :data:`HARD_BUFFER` bytes wait.
+* A frame is ``Content-Length: N\\r\\n`` (other headers allowed and ignored) ``\\r\\n`` and N
+  bytes of UTF-8 JSON, the header block at most :data:`MAX_HEADER_BYTES`, N at most
+  :data:`MAX_CONTENT_LENGTH` (:data:`PREAUTH_MAX_CONTENT` before the connection authenticates),
+  the time limits those of :class:`Limits`.
+* :class:`Connection` reads frames until EOF and answers every request, in order (batches too):
+  bad input gets a JSON-RPC error and never raises out of :meth:`Connection.run` nor affects
+  other connections; a frame that cannot be read closes the connection after an error reply
+  where one can still be sent.
+* :meth:`Connection.notify` never blocks: droppable notifications are skipped once
+  :data:`SOFT_BUFFER` bytes wait; at :data:`HARD_BUFFER` the connection is closed.
 """
 
 from __future__ import annotations
@@ -111,7 +96,10 @@ class _FrameError(Exception):
 
 @dataclass(frozen=True)
 class Limits:
-    """The time limits of one connection (module docstring), in seconds."""
+    """The time limits of one connection, in seconds: a frame must be whole in ``frame_s``, a
+    connection with no work in progress (its ``busy()`` is false) is closed after ``idle_s`` of
+    silence, one not authenticated within ``preauth_s`` of connecting is closed. Large bodies
+    are decoded off the event loop (:data:`THREAD_DECODE_BYTES`)."""
 
     frame_s: float = 30.0
     """A frame, once its first byte arrived, must be whole within this (the header timeout)."""
@@ -183,7 +171,22 @@ async def _read_frame(
 
 
 class Connection:
-    """One client: reads frames, dispatches to ``handlers``, writes replies and notifications."""
+    """One client: reads frames, dispatches to ``handlers``, writes replies and notifications.
+
+    Bad input never raises out of :meth:`run` and never affects other connections:
+
+    - a header block without a valid ``Content-Length`` -> error -32700 (id null); the block is
+      discarded and reading goes on with the next frame;
+    - invalid UTF-8 or JSON -> -32700; JSON that is not a request, notification or batch ->
+      -32600; an unknown method -> -32601; handlers raise :class:`RpcError` (e.g. -32602); any
+      other exception in a handler -> -32603, logged with its traceback;
+    - a ``Content-Length`` over the limit, malformed or given twice with different values, a
+      header block over its limit, a frame not whole in time, or a stream that ends mid-frame ->
+      an error reply where one can still be sent, then the connection is closed.
+
+    Requests are handled in order (handlers are quick: long work is queued elsewhere and
+    reported with notifications). Batches (JSON arrays) are supported.
+    """
 
     def __init__(
         self,
@@ -231,7 +234,9 @@ class Connection:
             self.close()
 
     def notify(self, method: str, params: Any, *, droppable: bool = False) -> None:
-        """Send a notification (never blocks; see module docstring for back-pressure)."""
+        """Send a notification; never blocks. When the client stops reading, a ``droppable`` one
+        (progress, previews) is skipped once :data:`SOFT_BUFFER` bytes wait, and the connection
+        is closed once :data:`HARD_BUFFER` bytes wait."""
         self._write({"jsonrpc": "2.0", "method": method, "params": params}, droppable)
 
     def close(self) -> None:
@@ -299,7 +304,9 @@ class Connection:
         return min(seconds, self._auth_deadline - asyncio.get_running_loop().time())
 
     async def _next_frame(self) -> bytes:
-        """The next frame's body, within the connection's limits (module docstring)."""
+        """The next frame's body, within the connection's limits: header names are
+        case-insensitive, headers other than ``Content-Length`` (``Content-Type``) are ignored, a
+        repeated ``Content-Length`` must repeat the same value."""
         while True:
             wait = self._left(self.limits.idle_s)
             try:
