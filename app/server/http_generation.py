@@ -177,10 +177,10 @@ class Generations:
                 if self.closing:
                     raise ApiError(503, "the server is stopping", type="server_error")
                 return  # the client left: nobody to answer
+            self.served += 1  # counted before any reply goes out, so a client sees it
             try:
                 await self._run(req, call, scope, receive, send)
             finally:
-                self.served += 1
                 self._turn.release()
         finally:
             watch.cancel()
