@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from .backend import TargetModel
 from .constraint import ConstrainedDrafter, ConstrainedTarget, Constraint
 from .draft import Draft, Drafter
-from .metrics import Metrics
+from .metrics import Metrics, StopReason
 from .policy import AdaptivePolicy, PolicyConfig
 from .prefill import prefill
 from .sampling import SamplingParams
@@ -135,7 +135,7 @@ def generate(
         target, tokens, m, cached_prefix, prefix_marks, verifier=ver, cancel=cancel
     )
     if first_logits is None:  # cancelled while reading the prompt
-        m.stop_reason = "cancelled"
+        m.stop_reason = StopReason.CANCELLED
         return GenResult(out, m)
     with m.time("sample"):
         new = [ver.first_token(first_logits, cfg.sampling, n_out=0)]
@@ -148,10 +148,10 @@ def generate(
         if stop:
             break
         if cancel is not None and cancel.is_set():
-            m.stop_reason = "cancelled"
+            m.stop_reason = StopReason.CANCELLED
             break
         if pos + 1 >= target.n_ctx:
-            m.stop_reason = "context_full"
+            m.stop_reason = StopReason.CONTEXT_FULL
             break
         draft, k = _draft(drafter, pol, tokens, cfg, m, room=target.n_ctx - pos - 1)
         block = [tokens[-1], *(int(t) for t in draft.tokens)]
@@ -188,21 +188,21 @@ def _draft(drafter, pol, tokens, cfg, m, room: int) -> tuple[Draft, int]:
 
 def _emit(new, out, tokens, eos, max_tokens, on_tokens, m: Metrics) -> bool:
     """Append accepted tokens; return True when generation must stop."""
-    stop_reason = ""
+    stop_reason = StopReason.NONE
     for i, t in enumerate(new):
         if t in eos:
             new = new[:i]
-            stop_reason = "eos"
+            stop_reason = StopReason.EOS
             break
     room = max_tokens - len(out)
     if len(new) >= room:
         new = new[:room]
-        stop_reason = stop_reason or "max_tokens"
+        stop_reason = stop_reason or StopReason.MAX_TOKENS
     out.extend(new)
     tokens.extend(new)
     m.generated_tokens = len(out)
     if new and on_tokens is not None and on_tokens(list(new)) is False:
-        stop_reason = stop_reason or "stop"
+        stop_reason = stop_reason or StopReason.STOP
     if stop_reason:
         m.stop_reason = stop_reason
     return bool(stop_reason)

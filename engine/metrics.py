@@ -22,7 +22,24 @@ import time
 from collections import Counter, deque
 from contextlib import contextmanager
 from dataclasses import dataclass, field, fields
+from enum import StrEnum
 from typing import Any
+
+
+class StopReason(StrEnum):
+    """Why a generation ended (``Metrics.stop_reason``; the value is the wire's)."""
+
+    NONE = ""
+    """Still running, or never started."""
+    EOS = "eos"
+    """The model ended its answer."""
+    MAX_TOKENS = "max_tokens"
+    CONTEXT_FULL = "context_full"
+    STOP = "stop"
+    """The caller's token callback asked to stop."""
+    CANCELLED = "cancelled"
+    QUOTE_INSERTED = "quote_inserted"
+    """The caller ended it after writing text of its own in place of the model's."""
 
 
 @dataclass
@@ -55,7 +72,7 @@ class Metrics:
     exact: bool = True
     speculation: bool = True
     k: int = 0
-    stop_reason: str = ""
+    stop_reason: StopReason = StopReason.NONE
     off_reason: str = ""
     backend: str = ""
     """The target's backend (``llama.cpp``, ``torch``)."""

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from ...engine.metrics import Metrics
+from ...engine.metrics import Metrics, StopReason
 from .quote_guard import QuoteGuard
 
 
@@ -52,7 +52,7 @@ class QuoteInserter:
 
     def finish(self, text: str, tokens: Sequence[int], metrics: Metrics) -> str:
         raw = b"".join(self.guard.table[t] for t in tokens)  # the bytes the guard read
-        done = None if metrics.stop_reason == "cancelled" else self.guard.completed(raw)
+        done = None if metrics.stop_reason == StopReason.CANCELLED else self.guard.completed(raw)
         if done is not None:
             head = _shared(raw, done)
             while 0 < head < len(done) and done[head] & 0xC0 == 0x80:
@@ -68,15 +68,15 @@ class QuoteInserter:
             metrics.generated_tokens = kept
             if done[head:]:
                 metrics.inserted_tokens += len(self.target.tokenize(done[head:].decode()))
-                metrics.stop_reason = "quote_inserted"
-            else:
-                metrics.stop_reason = "eos"  # the model closed its passage; the answer ends
-        elif metrics.stop_reason == "eos" and (ev := self.guard.evidence(raw)) is not None:
+                metrics.stop_reason = StopReason.QUOTE_INSERTED
+            else:  # the model closed its passage; the answer ends
+                metrics.stop_reason = StopReason.EOS
+        elif metrics.stop_reason == StopReason.EOS and (ev := self.guard.evidence(raw)) is not None:
             blank = min(2, len(text) - len(text.rstrip("\n")))  # what the stream already has
             added = ev[blank:].decode("utf-8", "replace")
             text += added  # the answer, then its evidence
             metrics.inserted_tokens += len(self.target.tokenize(added))
-            metrics.stop_reason = "quote_inserted"
+            metrics.stop_reason = StopReason.QUOTE_INSERTED
         if self.sink is not None and len(text) > self.sent:
             self.sink(text[self.sent :])
         return text

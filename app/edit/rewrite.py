@@ -26,7 +26,7 @@ from enum import Enum
 
 from ...engine import prefill
 from ...engine.backend import UserError
-from ...engine.metrics import Metrics
+from ...engine.metrics import Metrics, StopReason
 from ..code.outline import Outline, outline, widen
 from ..options import EDIT_MODES, RewriteOptions
 from ..runtime.loaded_model import LoadedModel
@@ -246,7 +246,7 @@ def _mend(run: RewriteRun, plan: Plan, first: RewriteResult | Fallback) -> Rewri
     better result of the two (fewer verdicts; the first on a tie); for blocks that did not
     place and no definition that came back, the blocks asked once more. None when no
     round ran or it brought nothing back."""
-    if not plan.rounds or run.metrics.stop_reason == "cancelled":
+    if not plan.rounds or run.metrics.stop_reason == StopReason.CANCELLED:
         return None
     res = None
     defs = round_targets(run, first, run.intent)
@@ -312,7 +312,7 @@ def _big(run: RewriteRun, plan: Plan) -> RewriteResult:
     if opts.region is not None:
         return _big_region(run, out, opts.region, fallback="", prompt=plan.prompt)
     ranges = run_locate(run, plan.prompt, out)  # the plan's first prompt asks to locate
-    if run.metrics.stop_reason == "cancelled":
+    if run.metrics.stop_reason == StopReason.CANCELLED:
         return run.close(
             run.result(Status.CANCELLED, "cancelled; nothing changed"), EditMode.LOCATE
         )

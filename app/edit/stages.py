@@ -24,7 +24,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
 
-from ...engine.metrics import Metrics
+from ...engine.metrics import Metrics, StopReason
 from ..check.checks import suspect_deletion, vouch
 from ..check.intent import Intent
 from ..code.diff import apply_hunks, preview_in_file, unified_diff
@@ -219,22 +219,22 @@ def check_fits(loaded: LoadedModel, prompt: Prompt, what: str, fix: str) -> None
         )
 
 
-def _cut(stop_reason: str, max_tokens: int) -> tuple[str, str]:
+def _cut(stop_reason: StopReason, max_tokens: int) -> tuple[str, str]:
     """When an answer cut before its end stopped, and the fix that applies."""
-    if stop_reason == "max_tokens":
+    if stop_reason == StopReason.MAX_TOKENS:
         return f"at the {max_tokens:,}-token output limit", "raise --max-tokens (options.maxTokens)"
-    if stop_reason == "context_full":
+    if stop_reason == StopReason.CONTEXT_FULL:
         return "when the context was full", "raise --ctx or rewrite a region (--lines)"
     return "before the model closed its block", "try again or rewrite a region (--lines)"
 
 
-def cut_why(stop_reason: str, max_tokens: int, region: bool) -> str:
+def cut_why(stop_reason: StopReason, max_tokens: int, region: bool) -> str:
     """Why an answer cut before its end is not a result (one line, no fix)."""
     what = "the region" if region else "the file"
     return f"the output stopped {_cut(stop_reason, max_tokens)[0]}, before the end of {what}"
 
 
-def cut_message(stop_reason: str, max_tokens: int, region: bool) -> str:
+def cut_message(stop_reason: StopReason, max_tokens: int, region: bool) -> str:
     """``cut_why`` and the fix that applies: a truncated result's message."""
     fix = _cut(stop_reason, max_tokens)[1]
     return f"{cut_why(stop_reason, max_tokens, region)}; nothing was written: {fix}"
@@ -295,7 +295,7 @@ def run_whole(run: RewriteRun, prompt: Prompt, piece: bool = False) -> RewriteRe
         run.file_tokens = run.file_tokens or prompt.part_tokens
     raw, fenced = gen.text, gen.fenced
     assert fenced is not None
-    if m.stop_reason == "cancelled":
+    if m.stop_reason == StopReason.CANCELLED:
         return run.result(Status.CANCELLED, "cancelled; nothing changed", raw)
     if not fenced.closed:
         hunks = preview_in_file(text, fenced.partial_body(), prompt.region)
@@ -355,13 +355,17 @@ def run_blocks(
     )
     raw, fenced = gen.text, gen.fenced
     assert fenced is not None
-    if m.stop_reason == "cancelled":
+    if m.stop_reason == StopReason.CANCELLED:
         return run.result(Status.CANCELLED, "cancelled; nothing changed", raw)
     parsed = edits.parse_blocks(edits.PREFILL + (fenced.body() or ""), text)
     # stopped by stop_when: the answer's first problem is the one that stopped it
-    stopped = m.stop_reason == "stop" and not fenced.closed
+    stopped = m.stop_reason == StopReason.STOP and not fenced.closed
     broken = parsed.problem if stopped and parsed.broken else ""
-    cut = not fenced.closed and not (m.stop_reason == "eos" and parsed.complete) and not broken
+    cut = (
+        not fenced.closed
+        and not (m.stop_reason == StopReason.EOS and parsed.complete)
+        and not broken
+    )
     why, hunks, kind, miss = "", [], GiveUp.PLACE, None
     # a SEARCH side found in several places goes to the one in a definition the
     # instruction names ("in TopologicalSorter.done, rename n2i")

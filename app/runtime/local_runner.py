@@ -25,7 +25,7 @@ from ...engine.decode import GenConfig, generate
 from ...engine.draft import Drafter
 from ...engine.draft_model import ModelDrafter
 from ...engine.lookup import LookupDrafter
-from ...engine.metrics import Metrics
+from ...engine.metrics import Metrics, StopReason
 from ...engine.policy import AdaptivePolicy, PolicyConfig
 from ...engine.prediction import BesideDrafter
 from ...engine.suffix import SuffixDrafter
@@ -169,7 +169,7 @@ class LocalRunner:
                 constraint=constraint,
             )
             keep = prompt.prefix_end
-            if disk and res.metrics.stop_reason != "cancelled" and keep:
+            if disk and res.metrics.stop_reason != StopReason.CANCELLED and keep:
                 # only a prefix evaluated in the batches ``adopt`` records is worth a file
                 if prefill.reusable(target, ids, (keep,), keep) == keep:
                     prompt_cache.store(target, ids, keep, key)

@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ...engine.backend import ModelError
-from ...engine.metrics import Metrics
+from ...engine.metrics import Metrics, StopReason
 from ...models.catalog import CATALOG, check_once, resolve_model
 from ...models.vocab_only import VocabTarget
 from .runner import RunResult, TextSink
@@ -235,12 +235,12 @@ class RemoteEngine:
         _copy_server_stats(m, extra, self.url)
         copy_prediction_usage(m, usage)
         m.stop_reason = {
-            "length": "max_tokens",
-            "client": "stop",
-            "cancelled": "cancelled",
-        }.get(finish, "eos")
-        if m.stop_reason == "stop" and sink.fenced is not None and sink.fenced.closed:
-            m.stop_reason = "eos"  # the block closed: as a local run would say
+            "length": StopReason.MAX_TOKENS,
+            "client": StopReason.STOP,
+            "cancelled": StopReason.CANCELLED,
+        }.get(finish, StopReason.EOS)
+        if m.stop_reason == StopReason.STOP and sink.fenced is not None and sink.fenced.closed:
+            m.stop_reason = StopReason.EOS  # the block closed: as a local run would say
         return RunResult(text, tokens, m, sink.fenced)
 
     def _chat(self, body: dict, prompt: Prompt, sink: TextSink, cancel, m: Metrics, t0: float):

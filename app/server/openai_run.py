@@ -20,7 +20,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from ...engine.metrics import Metrics
+from ...engine.metrics import Metrics, StopReason
 from ..options import RewriteOptions
 from ..runtime.generation import run_prompt
 from ..runtime.loaded_model import LoadedModel
@@ -96,9 +96,9 @@ def run_request(
     reason = m.stop_reason
     if stopped.is_set():
         finish = "stop"
-    elif reason == "cancelled":
+    elif reason == StopReason.CANCELLED:
         finish = "cancelled"
-    elif reason in ("max_tokens", "context_full"):
+    elif reason in (StopReason.MAX_TOKENS, StopReason.CONTEXT_FULL):
         finish = "length"
     else:
         finish = "stop"

@@ -21,6 +21,7 @@ import time
 from textual import events, work
 
 from ....engine.backend import UserError
+from ....engine.metrics import StopReason
 from ...answer.answer import answer
 from ...answer.quotes import all_found
 from ...runtime.loaded_model import LoadedModel
@@ -136,9 +137,9 @@ class AskOps:
             self.state.live = LiveRun("", metrics=res.metrics)
         stop = res.metrics.stop_reason
         note = ""
-        if stop == "cancelled":
+        if stop == StopReason.CANCELLED:
             note = "Cancelled (Esc): the answer so far, its quotes checked as they stand."
-        elif stop in ("max_tokens", "context_full"):
+        elif stop in (StopReason.MAX_TOKENS, StopReason.CONTEXT_FULL):
             note = f"The answer stopped at the token limit ({res.metrics.generated_tokens})."
         rows = answer_rows(res.text, res.citations)
         self.answer_view.show_answer(
