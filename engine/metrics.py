@@ -41,6 +41,11 @@ class StopReason(StrEnum):
     QUOTE_INSERTED = "quote_inserted"
     """The caller ended it after writing text of its own in place of the model's."""
 
+    @property
+    def at_limit(self) -> bool:
+        """Cut by a limit (the output's or the context's), not ended by the model."""
+        return self in (StopReason.MAX_TOKENS, StopReason.CONTEXT_FULL)
+
 
 @dataclass
 class Metrics:

@@ -31,7 +31,7 @@ from specedit.app.tui.live import LiveRun
 from specedit.app.tui.messages import RewriteFinished
 from specedit.app.tui.screens.confirm import ConfirmScreen
 from specedit.app.tui.screens.editor import EditorScreen
-from specedit.engine.metrics import Metrics
+from specedit.engine.metrics import Metrics, StopReason
 
 
 @pytest.fixture
@@ -112,7 +112,7 @@ def test_cancelled_run_keeps_the_hunks_finished_before_esc(workdir):
             screen.state.live = LiveRun(STATS)
             screen.state.live.append("```python\n" + partial)
             screen.mode = "generating"
-            metrics = Metrics(stop_reason="cancelled")
+            metrics = Metrics(stop_reason=StopReason.CANCELLED)
             screen.state.live.metrics = metrics
             cancelled = RewriteResult(
                 STATS,

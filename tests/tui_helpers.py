@@ -21,7 +21,7 @@ from specedit.app.edit.rewrite import RewriteResult
 from specedit.app.runtime.loaded_model import LoadedModel
 from specedit.app.tui.app import SpecEditApp
 from specedit.app.tui.config import TuiSettings
-from specedit.engine.metrics import Metrics
+from specedit.engine.metrics import Metrics, StopReason
 
 STATS = """\
 def total(prices):
@@ -53,7 +53,7 @@ def fixed_metrics(**changes) -> Metrics:
         exact=False,
         speculation=True,
         k=8,
-        stop_reason="stop",
+        stop_reason=StopReason.STOP,
         backend="llama.cpp",
         device="CPU",
         decode_start=1.0,

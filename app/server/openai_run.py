@@ -98,7 +98,7 @@ def run_request(
         finish = "stop"
     elif reason == StopReason.CANCELLED:
         finish = "cancelled"
-    elif reason in (StopReason.MAX_TOKENS, StopReason.CONTEXT_FULL):
+    elif reason.at_limit:
         finish = "length"
     else:
         finish = "stop"

@@ -139,7 +139,7 @@ class AskOps:
         note = ""
         if stop == StopReason.CANCELLED:
             note = "Cancelled (Esc): the answer so far, its quotes checked as they stand."
-        elif stop in (StopReason.MAX_TOKENS, StopReason.CONTEXT_FULL):
+        elif stop.at_limit:
             note = f"The answer stopped at the token limit ({res.metrics.generated_tokens})."
         rows = answer_rows(res.text, res.citations)
         self.answer_view.show_answer(
