@@ -103,6 +103,7 @@ def run_task(
             edit_reason=s["edit_reason"],
             edit_fallback=s["edit_fallback"],
             edit_repairs=s["edit_repairs"],
+            plan_note=s["plan_note"],
             diff=res.diff,
             raw=res.raw,
             review=None if res.review is None else res.review.to_json(),

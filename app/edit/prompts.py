@@ -9,6 +9,7 @@ the prompt cache reuse it. User text is never parsed for special tokens.
   * ``outline_prompt(...)``: a file too long to show whole, as its outline and windows of its lines
     (``app.code.outline``), asking where the change goes (``ask="locate"``), for blocks, or a region.
   * ``review_prompt(...)``: asks whether a diff does what the instruction asks (``app.edit.review``).
+  * ``plan_prompt(...)``: asks what must change, in words, before any code (``app.edit.plan_note``).
 """
 
 from __future__ import annotations
@@ -202,6 +203,35 @@ def review_prompt(
     ids, spans = splice(target, messages, "", pieces)
     prefix_end = max((end for _, end, lab in spans if lab == "file"), default=0)
     return Prompt(tuple(ids), tuple(spans), None, prefix_end, text)
+
+
+PLAN_ASK = (
+    "Before any code is written: say in one or two sentences exactly what must change in "
+    "the file to do this (which function or lines, and what the new code must do). Do not "
+    "write code."
+)
+
+
+def plan_prompt(
+    target: TargetModel,
+    text: str,
+    instruction: str,
+    *,
+    path: str | None = None,
+    context_files: Sequence[tuple[str, str]] = (),
+) -> Prompt:
+    """The prompt that asks the model what must change in ``text`` to do ``instruction``, in
+    words (``PLAN_ASK``): the prefix every rewrite of the file shares, then the instruction
+    and the question; the assistant turn opens empty and its answer is free text."""
+    messages, _ = rewrite_messages(text, instruction, path, list(context_files))
+    user = messages[1]["content"] + "\n" + PLAN_ASK
+    messages = [messages[0], {"role": "user", "content": user}]
+    pieces = {FILE_MARK: with_nl(text), **context_pieces(context_files)}
+    ids, spans = splice(target, messages, "", pieces)
+    prefix_end = max((end for _, end, lab in spans if lab == "file"), default=0)
+    return Prompt(
+        tuple(ids), tuple(spans), None, prefix_end, text, chat=chat_of(messages, "", pieces)
+    )
 
 
 def rewrite_messages(

@@ -84,6 +84,9 @@ class RewriteStats:
     """Each generation of the rewrite, in order: the first answer, then any round or review."""
     checks_s: float = 0.0
     """Seconds spent reading answers: fidelity repairs, hunks, the checks' verdicts."""
+    plan_note: str = ""
+    """What the model said must change before it answered (``app.edit.plan_note``; "" when
+    it was not asked)."""
 
     def snapshot(self) -> dict:
         return {
@@ -96,6 +99,7 @@ class RewriteStats:
             "edit_repairs": list(self.edit_repairs),
             "file_tokens": self.file_tokens,
             "given_up": given_up(self.edit_fallback),
+            "plan_note": self.plan_note,
         }
 
 

@@ -3,7 +3,8 @@
 Contract: ``rewrite(loaded, text, opts, path=..., on_text=..., cancel=...)`` reads the request
 once (``app.edit.request``), runs the ``Plan`` ``plan_rewrite`` makes once (every stage: the
 mode, why, its prompts, rounds, fallback) and returns a ``RewriteResult`` (``app.edit.result``). Modes:
-``blocks`` (``auto``'s default: search/replace blocks, ``app.edit.edits``; if they fail or a check
+``blocks`` (``auto``'s default: search/replace blocks, ``app.edit.edits``, after the model's plan of the
+change with ``first`` ``plan``, ``app.edit.plan_note``; if they fail or a check
 flags them, one repair round, ``app.edit.rounds``, then a whole rewrite), ``whole`` (the text or
 region written out: ``--edit whole``, a region, or a ``broad`` change), and for a file too long
 to show whole, its outline plus windows (``locate+whole``, ``locate+blocks``). The result is the
@@ -21,7 +22,7 @@ import logging
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import Enum
 
 from ...engine import prefill
@@ -33,6 +34,7 @@ from ..runtime.loaded_model import LoadedModel
 from ..runtime.prompt import Prompt
 from ..store.files import DoesNotFit
 from . import edits
+from .plan_note import plan_note, with_note
 from .prompts import outline_prompt, rewrite_prompt
 from .request import Request, read_request
 from .result import EditMode, RewriteResult, Status
@@ -191,6 +193,12 @@ def rewrite(
         raise UserError("no instruction given")
     m = metrics if metrics is not None else Metrics()
     run = RewriteRun(loaded, read_request(opts, text, path), opts, on_text, cancel, m)
+    if opts.first == "plan" and opts.edit == "auto" and opts.region is None:
+        run.plan_note = plan_note(run)
+        if m.stop_reason == StopReason.CANCELLED:
+            return run.close(run.result(Status.CANCELLED, "cancelled; nothing changed"), "")
+        run.next_stage()
+        run.opts = replace(opts, instruction=with_note(opts.instruction, run.plan_note))
     plan = plan_rewrite(run)
     run.edit_reason, run.file_tokens = plan.reason, plan.whole.part_tokens
     if plan.mode is Start.OUTLINE:

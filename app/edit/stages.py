@@ -109,6 +109,8 @@ class RewriteRun:
     """Seconds ``finished`` spent reading answers."""
     answers: dict[str, Change] = field(default_factory=dict, repr=False)
     """Each answer read (``change_to``), by its text."""
+    plan_note: str = ""
+    """What the model said must change before its first answer (``app.edit.plan_note``)."""
 
     def change_to(self, text: str) -> Change:
         """The file becoming ``text``, an answer of this rewrite, as one ``Change``: the same
@@ -201,6 +203,7 @@ class RewriteRun:
             self.file_tokens,
             tuple(self.stage_times),
             self.checks_s,
+            self.plan_note,
         )
 
     def result(self, status: Status, message: str, raw: str = "", hunks=()) -> RewriteResult:
