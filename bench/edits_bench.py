@@ -129,23 +129,27 @@ def _median(xs):
 
 
 def wait_shares(stats: dict, wait_s: float) -> dict:
-    """Where one rewrite's wait went, from its stats: the first answer's generation (prompt
-    prefill and decode), every further generation (rounds, review), reading the answers
-    (repairs and checks) and the rest (planning, placing, the program's own work)."""
-    stages = stats.get("stages") or []
-    first = stages[0]["prefill_s"] + stages[0]["decode_s"] if stages else 0.0
-    later = sum(st["prefill_s"] + st["decode_s"] for st in stages[1:])
+    """Where one rewrite's wait went, from its stats: the model's plan note when one was
+    asked (``first`` ``plan``, its own generation before the first answer), the first
+    answer's generation (prompt prefill and decode), every further generation (rounds,
+    review), reading the answers (repairs and checks) and the rest (planning, placing, the
+    program's own work)."""
+    stages = [st["prefill_s"] + st["decode_s"] for st in stats.get("stages") or []]
+    plan = stages.pop(0) if stats.get("plan_note") and stages else 0.0
+    first = stages[0] if stages else 0.0
+    later = sum(stages[1:])
     checks = stats.get("checks_s", 0.0)
     return {
-        "generations": len(stages),
+        "generations": len(stages) + (1 if plan else 0),
+        "plan_s": round(plan, 3),
         "first_s": round(first, 3),
         "rounds_s": round(later, 3),
         "checks_s": round(checks, 3),
-        "other_s": round(max(0.0, wait_s - first - later - checks), 3),
+        "other_s": round(max(0.0, wait_s - plan - first - later - checks), 3),
     }
 
 
-WAIT_SHARES = ("first_s", "rounds_s", "checks_s", "other_s")
+WAIT_SHARES = ("plan_s", "first_s", "rounds_s", "checks_s", "other_s")
 
 
 def tally(rows: list[dict]) -> dict:
@@ -240,7 +244,8 @@ def table(rec: dict) -> str:
                 if t.get("mean_first_s") is None:
                     continue  # a record from before the shares were kept
                 shares = " ".join(
-                    f"{t[f'mean_{k}']:>8.1f} {t[f'median_{k}']:>7.1f}" for k in WAIT_SHARES
+                    f"{t.get(f'mean_{k}') or 0.0:>8.1f} {t.get(f'median_{k}') or 0.0:>7.1f}"
+                    for k in WAIT_SHARES
                 )
                 lines.append(f"  {mode:<12} {ph:<8} {shares}")
     return "\n".join(lines) + "\n"

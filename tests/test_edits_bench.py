@@ -94,8 +94,13 @@ def test_the_wait_is_shared_out_by_stage():
     }
     got = wait_shares(stats, 9.0)
     assert got == {
-        "generations": 2, "first_s": 5.0, "rounds_s": 3.0, "checks_s": 0.75, "other_s": 0.25,
+        "generations": 2, "plan_s": 0.0, "first_s": 5.0, "rounds_s": 3.0, "checks_s": 0.75,
+        "other_s": 0.25,
     }  # fmt: skip
+    # with a plan note (``first`` ``plan``) the first generation is the note's
+    planned = wait_shares({**stats, "plan_note": "In f, x."}, 9.0)
+    assert (planned["plan_s"], planned["first_s"], planned["rounds_s"]) == (5.0, 3.0, 0.0)
+    assert planned["generations"] == 2 and planned["other_s"] == 0.25
     assert wait_shares({}, 2.0)["other_s"] == 2.0  # no generation: all the program's
     row = {"right": True, "wait_s": 9.0, **got}
     t = tally([row, {**row, "first_s": 1.0}])
