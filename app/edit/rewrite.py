@@ -3,17 +3,16 @@
 Contract: ``rewrite(loaded, text, opts, path=..., on_text=..., cancel=...)`` reads the request
 once (``app.edit.request``), runs the ``Plan`` ``plan_rewrite`` makes once (every stage: the
 mode, why, its prompts, rounds, fallback) and returns a ``RewriteResult`` (``app.edit.result``). Modes:
-``blocks`` (``auto``'s default: search/replace blocks, ``app.edit.edits``, after the model's plan of the
-change with ``first`` ``plan``, ``app.edit.plan_note``; if they fail or a check
-flags them, one repair round, ``app.edit.rounds``, then a whole rewrite), ``whole`` (the text or
-region written out: ``--edit whole``, a region, or a ``broad`` change), and for a file too long
-to show whole, its outline plus windows (``locate+whole``, ``locate+blocks``). The result is the
-model's answer, only its copies repaired (``app.edit.repair``), checked (``app.check.checks``).
-``status``: ``ok`` (``suspect`` set when a check flags it), ``truncated`` (``new_text`` None;
-hunks of the completed lines only, never a deletion of the rest), ``cancelled`` or
-``no_output``. Nothing is half-applied; no file is written here. ``warm(loaded, text, path=...)``
-prefills a file's shared prompt prefix (a rewrite interrupts it). A problem the user can fix
-raises ``UserError``. (A question answered from files: ``app.answer.answer``.)
+``blocks`` (``auto``'s default: search/replace blocks, ``app.edit.edits``, after the model's
+plan with ``first`` ``plan``, ``app.edit.plan_note``; if they fail or a check flags them, one
+repair round, ``app.edit.rounds``, then a whole rewrite), ``whole`` (the text or region written
+out: ``--edit whole``, a region, or a ``broad`` change), and for a file too long to show whole,
+its outline plus windows (``locate+whole``, ``locate+blocks``). The result is the model's
+answer, only its copies repaired (``app.edit.repair``), checked (``app.check.checks``).
+``status``: ``ok`` (``suspect`` set when a check flags it), ``truncated`` (``new_text`` None; hunks
+of the completed lines only, never a deletion of the rest), ``cancelled`` or ``no_output``.
+Nothing is half-applied; no file is written here. ``warm(loaded, text, path=...)`` prefills a
+file's shared prompt prefix (a rewrite interrupts it). A problem the user can fix: ``UserError``.
 """
 
 from __future__ import annotations
