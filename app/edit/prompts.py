@@ -194,15 +194,8 @@ def review_prompt(
     ``text`` (``app.edit.review``): the prefix every rewrite of the file shares (system text,
     context files, the file), then the instruction, the diff and ``REVIEW_ASK``; the
     assistant turn opens empty, so its first token is the answer."""
-    messages, _ = rewrite_messages(text, instruction, path, list(context_files))
-    user = (
-        messages[1]["content"] + "\n" + REVIEW_ASK.format(fence=fence_for(diff), diff=with_nl(diff))
-    )
-    messages = [messages[0], {"role": "user", "content": user}]
-    pieces = {FILE_MARK: with_nl(text), **context_pieces(context_files)}
-    ids, spans = splice(target, messages, "", pieces)
-    prefix_end = max((end for _, end, lab in spans if lab == "file"), default=0)
-    return Prompt(tuple(ids), tuple(spans), None, prefix_end, text)
+    ask = REVIEW_ASK.format(fence=fence_for(diff), diff=with_nl(diff))
+    return _question_prompt(target, text, instruction, ask, path, context_files)
 
 
 PLAN_ASK = (
@@ -223,15 +216,28 @@ def plan_prompt(
     """The prompt that asks the model what must change in ``text`` to do ``instruction``, in
     words (``PLAN_ASK``): the prefix every rewrite of the file shares, then the instruction
     and the question; the assistant turn opens empty and its answer is free text."""
+    return _question_prompt(target, text, instruction, PLAN_ASK, path, context_files)
+
+
+def _question_prompt(
+    target: TargetModel,
+    text: str,
+    instruction: str,
+    question: str,
+    path: str | None,
+    context_files: Sequence[tuple[str, str]],
+) -> Prompt:
+    """The prefix every rewrite of ``text`` shares (system text, context files, the file),
+    then the instruction and ``question``, the assistant turn open and empty: a question
+    about the change asked on the file's warm prefix (``review_prompt``, ``plan_prompt``)."""
     messages, _ = rewrite_messages(text, instruction, path, list(context_files))
-    user = messages[1]["content"] + "\n" + PLAN_ASK
+    user = messages[1]["content"] + "\n" + question
     messages = [messages[0], {"role": "user", "content": user}]
     pieces = {FILE_MARK: with_nl(text), **context_pieces(context_files)}
     ids, spans = splice(target, messages, "", pieces)
     prefix_end = max((end for _, end, lab in spans if lab == "file"), default=0)
-    return Prompt(
-        tuple(ids), tuple(spans), None, prefix_end, text, chat=chat_of(messages, "", pieces)
-    )
+    chat = chat_of(messages, "", pieces)
+    return Prompt(tuple(ids), tuple(spans), None, prefix_end, text, chat=chat)
 
 
 def rewrite_messages(
