@@ -2,7 +2,7 @@
 
 Contract: ``specedit bench edits [--model M]... [--modes auto whole] [--set suite|holdout]
 [--phrasings suite user terse] [--first blocks guarded region] [--review auto|on|off]
-[--tasks ...] [--threads N] [--ctx N]`` loads each model
+[--tasks ...] [--threads N] [--ctx N] [--confidence]`` loads each model
 once and runs every task of a set (``bench/behave_tasks.py``: real files, each with a
 check that runs the edited code, and a scope) in every phrasing and mode through the
 product's own ``app.edit.rewrite.rewrite``, warm, as an editor runs it: the cache held another
@@ -26,6 +26,7 @@ rewritten after each task, so a run cut short keeps its rows.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import logging
 import os
 import statistics
@@ -33,6 +34,7 @@ import sys
 import time
 
 from .behave_tasks import PHRASINGS, SETS, BehaveTask, judge, load
+from .confidence import added_lines, tapped
 from .record import machine, save_record
 
 log = logging.getLogger(__name__)
@@ -47,9 +49,11 @@ def run_task(
     plan: list[tuple[str, str, str]],
     verbatim: bool = True,
     review: str = "auto",
+    tap=None,
 ) -> list[dict]:
     """One task, warm, for each ``(phrasing, mode, first)`` of ``plan`` in that order (``first``:
-    ``RewriteOptions.first``): a row each."""
+    ``RewriteOptions.first``): a row each. With ``tap`` (``bench.confidence.tapped``), each row
+    keeps the target's confidence in the lines its diff adds."""
     from ..app.edit.rewrite import rewrite, warm
     from ..app.options import RewriteOptions
     from ..engine.backend import UserError
@@ -73,6 +77,8 @@ def run_task(
             "warm_s": round(w.seconds, 3),
             "load": round(os.getloadavg()[0], 2),
         }
+        if tap is not None:
+            tap.clear()
         t = time.perf_counter()
         try:
             res = rewrite(loaded, text, opts, path=task.file)
@@ -108,6 +114,9 @@ def run_task(
             raw=res.raw,
             review=None if res.review is None else res.review.to_json(),
         )
+        if tap is not None:
+            row["confidence"] = added_lines(tap.generations, res.diff)
+            row["generations"] = len(tap.generations)
         rows.append(row)
         log.warning(
             "%s [%s] %s: %s%s in %.1f s (%s%s)",
@@ -199,6 +208,8 @@ def run_model(model: str, a, tasks: list[BehaveTask], on_task=None) -> dict:
     from ..app.runtime.loaded_model import load_model
 
     loaded = load_model(model, n_ctx=a.n_ctx, threads=a.threads)
+    stack = contextlib.ExitStack()
+    tap = stack.enter_context(tapped(loaded)) if a.confidence else None
     rows: list[dict] = []
     out = {"model": model, "describe": loaded.describe(), "summary": {}, "runs": rows}
     plan = [(ph, mode, "blocks") for ph in a.phrasings for mode in a.modes if mode != "auto"]
@@ -206,13 +217,15 @@ def run_model(model: str, a, tasks: list[BehaveTask], on_task=None) -> dict:
     try:
         for i, task in enumerate(tasks):
             turn = i % len(plan)
-            rows += run_task(loaded, task, plan[turn:] + plan[:turn], not a.no_verbatim, a.review)
+            order = plan[turn:] + plan[:turn]
+            rows += run_task(loaded, task, order, not a.no_verbatim, a.review, tap)
             out["summary"] = summarise(rows)
             loads = [r["load"] for r in rows]
             out["load_range"] = [min(loads), max(loads)]
             if on_task is not None:
                 on_task(out)
     finally:
+        stack.close()
         loaded.target.close()
     return out
 
@@ -281,6 +294,11 @@ def main(argv: list[str] | None = None) -> int:
         choices=REVIEWS,
         help="the model's review of each finished change (on: record every score)",
     )
+    ap.add_argument(
+        "--confidence",
+        action="store_true",
+        help="record the target's probability of each line the diff adds (bench/confidence.py)",
+    )
     ap.add_argument("--out", default="bench/results")
     a = ap.parse_args(argv)
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
@@ -295,6 +313,7 @@ def main(argv: list[str] | None = None) -> int:
         "modes": a.modes,
         "phrasings": a.phrasings,
         "first": a.first,
+        "confidence": a.confidence,
         "machine": machine(),
         "models": [],
     }
