@@ -456,11 +456,24 @@ def keys_removed(c: Change, intent: Intent) -> Suspect | None:
     return Suspect(Verdict.REMOVED, 0, f"the result no longer has {said}{more}")
 
 
+def _layout_free(text: str) -> list[str]:
+    """The lines that are not blank, trailing white space dropped: what is left of layout."""
+    return [line.rstrip() for line in text.splitlines() if line.strip()]
+
+
 def no_change(c: Change, intent: Intent) -> Suspect | None:
-    """The verdict when the result is the original."""
-    if c.old.text != c.new.text:
+    """The verdict when the result is the original, or only its blank lines and trailing spaces
+    changed: in code or a config file (not Markdown or a file with no grammar, where a blank
+    line can part paragraphs), for an instruction that says nothing of layout."""
+    if c.old.text == c.new.text:
+        return Suspect(Verdict.UNCHANGED, 0, "the answer changes nothing in the file")
+    if intent.layout or c.old.lang in (None, "markdown"):
         return None
-    return Suspect(Verdict.UNCHANGED, 0, "the answer changes nothing in the file")
+    if _layout_free(c.old.text) != _layout_free(c.new.text):
+        return None
+    return Suspect(
+        Verdict.UNCHANGED, 0, "the answer changes only blank lines or trailing spaces in the file"
+    )
 
 
 CHECKS = (

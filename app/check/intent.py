@@ -1,18 +1,18 @@
 """What an instruction asks of a file, read once without a model: the facts the plan and checks use.
 
-Reading the instruction shapes a check or which prompt is asked, never the file: nothing here
-writes an edit. Contract: ``read_intent(instruction, source) -> Intent``, every field a plain
-reading of the words and of the file's definitions (``app.code.source.Source``):
+Reading the instruction shapes a check or which prompt is asked, never the file. Contract:
+``read_intent(instruction, source) -> Intent``, each field a plain reading of the words and the
+file's definitions (``app.code.source.Source``):
   * ``rename``: ``(old, new)`` for "rename [the function|variable …] OLD to NEW";
   * ``named``: the file's definitions the instruction names, by qualified name or last part, in
     the order named (a lowercase word only where it reads as a name; a rename's names name none);
   * ``each``: the sites the instruction joins with "and" ("in do_longs and in do_shorts"), each
     the definitions its word names: the change goes to every site;
-  * ``values``: ``(a, b)`` pairs of "from A to B" and of "change A to B" / "replace A with B"
-    where the file holds A verbatim;
-  * ``everywhere``, ``across``, ``removal``, ``only_adds``, ``comments``, ``mentions``: the
-    words that ask for a change across the file, for type hints or docstrings, for a removal,
-    only for an addition, name comments; whether any word is a definition's name (``Intent``).
+  * ``values``: ``(a, b)`` pairs of "from A to B", "change A to B" and "replace A with B" (A verbatim);
+  * ``everywhere``, ``across``, ``removal``, ``only_adds``, ``comments``, ``mentions``,
+    ``layout``: the words that ask for a change across the file, for type hints or docstrings,
+    for a removal, only for an addition, name comments; whether any word is a definition's
+    name; whether it speaks of layout (``Intent``).
 """
 
 from __future__ import annotations
@@ -64,6 +64,12 @@ _REMOVAL = re.compile(
     r"clean(?:s|ed|ing)?[ -]?up)\b",
     re.I,
 )
+_LAYOUT = re.compile(
+    r"\b(blank|empty)\s+lines?\b|\bwhite\s*space|\btrailing\s+spaces?\b|\bnew\s*lines?\b|"
+    r"\bindent\w*|\bformat\w*|\blayout\b|\bline\s+breaks?\b|\bspacing\b",
+    re.I,
+)
+"""Words that ask about layout: blank lines, white space, indentation, formatting."""
 _DOTTED = re.compile(r"[A-Za-z_][\w.]*\w|[A-Za-z_]")
 _AND = re.compile(
     r"[\s,]*(?:and|&)\s+(?:(?:of|in|to|for)\s+)?(?:the\s+)?(?:(?:function|method|class)\s+)?",
@@ -103,6 +109,8 @@ class Intent:
     mentions: bool = False
     """A word of it, the renamed name aside, is the last part of a definition's name (a
     looser reading than ``named``: any word, any case)."""
+    layout: bool = False
+    """It speaks of layout (``_LAYOUT``: blank lines, white space, indentation, format)."""
 
 
 def asks_removal(instruction: str) -> bool:
@@ -215,4 +223,5 @@ def read_intent(instruction: str, source: Source) -> Intent:
         asks_removal(instruction),
         bool(_ONLY_ADDS.match(instruction)) and not _REWORDS.search(instruction),
         bool(words & last_parts),
+        _LAYOUT.search(instruction) is not None,
     )
