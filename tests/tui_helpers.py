@@ -14,7 +14,7 @@ from pathlib import Path
 
 from toy import ToyModel
 
-from specedit.app.check.checks import Suspect
+from specedit.app.check.verdict import Suspect
 from specedit.app.code.diff import compute_hunks, preview_in_file, unified_diff
 from specedit.app.edit.result import RewriteStats
 from specedit.app.edit.rewrite import RewriteResult

@@ -2,72 +2,37 @@
 
 A check reads only the instruction, without a model (``app.check.intent``), the file's own
 structure (``app.code.syntax``) and what the language's tools say of it without running it
-(``app.check.compilers``). ``vouch(change, intent)`` runs them all on one ``Change`` (the pair
-read once, ``app.code.source``) and returns their verdicts, each a ``Suspect`` (a reason and one
-line for any front end; ``Suspect.to_json`` is ``rewrite/done.suspect``), in this order:
-``suspect_deletion`` (lines dropped the instruction did not ask to remove), then ``CHECKS``:
-``no_change``, ``rename_left`` (a rename "A to B" leaves A in its scope: the named definitions,
-else the file when A is one of its definitions, else those changed), ``sites_missed`` (a
-definition joined by "and" left unchanged), ``value_missed`` ("from a to b" not made),
-``outside_named`` (a hunk in no named definition, nor the asked rename), ``names_unbound``,
-``param_unused``, ``keys_removed``, ``syntax_worse``, ``compile_worse``. Each rule in full:
-``docs/notes.md``. Front ends write or apply a flagged result only when forced; a cut one
-(``truncated``, no closing fence) never.
+(``app.check.compilers``). ``vouch(change, intent)`` runs them all on one ``Change``
+(``app.code.source``) and returns their verdicts, each a ``Suspect`` (``app.check.verdict``),
+in this order: ``suspect_deletion`` (lines dropped that nothing asked to remove), then
+``CHECKS``: ``no_change``, ``rename_left`` (a rename "A to B" leaves A in its scope),
+``sites_missed`` (a definition joined by "and" left unchanged), ``value_missed`` ("from a to
+b" not made), ``place_missed`` and ``name_missing`` (``app.check.asked``), ``outside_named``
+(a hunk in no named definition, nor the asked rename), ``names_unbound``, ``param_unused``,
+``keys_removed``, ``syntax_worse``, ``compile_worse``. Each rule in full: ``docs/notes.md``.
+Front ends write or apply a flagged result only when forced; a cut one (``truncated``) never.
 """
 
 from __future__ import annotations
 
 import keyword
 import re
-from dataclasses import dataclass
-from enum import StrEnum
 
 from ..code.diff import Hunk, split_lines
 from ..code.names import code_lines, rename, uses, whole_word
-from ..code.source import Change, Source
-from ..code.syntax import Definition, errors_warning
+from ..code.source import Change, Source, touches
+from ..code.syntax import errors_warning
+from .asked import name_missing, place_missed
 from .bindings import parameters, unbound, unbound_reads
 from .compilers import new_errors
 from .config_keys import removed_keys
 from .intent import Intent
+from .verdict import Suspect, Verdict
 
 TAIL_LINES = 3
 TAIL_SHARE = 0.2
 SHARE = 0.3
 MIN_SHARE_LINES = 5
-
-
-class Verdict(StrEnum):
-    """What a check saw (``Suspect.reason``; the value is the wire's ``reason``)."""
-
-    DROPS_TAIL = "drops_tail"
-    DROPS_SHARE = "drops_share"
-    DROPS_ON_ADD = "drops_on_add"
-    RENAME_LEFT = "rename_left"
-    SITE_MISSED = "site_missed"
-    VALUE_MISSED = "value_missed"
-    OUTSIDE_NAMED = "outside_named"
-    UNBOUND = "unbound"
-    PARAM_UNUSED = "param_unused"
-    REMOVED = "removed"
-    SYNTAX = "syntax"
-    COMPILE = "compile"
-    UNCHANGED = "unchanged"
-    REVIEW = "review"
-    """The model's own review leans to no (``app.edit.review``)."""
-
-
-@dataclass(frozen=True)
-class Suspect:
-    """One check's verdict on a complete result: what it saw, and where."""
-
-    reason: Verdict
-    deleted_lines: int
-    """Non-blank lines removed on balance (0 for the verdicts on what changed)."""
-    message: str
-
-    def to_json(self) -> dict:
-        return {"reason": self.reason, "deletedLines": self.deleted_lines, "message": self.message}
 
 
 def _nonblank(text: str) -> int:
@@ -121,15 +86,6 @@ def _lines_list(lines: list[int]) -> str:
     if len(shown) == 1:
         return f"line {shown[0]}"
     return f"lines {', '.join(shown[:-1])} and {shown[-1]}"
-
-
-def touches(h: Hunk, d: Definition, *, before: bool = False) -> bool:
-    """True when hunk ``h`` (old line numbers) changes lines of definition ``d``: an
-    insertion counts when it is after the first line and before the end (``before``: right
-    before the first line too, where a repair round rewrites the definition whole)."""
-    if h.start_line == h.end_line:
-        return d.start - before < h.start_line < d.end
-    return h.start_line < d.end and d.start < h.end_line
 
 
 def asked_rename_scope(old: Source, intent: Intent) -> tuple[bool, list[tuple[int, int]] | None]:
@@ -309,7 +265,7 @@ def unasked_hunks(c: Change, intent: Intent) -> list[Hunk]:
     if intent.rename is not None:
         words, attrs = rename_words(intent), rename_attributes(c.old, intent)
         made = split_lines(rename(old, *intent.rename, path, scope, words, attrs))
-    inside = [h for h in hunks if any(_within(h, d) for d in intent.named)]
+    inside = [h for h in hunks if any(c.within(h, d) for d in intent.named)]
     # names of the file's code the instruction says (MAX_ATTEMPTS, port), and those the
     # change inside brought in or took out
     said = set(_NAME.findall(intent.instruction)) & _code_names(old)
@@ -326,12 +282,6 @@ def unasked_hunks(c: Change, intent: Intent) -> list[Hunk]:
         for h in hunks
         if h not in inside and not goes_with(h) and not _is_rename(h, intent, scope, path, made)
     ]
-
-
-def _within(h: Hunk, d: Definition) -> bool:
-    """True when hunk ``h`` changes ``d``'s lines or adds lines at its end (a method added
-    at the end of a class)."""
-    return touches(h, d) or (h.start_line == h.end_line == d.end)
 
 
 _STRING_OR_COMMENT = re.compile(
@@ -481,9 +431,11 @@ CHECKS = (
     rename_left,
     sites_missed,
     value_missed,
+    place_missed,
     outside_named,
     names_unbound,
     param_unused,
+    name_missing,
     keys_removed,
     syntax_worse,
     compile_worse,

@@ -2,17 +2,15 @@
 
 Reading the instruction shapes a check or which prompt is asked, never the file. Contract:
 ``read_intent(instruction, source) -> Intent``, each field a plain reading of the words and the
-file's definitions (``app.code.source.Source``):
-  * ``rename``: ``(old, new)`` for "rename [the function|variable …] OLD to NEW";
-  * ``named``: the file's definitions the instruction names, by qualified name or last part, in
-    the order named (a lowercase word only where it reads as a name; a rename's names name none);
-  * ``each``: the sites the instruction joins with "and" ("in do_longs and in do_shorts"), each
-    the definitions its word names: the change goes to every site;
-  * ``values``: ``(a, b)`` pairs of "from A to B", "change A to B" and "replace A with B" (A verbatim);
-  * ``everywhere``, ``across``, ``removal``, ``only_adds``, ``comments``, ``mentions``,
-    ``layout``: the words that ask for a change across the file, for type hints or docstrings,
-    for a removal, only for an addition, name comments; whether any word is a definition's
-    name; whether it speaks of layout (``Intent``).
+file's definitions (``app.code.source.Source``): ``rename`` ("rename [the function …] OLD to
+NEW"); ``named`` (the definitions it names, in order; a lowercase word only where it reads as a
+name; a rename's names name none); ``place`` (those its opening names as where: "In X, …",
+"X: …"); ``each`` (the sites it joins with "and": the change goes to every site); ``values``
+("from A to B", "change A to B", "replace A with B"); ``spelled`` (the names it writes as code);
+``everywhere``, ``across``, ``removal``, ``only_adds``, ``comments``, ``mentions``, ``layout``:
+the words that ask for a change across the file, for type hints or docstrings, for a removal,
+only for an addition, name comments; whether any word is a definition's name; whether it
+speaks of layout (``Intent``).
 """
 
 from __future__ import annotations
@@ -70,7 +68,7 @@ _LAYOUT = re.compile(
     re.I,
 )
 """Words that ask about layout: blank lines, white space, indentation, formatting."""
-_DOTTED = re.compile(r"[A-Za-z_][\w.]*\w|[A-Za-z_]")
+_DOTTED = re.compile(r"[A-Za-z_](?:[\w.]|::)*\w|[A-Za-z_]")
 _AND = re.compile(
     r"[\s,]*(?:and|&)\s+(?:(?:of|in|to|for)\s+)?(?:the\s+)?(?:(?:function|method|class)\s+)?",
     re.I,
@@ -111,6 +109,51 @@ class Intent:
     looser reading than ``named``: any word, any case)."""
     layout: bool = False
     """It speaks of layout (``_LAYOUT``: blank lines, white space, indentation, format)."""
+    place: tuple[Definition, ...] = ()
+    """The definitions its opening names as where the change goes: "In X, …", "In the method
+    X, …", "X: …" (``_PLACE``); () when it opens otherwise."""
+    spelled: tuple[str, ...] = ()
+    """Names it writes as code (``spelled_names``), in order, each once."""
+
+
+_PLACE = re.compile(
+    r"\s*(?:in\s+(?:the\s+)?(?:(?:function|method|class)\s+)?(`?)([A-Za-z_](?:[\w.]|::)*)\1"
+    r"(?:\(\))?\s*,|(`?)([A-Za-z_](?:[\w.]|::)*)\3(?:\(\))?\s*:\s)",
+    re.I,
+)
+"""An opening that says where: "In `PageCache.fetch`, …", "write_many: …"."""
+_TICKED = re.compile(r"`([^`\n]+)`")
+_CALL_OR_NAME = re.compile(r"[A-Za-z_](?:[\w.]|::)*(?:\(.*\))?")
+_CODE_SHAPED = re.compile(
+    r"(?<![\w.`/-])(?:([A-Za-z_]\w*(?:(?:\.|::)[A-Za-z_]\w*)+)|(\w*_\w*[A-Za-z]\w*|[a-z]+[A-Z]\w*)"
+    r"|([A-Za-z_]\w*)(?=[(=]))(?![\w`])"
+)
+"""Words shaped as code outside backticks: dotted (``Money.__repr__``), with an underscore
+(``write_many``), camelCase (``minReplicas``), or called or assigned (``urlopen(``,
+``timeout=10``)."""
+_CODE_PART = re.compile(r"_|[a-z][A-Z]")
+
+
+def spelled_names(instruction: str) -> list[str]:
+    """The names ``instruction`` writes as code, each once, in order: a backticked name or call
+    (its callee's parts: `` `this.off(event, wrapper)` `` gives ``this``, ``off``), and words
+    shaped as code (``_CODE_SHAPED``; of a dotted word outside backticks only the parts with an
+    underscore or camelCase, so ``backup.sh`` and ``pyproject.toml`` name nothing)."""
+    found: list[str] = []
+    for m in _TICKED.finditer(instruction):
+        if _CALL_OR_NAME.fullmatch(m.group(1).strip()):
+            callee = m.group(1).strip().split("(")[0]
+            found += re.split(r"\.|::", callee)
+    for m in _CODE_SHAPED.finditer(_TICKED.sub(" ", instruction)):
+        if m.group(1):
+            found += [p for p in re.split(r"\.|::", m.group(1)) if _CODE_PART.search(p)]
+        else:
+            found.append(m.group(2) or m.group(3))
+    out: list[str] = []
+    for name in found:
+        if len(name) >= 2 and name.strip("_") and name not in out:
+            out.append(name)
+    return out
 
 
 def asks_removal(instruction: str) -> bool:
@@ -157,6 +200,7 @@ def _named(instruction: str, defs: list[Definition]) -> list[tuple[int, int, lis
     found = []
     for m in _DOTTED.finditer(instruction):
         word = m.group(0).rstrip(".")
+        name = word.replace("::", ".")  # Rust's Config::port is the definition Config.port
         before, after = instruction[: m.start()], instruction[m.start() + len(word) :]
         if (
             word.isalpha()
@@ -166,7 +210,7 @@ def _named(instruction: str, defs: list[Definition]) -> list[tuple[int, int, lis
             )
         ):
             continue  # "add", "get", "run": an English word unless something says a name
-        hits = [d for d in defs if d.name == word or d.name.endswith("." + word)]
+        hits = [d for d in defs if d.name == name or d.name.endswith("." + name)]
         kind = _KIND.search(before)
         if kind and len(hits) > 1:
             top = kind.group(1).lower() != "method"
@@ -209,6 +253,11 @@ def read_intent(instruction: str, source: Source) -> Intent:
     everywhere, across = EVERYWHERE.search(instruction), _ACROSS.search(instruction)
     last_parts = {d.name.rsplit(".", 1)[-1] for d in defs}
     words = set(_WORD.findall(instruction)) - {rename[0] if rename else ""}
+    opening = _PLACE.match(instruction)
+    place: list[Definition] = []
+    if opening is not None and rename is None:
+        word = (opening.group(2) or opening.group(4)).replace("::", ".")
+        place = [d for d in defs if d.name == word or d.name.endswith("." + word)]
     return Intent(
         instruction,
         rename,
@@ -224,4 +273,6 @@ def read_intent(instruction: str, source: Source) -> Intent:
         bool(_ONLY_ADDS.match(instruction)) and not _REWORDS.search(instruction),
         bool(words & last_parts),
         _LAYOUT.search(instruction) is not None,
+        tuple(place),
+        tuple(spelled_names(instruction)),
     )

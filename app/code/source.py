@@ -75,3 +75,31 @@ class Change:
     def hunks(self) -> tuple[Hunk, ...]:
         """The changed regions in order, in ``old``'s line numbers."""
         return tuple(compute_hunks(self.old.text, self.new.text))
+
+    def within(self, h: Hunk, d: Definition) -> bool:
+        """True when hunk ``h`` changes ``d``'s lines or adds lines at its end (a method added
+        at the end of a class; in Python also after blank lines, when the first added line is
+        indented deeper than ``d``'s own first line)."""
+        if touches(h, d) or h.start_line == h.end_line == d.end:
+            return True
+        lines = self.old.lines
+        if h.start_line != h.end_line or self.old.lang != "python" or h.start_line < d.end:
+            return False
+        if any(line.strip() for line in lines[d.end : h.start_line]):
+            return False
+        added = next((x for x in split_lines(h.new_text) if x.strip()), "")
+        head = lines[d.line] if d.line < len(lines) else ""
+        return _indent(added) > _indent(head)
+
+
+def _indent(line: str) -> int:
+    return len(line) - len(line.lstrip(" \t"))
+
+
+def touches(h: Hunk, d: Definition, *, before: bool = False) -> bool:
+    """True when hunk ``h`` (old line numbers) changes lines of definition ``d``: an
+    insertion counts when it is after the first line and before the end (``before``: right
+    before the first line too, where a repair round rewrites the definition whole)."""
+    if h.start_line == h.end_line:
+        return d.start - before < h.start_line < d.end
+    return h.start_line < d.end and d.start < h.end_line

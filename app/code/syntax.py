@@ -259,6 +259,19 @@ class Definition:
     """0 at the top level, 1 inside one definition, ..."""
 
 
+def _name_of(node) -> str:
+    """A definition's name; a Rust ``impl`` takes its type's (``impl<T> fmt::Display for
+    Config<T>`` is ``Config``), so its methods read ``Config.port``; "?" when none."""
+    name_node = node.child_by_field_name("name")
+    if name_node is None and node.type == "impl_item":
+        name_node = node.child_by_field_name("type")
+        if name_node is not None and name_node.type == "generic_type":
+            name_node = name_node.child_by_field_name("type")
+        if name_node is not None and name_node.type == "scoped_type_identifier":
+            name_node = name_node.child_by_field_name("name")
+    return name_node.text.decode("utf-8", "replace") if name_node is not None else "?"
+
+
 def definitions(text: str, lang: str | None, tree=None) -> list[Definition]:
     """The definitions of ``text`` in file order: qualified name, kind, ``[start, end)`` lines
     with decorators, ``line`` (where the definition itself starts), ``header_end`` (where its
@@ -275,8 +288,7 @@ def definitions(text: str, lang: str | None, tree=None) -> list[Definition]:
             if child.type not in kinds:
                 walk(child, prefix, depth)
                 continue
-            name_node = child.child_by_field_name("name")
-            name = name_node.text.decode("utf-8", "replace") if name_node is not None else "?"
+            name = _name_of(child)
             start = child.start_point.row
             if child.parent is not None and child.parent.type == "decorated_definition":
                 start = child.parent.start_point.row

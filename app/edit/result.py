@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 
 from ...engine.metrics import Metrics
-from ..check.checks import Suspect
+from ..check.verdict import Suspect
 from ..code.diff import Hunk
 from ..code.source import Change
 from .review import Review

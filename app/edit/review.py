@@ -24,7 +24,7 @@ from functools import cache
 import numpy as np
 
 from ...engine import prefill
-from ..check.checks import Suspect, Verdict
+from ..check.verdict import Suspect, Verdict
 from ..code.diff import unified_diff
 from ..runtime.loaded_model import LoadedModel
 from .prompts import review_prompt

@@ -1,10 +1,10 @@
-"""Repair rounds with the model: what the checks saw, or why the blocks did not place, is
-sent back to the model, which makes the change again; the program never makes it. One round,
-never more; ``run.repairs`` gets its name. Each rule in full: ``docs/notes.md``.
+"""Repair rounds with the model: what the checks saw, or why the blocks did not place, is sent
+back to the model, which makes the change again; the program never makes it. One round, never
+more; ``run.repairs`` gets its name. Each rule in full: ``docs/notes.md``.
 
   * ``round_targets(run, first, intent) -> list[Definition]``: the definitions a round rewrites
-    (the missed sites, those a half-made change touched, the named ones, or those the search
-    sides are most like), innermost, each at most ``WIDEN_TOKENS`` long; [] if none or too long.
+    (the missed sites, those a half-made change touched, the named ones or the opening's place,
+    or those the search sides are most like), innermost, each at most ``WIDEN_TOKENS`` long.
   * ``redo_definitions(run, first, defs) -> RewriteResult | None``: each one rewritten whole as a
     region (``app.edit.stages.run_whole``, on the file's warm prefix; a flagged answer's own try
     and ``checks_note`` as feedback), the first answer's other hunks kept, checked as any result
@@ -22,9 +22,11 @@ import difflib
 import logging
 from enum import StrEnum
 
-from ..check.checks import Suspect, Verdict, map_scope, touches
+from ..check.checks import map_scope
 from ..check.intent import Intent
+from ..check.verdict import Suspect, Verdict
 from ..code.diff import Hunk, apply_hunks
+from ..code.source import touches
 from ..code.syntax import Definition
 from . import edits
 from .edits import Miss
@@ -54,6 +56,8 @@ FLAGS = frozenset(
         Verdict.SITE_MISSED,
         Verdict.VALUE_MISSED,
         Verdict.OUTSIDE_NAMED,
+        Verdict.PLACE_MISSED,
+        Verdict.NAME_MISSING,
         Verdict.UNBOUND,
         Verdict.PARAM_UNUSED,
         Verdict.SYNTAX,
@@ -67,10 +71,19 @@ LOST = frozenset((Verdict.DROPS_TAIL, Verdict.DROPS_SHARE, Verdict.DROPS_ON_ADD)
 """Verdicts of lost lines: a whole rewrite that has them is asked again too."""
 WHOLE_VERDICTS = FLAGS | LOST
 """Verdicts on a whole rewrite under ``auto`` that send it back to the model once."""
-_SCOPED = frozenset((Verdict.RENAME_LEFT, Verdict.VALUE_MISSED, Verdict.OUTSIDE_NAMED))
+_SCOPED = frozenset(
+    (Verdict.RENAME_LEFT, Verdict.VALUE_MISSED, Verdict.OUTSIDE_NAMED, Verdict.PLACE_MISSED)
+)
 """Verdicts whose round goes to the named definitions, whatever else is flagged."""
 _TOUCHED = frozenset(
-    (Verdict.UNBOUND, Verdict.PARAM_UNUSED, Verdict.SYNTAX, Verdict.COMPILE, Verdict.REMOVED)
+    (
+        Verdict.UNBOUND,
+        Verdict.PARAM_UNUSED,
+        Verdict.NAME_MISSING,
+        Verdict.SYNTAX,
+        Verdict.COMPILE,
+        Verdict.REMOVED,
+    )
 )
 """Verdicts of a half-made change: its round goes where the change was made."""
 LIKE = 0.75
@@ -125,11 +138,11 @@ def round_targets(
             # definition the instruction names (the class the parameter is passed to)
             defs = run.source.definitions
             touched = [d for d in defs if any(touches(h, d, before=True) for h in first.hunks)]
-            chosen = touched or list(intent.named)
+            chosen = touched or list(intent.named or intent.place)
         else:
-            chosen = list(intent.named)
+            chosen = list(intent.named or intent.place)
     else:
-        chosen = list(intent.named) or _like(run, first.raw)
+        chosen = list(intent.named or intent.place) or _like(run, first.raw)
     chosen = innermost(chosen)
     return chosen if chosen and short_enough(run, chosen) else []
 
