@@ -223,3 +223,18 @@ def test_region_first_rewrites_the_named_definition_as_the_first_answer():
     res, prompts = run(rules, "Subtract five instead of adding it.", first="region")
     assert res.edit_mode == "blocks" and BLOCKS in prompts[0]
     assert res.new_text == TEXT.replace("return x + 5\n", "return x - 5\n")
+
+
+def test_a_change_made_elsewhere_than_the_place_is_redone_there_and_not_kept():
+    """ "f7: …" opens with where; the first answer changes f3 instead (``place_missed``): the
+    round rewrites f7, and the result keeps none of the change made in f3."""
+    want = TEXT.replace("return x + 7\n", "return x * 7\n")
+    res, prompts = run(
+        [
+            (BLOCKS, blocks_answer(block("    return x + 3\n", "    return x * 3\n"))),
+            region_rule("f7", "def f7(x):\n    return x * 7\n"),
+        ],
+        "f7: multiply instead of adding",
+    )
+    assert res.status == "ok" and res.new_text == want and res.suspect is None
+    assert "the instruction opens with f7, and the result changes nothing in it" in prompts[-1]

@@ -75,6 +75,8 @@ _SCOPED = frozenset(
     (Verdict.RENAME_LEFT, Verdict.VALUE_MISSED, Verdict.OUTSIDE_NAMED, Verdict.PLACE_MISSED)
 )
 """Verdicts whose round goes to the named definitions, whatever else is flagged."""
+_ELSEWHERE = frozenset((Verdict.OUTSIDE_NAMED, Verdict.PLACE_MISSED))
+"""Verdicts on hunks made elsewhere: a round's result does not keep them."""
 _TOUCHED = frozenset(
     (
         Verdict.UNBOUND,
@@ -142,7 +144,7 @@ def round_targets(
         else:
             chosen = list(intent.named or intent.place)
     else:
-        chosen = list(intent.named or intent.place) or _like(run, first.raw)
+        chosen = list(intent.named) or _like(run, first.raw)
     chosen = innermost(chosen)
     return chosen if chosen and short_enough(run, chosen) else []
 
@@ -168,7 +170,7 @@ def redo_definitions(
     kept = []
     if isinstance(first, RewriteResult) and first.status is Status.OK:
         # the first answer's other hunks stay, unless a check saw them as the stray ones
-        stray = any(v.reason is Verdict.OUTSIDE_NAMED for v in first.verdicts)
+        stray = any(v.reason in _ELSEWHERE for v in first.verdicts)
         kept = [
             h
             for h in first.hunks
