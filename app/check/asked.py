@@ -27,9 +27,7 @@ def place_missed(c: Change, intent: Intent) -> Suspect | None:
     if any(c.within(h, d) for h in c.hunks for d in intent.place):
         return None
     read = set().union(*(_code_words(c.old.lines[d.start : d.end]) for d in intent.place))
-    if all(_binds(h.old_text) & read for h in c.hunks if _top_level(c, h)) and all(
-        _top_level(c, h) for h in c.hunks
-    ):
+    if all(_top_level(c, h) and _binds(h.old_text) & read for h in c.hunks):
         return None  # a value the place reads, changed where it is bound (MAX_ATTEMPTS = 3)
     where = " or ".join(d.name for d in intent.place)
     changed = sorted({h.start_line + 1 for h in c.hunks})

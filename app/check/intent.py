@@ -194,6 +194,11 @@ _KIND = re.compile(r"\b(function|method|class)\s+$", re.I)
 _LEAD = re.compile(r"\b(function|method|class|def|in|of)\s+$", re.I)
 
 
+def _defs_named(name: str, defs: list[Definition]) -> list[Definition]:
+    """The definitions ``name`` names: by qualified name or its last parts."""
+    return [d for d in defs if d.name == name or d.name.endswith("." + name)]
+
+
 def _named(instruction: str, defs: list[Definition]) -> list[tuple[int, int, list[Definition]]]:
     """``(start, end, definitions)`` of each word of ``instruction`` that names definitions;
     "the function digest" names a top-level one where a method has that name too."""
@@ -210,7 +215,7 @@ def _named(instruction: str, defs: list[Definition]) -> list[tuple[int, int, lis
             )
         ):
             continue  # "add", "get", "run": an English word unless something says a name
-        hits = [d for d in defs if d.name == name or d.name.endswith("." + name)]
+        hits = _defs_named(name, defs)
         kind = _KIND.search(before)
         if kind and len(hits) > 1:
             top = kind.group(1).lower() != "method"
@@ -256,8 +261,7 @@ def read_intent(instruction: str, source: Source) -> Intent:
     opening = _PLACE.match(instruction)
     place: list[Definition] = []
     if opening is not None and rename is None:
-        word = (opening.group(2) or opening.group(4)).replace("::", ".")
-        place = [d for d in defs if d.name == word or d.name.endswith("." + word)]
+        place = _defs_named((opening.group(2) or opening.group(4)).replace("::", "."), defs)
     return Intent(
         instruction,
         rename,
