@@ -328,8 +328,9 @@ def test_a_value_changed_only_in_the_docstring_is_flagged():
     instr = 'Change the default symbol of the function compile_command from "single" to "exec".'
     intent = read_intent(instr, Source(text, "codeop.py"))
     doc = text.replace('"single" (default), "exec"', '"exec" (default)')
-    (v,) = vouch(Change.of(text, doc, "codeop.py"), intent)
+    v, no_code = vouch(Change.of(text, doc, "codeop.py"), intent)
     assert v.reason == "value_missed" and "only in a docstring" in v.message
+    assert no_code.reason == "unchanged" and "changes no code" in no_code.message
     code = text.replace('symbol="single"', 'symbol="exec"')
     assert vouch(Change.of(text, code, "codeop.py"), intent) == []
 
@@ -605,3 +606,55 @@ def test_a_change_outside_the_named_definition_that_goes_with_it_is_not_flagged(
     # not stray: the instruction says LIMIT; but Pool.get, where it opens, does not read it
     (v,) = vouch(Change.of(text, said, "m.py"), intent)
     assert v.reason == "place_missed" and "changes nothing in it (it changes line 3)" in v.message
+
+
+def test_a_change_of_comments_or_layout_only_is_no_code_change():
+    """``code_unchanged``: a comment, a docstring or a continuation line's indent changed, and
+    no token of code, is flagged unless the instruction asks for comments or layout; a
+    statement moved out of its block is a change of code (its depth in the tree)."""
+    text = (
+        "def total(rows):\n"
+        '    """Sum of the rows."""\n'
+        "    n = 0\n"
+        "    for r in rows:\n"
+        "        n += r  # add\n"
+        "    return n\n"
+    )
+    fix = read_intent("total: skip None rows", Source(text, "m.py"))
+    comment = text.replace("# add", "# add, skipping None rows")
+    (v,) = vouch(Change.of(text, comment, "m.py"), fix)
+    assert v.reason == "unchanged" and "changes no code" in v.message and "line 5" in v.message
+    doc = text.replace("Sum of the rows.", "Sum of the rows, None skipped.")
+    assert [v.reason for v in vouch(Change.of(text, doc, "m.py"), fix)] == ["unchanged"]
+    asked = read_intent("total: say in the docstring that None rows are skipped", Source(text))
+    assert vouch(Change.of(text, doc, "m.py"), asked) == []
+    moved = text.replace(
+        "        n += r  # add\n    return n\n", "        n += r\n        return n\n"
+    )
+    assert all(v.reason != "unchanged" for v in vouch(Change.of(text, moved, "m.py"), fix))
+    js = "function f(a) {\n  // one\n  return a;\n}\n"
+    assert [v.reason for v in vouch(Change.of(js, js.replace("one", "two"), "m.js"), fix)] == [
+        "unchanged"
+    ]
+    conf = "a: 1  # one\n"  # not code: a config's comment may be the change
+    assert vouch(Change.of(conf, conf.replace("one", "two"), "c.yaml"), fix) == []
+
+
+def test_an_unused_parameter_the_instruction_does_not_ask_for_is_flagged():
+    """``param_unused``: a parameter added and never read is flagged unless the instruction
+    says its name and its function's and nothing of its use ("Add a parameter strict to
+    do_shorts"); added to another function than the one asked, it is flagged."""
+    text = "def size(n):\n    return f'{n:.1f} B'\n\n\ndef duration(s):\n    return f'{s} s'\n"
+    intent = read_intent("size: add precision=1 for the decimals", Source(text, "m.py"))
+    good = text.replace(
+        "def size(n):\n    return f'{n:.1f} B'",
+        ("def size(n, precision=1):\n    return f'{n:.{precision}f} B'"),
+    )
+    assert vouch(Change.of(text, good, "m.py"), intent) == []
+    extra = good.replace("def duration(s):", "def duration(s, precision=1):")
+    (v,) = vouch(Change.of(text, extra, "m.py"), intent)
+    assert v.reason == "param_unused" and "precision of duration (line 5)" in v.message
+    assert "does not ask for it in duration" in v.message
+    stub = read_intent("Add a parameter strict=False to duration.", Source(text, "m.py"))
+    plain = text.replace("def duration(s):", "def duration(s, strict=False):")
+    assert vouch(Change.of(text, plain, "m.py"), stub) == []

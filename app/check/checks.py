@@ -9,7 +9,8 @@ in this order: ``suspect_deletion`` (lines dropped that nothing asked to remove)
 ``sites_missed`` (a definition joined by "and" left unchanged), ``value_missed`` ("from a to
 b" not made), ``place_missed`` and ``name_missing`` (``app.check.asked``), ``outside_named``
 (a hunk in no named definition, nor the asked rename), ``names_unbound``, ``param_unused``,
-``keys_removed``, ``syntax_worse``, ``compile_worse``. Each rule in full: ``docs/notes.md``.
+``code_unchanged`` (only comments or layout changed), ``keys_removed``, ``syntax_worse``,
+``compile_worse``. Each rule in full: ``docs/notes.md``.
 Front ends write or apply a flagged result only when forced; a cut one (``truncated``) never.
 """
 
@@ -349,8 +350,10 @@ def _use_said(name: str, instruction: str) -> bool:
 
 
 def param_unused(c: Change, intent: Intent) -> Suspect | None:
-    """The verdict when a parameter the result adds is not read in its function, though the
-    instruction names it more than once."""
+    """The verdict when a parameter the result adds is not read in its function, unless the
+    instruction asks for just that parameter there: it says the parameter's name and the
+    function's and nothing of how the parameter is used ("Add a parameter strict=False to
+    do_shorts")."""
     before, after = parameters(c.old.text, c.path), parameters(c.new.text, c.path)
     if not before or not after:
         return None
@@ -361,13 +364,21 @@ def param_unused(c: Change, intent: Intent) -> Suspect | None:
         for name in p.names:
             if name in was.names or name in p.reads:
                 continue
-            if not _use_said(name, intent.instruction):
-                continue  # "add a parameter x": nothing says how it is used
+            said = _use_said(name, intent.instruction)
+            asked = all(
+                whole_word(word).search(intent.instruction) for word in (name, qual.split(".")[-1])
+            )
+            if asked and not said:
+                continue  # "add a parameter x to f": nothing says how it is used
+            why = (
+                "though the instruction says how to use it"
+                if said
+                else f"and the instruction does not ask for it in {qual}"
+            )
             return Suspect(
                 Verdict.PARAM_UNUSED,
                 0,
-                f"the new parameter {name} of {qual} (line {p.line}) is not used in it, "
-                "though the instruction says how to use it",
+                f"the new parameter {name} of {qual} (line {p.line}) is not used in it, {why}",
             )
     return None
 
@@ -386,7 +397,7 @@ def compile_worse(c: Change, intent: Intent) -> Suspect | None:
         return None
     more = f" (and {len(found) - 1} more)" if len(found) > 1 else ""
     return Suspect(
-        Verdict.COMPILE, 0, f"{found[0].describe()}{more}; the original has no such error"
+        Verdict.COMPILE, 0, f"{found[0].describe()}{more}; the original has no such report"
     )
 
 
@@ -426,6 +437,25 @@ def no_change(c: Change, intent: Intent) -> Suspect | None:
     )
 
 
+def code_unchanged(c: Change, intent: Intent) -> Suspect | None:
+    """The verdict when, in code (``Source.code``), the result changes only comments,
+    docstrings or layout within lines, for an instruction that says nothing of them (after
+    the checks that say what is missing, which say more)."""
+    if c.old.text == c.new.text or intent.comments or intent.across or intent.layout:
+        return None
+    if c.old.code is None or c.old.code != c.new.code or no_change(c, intent) is not None:
+        return None
+    changed = sorted({h.start_line + 1 for h in c.hunks})
+    lines = ", ".join(map(str, changed[:5])) + (" …" if len(changed) > 5 else "")
+    return Suspect(
+        Verdict.UNCHANGED,
+        0,
+        f"the answer changes no code, only comments, docstrings or white space (at "
+        f"line{'s' if len(changed) > 1 else ''} {lines}), and the instruction does not ask "
+        "for that",
+    )
+
+
 CHECKS = (
     no_change,
     rename_left,
@@ -436,6 +466,7 @@ CHECKS = (
     names_unbound,
     param_unused,
     name_missing,
+    code_unchanged,
     keys_removed,
     syntax_worse,
     compile_worse,

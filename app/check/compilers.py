@@ -6,7 +6,8 @@ message id, not by line, so an error the original already had, such as a crate t
 at hand, never counts), first by line. Only tools that read code without running any of it:
 
   * Python: ``compile()`` in this process, then pylint's E messages but syntax, undefined
-    names (``app.check.bindings``) and imports (which depend on what is installed);
+    names (``app.check.bindings``) and imports (which depend on what is installed), and its
+    R1710 (some of a function's paths return a value, others none);
   * Rust: ``rustc --emit=metadata --crate-type=lib`` on a private copy (no ``--extern``);
   * shell: ``bash -n``.
 
@@ -66,10 +67,12 @@ def _python(text: str) -> list[Diagnostic]:
 
 
 # pylint's error messages, less syntax (compile() says it), names nothing defines
-# (app.check.bindings says it) and the ones that say what this machine has installed
+# (app.check.bindings says it) and the ones that say what this machine has installed; and
+# the one refactoring message that says a function now ends without its value on some path
+_DEFECTS = frozenset(("R1710",))
 _PYLINT = (
     "--disable=all",
-    "--enable=E",
+    "--enable=E," + ",".join(sorted(_DEFECTS)),
     "--disable=E0001,E0602,E0401,E0611",
     "--output-format=json",
     "--score=n",
@@ -97,7 +100,9 @@ def _pylint(text: str) -> list[Diagnostic]:
             str(m.get("message-id", "")),
         )
         for m in found
-        if isinstance(m, dict) and m.get("type") == "error" and "message" in m
+        if isinstance(m, dict)
+        and (m.get("type") == "error" or m.get("message-id") in _DEFECTS)
+        and "message" in m
     ]
 
 

@@ -1,7 +1,7 @@
 """A text read once, and one change between two texts: what the checks and the rounds share.
 
 Contract: ``Source(text, path)`` reads nothing until asked; each reading (``lang``, ``lines``,
-``tree``, ``definitions``, ``top_level``, ``errors``) is made once and kept, so tree-sitter
+``tree``, ``definitions``, ``top_level``, ``code``, ``errors``) is made once and kept, so tree-sitter
 parses a ``Source``'s text at most once (``app.code.syntax.parse``). ``Change(old, new)`` is
 one candidate answer against the file it changes: ``hunks`` (``app.code.diff.compute_hunks``)
 made once; ``Change.of(old, new, path)`` reads two texts. A rewrite reads its file into one
@@ -15,7 +15,15 @@ from dataclasses import dataclass
 from functools import cached_property
 
 from .diff import Hunk, compute_hunks, split_lines
-from .syntax import Definition, count_errors, definitions, language_for_path, parse, top_level_lines
+from .syntax import (
+    Definition,
+    code_leaves,
+    count_errors,
+    definitions,
+    language_for_path,
+    parse,
+    top_level_lines,
+)
 
 
 @dataclass(frozen=True, eq=False)
@@ -49,6 +57,13 @@ class Source:
     def top_level(self) -> tuple[tuple[int, int, str], ...]:
         """Top-level statements that are not definitions (``top_level_lines``)."""
         return tuple(top_level_lines(self.text, self.lang, self.tree))
+
+    @cached_property
+    def code(self) -> tuple[tuple[int, str], ...] | None:
+        """The tokens less comments and docstrings (``app.code.syntax.code_leaves``); None
+        for a text that is not code."""
+        leaves = code_leaves(self.text, self.lang, self.tree)
+        return None if leaves is None else tuple(leaves)
 
     @cached_property
     def errors(self) -> int:

@@ -28,6 +28,7 @@ log = logging.getLogger(__name__)
 __all__ = [
     "LANGUAGES",
     "Definition",
+    "code_leaves",
     "count_errors",
     "definitions",
     "enclosing_definition",
@@ -332,6 +333,41 @@ def top_level_lines(text: str, lang: str | None, tree=None) -> list[tuple[int, i
         for c in tree.root_node.named_children
         if c.type in _TOP_LEVEL
     ]
+
+
+_CODE = frozenset(("bash", "go", "java", "javascript", "python", "rust"))
+"""Languages whose comments say nothing to the machine (``code_leaves``)."""
+_STRINGS = frozenset(("string", "template_string", "raw_string_literal", "string_literal"))
+
+
+def code_leaves(text: str, lang: str | None, tree=None) -> list[tuple[int, str]] | None:
+    """``text``'s tokens less its comments (and Python's docstrings: a statement that is a
+    string alone), strings kept whole, each with its depth in the tree (so a statement moved
+    into or out of a block differs); None for a language that is not code (``_CODE``) or
+    without a grammar. Two texts with the same leaves differ only in comments and layout."""
+    if lang not in _CODE:
+        return None
+    tree = tree if tree is not None else parse(text, lang)
+    if tree is None:
+        return None
+    out: list[tuple[int, str]] = []
+    stack = [(tree.root_node, 0)]
+    while stack:
+        node, depth = stack.pop()
+        if "comment" in node.type:
+            continue
+        if (
+            lang == "python"
+            and node.type == "expression_statement"
+            and node.named_child_count == 1
+            and node.named_children[0].type in ("string", "concatenated_string")
+        ):
+            continue
+        if node.child_count == 0 or node.type in _STRINGS:
+            out.append((depth, node.text.decode("utf-8", "replace")))
+            continue
+        stack.extend((child, depth + 1) for child in reversed(node.children))
+    return out
 
 
 def count_errors(text: str, lang: str | None, tree=None) -> int:
