@@ -1,8 +1,8 @@
 """A text read once, and one change between two texts: what the checks and the rounds share.
 
 Contract: ``Source(text, path)`` reads nothing until asked; each reading (``lang``, ``lines``,
-``tree``, ``definitions``, ``top_level``, ``code``, ``errors``) is made once and kept, so tree-sitter
-parses a ``Source``'s text at most once (``app.code.syntax.parse``). ``Change(old, new)`` is
+``tree``, ``definitions``, ``top_level``, ``code``, ``errors``) is made once and kept, so
+tree-sitter parses a ``Source``'s text at most once (``app.code.syntax.parse``). ``Change(old, new)`` is
 one candidate answer against the file it changes: ``hunks`` (``app.code.diff.compute_hunks``)
 made once; ``Change.of(old, new, path)`` reads two texts. A rewrite reads its file into one
 ``Source`` and each answer into one ``Change``, which every check (``app.check.checks``) and
