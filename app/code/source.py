@@ -2,11 +2,12 @@
 
 Contract: ``Source(text, path)`` reads nothing until asked; each reading (``lang``, ``lines``,
 ``tree``, ``definitions``, ``top_level``, ``code``, ``errors``) is made once and kept, so
-tree-sitter parses a ``Source``'s text at most once (``app.code.syntax.parse``). ``Change(old, new)`` is
-one candidate answer against the file it changes: ``hunks`` (``app.code.diff.compute_hunks``)
-made once; ``Change.of(old, new, path)`` reads two texts. A rewrite reads its file into one
-``Source`` and each answer into one ``Change``, which every check (``app.check.checks``) and
-repair round reads: the pair is diffed, and each text parsed, once.
+tree-sitter parses a ``Source``'s text at most once (``app.code.syntax.parse``).
+``Change(old, new)`` is one candidate answer against the file it changes: ``hunks``
+(``app.code.diff.compute_hunks``) made once; ``Change.of(old, new, path)`` reads two texts. A
+rewrite reads its file into one ``Source`` and each answer into one ``Change``, which every
+check (``app.check.checks``) and repair round reads: the pair is diffed, and each text
+parsed, once.
 """
 
 from __future__ import annotations
