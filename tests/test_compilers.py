@@ -84,3 +84,17 @@ def test_pylint_errors_a_change_brings():
     # pylint's words name the code's names: a rename changes them, not the errors
     broken = old + "\n\nLedger().missing()\n"
     assert new_errors(broken, broken.replace("Ledger", "Book"), "ledger.py") == []
+
+
+def test_a_path_that_no_longer_returns_a_value_is_reported():
+    """pylint's R1710, the one message past its errors that counts: a function whose last
+    ``return []`` is deleted returns None on that path; a function that had it already
+    does not count."""
+    old = (
+        "def problems(rows):\n    for n, row in enumerate(rows):\n        if not row:\n"
+        "            return [f'row {n}']\n    return []\n"
+    )
+    new = old.replace("    return []\n", "")
+    (d,) = new_errors(old, new, "importer.py")
+    assert (d.tool, d.line, d.kind) == ("pylint", 1, "R1710")
+    assert new_errors(new, new.replace("rows", "lines"), "importer.py") == []
