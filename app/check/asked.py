@@ -15,7 +15,7 @@ import re
 
 from ..code.source import Change
 from .intent import Intent
-from .verdict import Suspect, Verdict
+from .verdict import Suspect, Verdict, lines_said
 
 _WORD = re.compile(r"[A-Za-z_]\w*")
 
@@ -30,13 +30,11 @@ def place_missed(c: Change, intent: Intent) -> Suspect | None:
     if all(_top_level(c, h) and _binds(h.old_text) & read for h in c.hunks):
         return None  # a value the place reads, changed where it is bound (MAX_ATTEMPTS = 3)
     where = " or ".join(d.name for d in intent.place)
-    changed = sorted({h.start_line + 1 for h in c.hunks})
-    lines = ", ".join(map(str, changed[:5])) + (" …" if len(changed) > 5 else "")
     return Suspect(
         Verdict.PLACE_MISSED,
         0,
         f"the instruction opens with {where}, and the result changes nothing in it "
-        f"(it changes line{'s' if len(changed) > 1 else ''} {lines})",
+        f"(it changes {lines_said(c.hunks)})",
     )
 
 

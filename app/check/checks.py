@@ -28,7 +28,7 @@ from .bindings import parameters, unbound, unbound_reads
 from .compilers import new_errors
 from .config_keys import removed_keys
 from .intent import Intent
-from .verdict import Suspect, Verdict
+from .verdict import Suspect, Verdict, lines_said
 
 TAIL_LINES = 3
 TAIL_SHARE = 0.2
@@ -441,18 +441,15 @@ def code_unchanged(c: Change, intent: Intent) -> Suspect | None:
     """The verdict when, in code (``Source.code``), the result changes only comments,
     docstrings or layout within lines, for an instruction that says nothing of them (after
     the checks that say what is missing, which say more)."""
-    if c.old.text == c.new.text or intent.comments or intent.across or intent.layout:
+    if intent.comments or intent.across or intent.layout:
         return None
     if c.old.code is None or c.old.code != c.new.code or no_change(c, intent) is not None:
-        return None
-    changed = sorted({h.start_line + 1 for h in c.hunks})
-    lines = ", ".join(map(str, changed[:5])) + (" …" if len(changed) > 5 else "")
+        return None  # no_change says an answer that changes nothing or only blank lines
     return Suspect(
         Verdict.UNCHANGED,
         0,
         f"the answer changes no code, only comments, docstrings or white space (at "
-        f"line{'s' if len(changed) > 1 else ''} {lines}), and the instruction does not ask "
-        "for that",
+        f"{lines_said(c.hunks)}), and the instruction does not ask for that",
     )
 
 

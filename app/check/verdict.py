@@ -1,11 +1,13 @@
 """A check's verdict: what it saw (``Verdict``, the wire's ``reason``) and one line saying where.
 
 Contract: every check (``app.check.checks``, ``app.check.asked``) returns a ``Suspect`` or
-None; ``Suspect.to_json`` is ``rewrite/done.suspect``.
+None; ``Suspect.to_json`` is ``rewrite/done.suspect``. ``lines_said(hunks)`` is how a message
+says the lines a change starts at ("line 55", "lines 2, 8, 9, 12, 40 …").
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from enum import StrEnum
 
@@ -43,3 +45,11 @@ class Suspect:
 
     def to_json(self) -> dict:
         return {"reason": self.reason, "deletedLines": self.deleted_lines, "message": self.message}
+
+
+def lines_said(hunks: Iterable) -> str:
+    """The 1-based first lines of ``hunks`` (``app.code.diff.Hunk``), in words: "line 55", or
+    "lines 2, 8" (five at most, then "…")."""
+    changed = sorted({h.start_line + 1 for h in hunks})
+    lines = ", ".join(map(str, changed[:5])) + (" …" if len(changed) > 5 else "")
+    return f"line{'s' if len(changed) > 1 else ''} {lines}"
