@@ -31,7 +31,7 @@ spells ``model`` as ``model:NAME|PATH``."""
 EDIT_MODES = ("auto", "blocks", "whole")
 REVIEWS = ("auto", "on", "off")
 """When the model reviews a finished change (``RewriteOptions.review``)."""
-FIRST_ANSWERS = ("blocks", "guarded", "region", "plan")
+FIRST_ANSWERS = ("blocks", "guarded", "region", "plan", "numbered")
 """The ways ``auto`` may ask for a few-line change first (``RewriteOptions.first``)."""
 """``RewriteOptions.edit``: how the model writes its answer (``app.edit.rewrite.edit_mode``)."""
 ANSWER_STYLES = ("quote", "free")
@@ -111,7 +111,9 @@ class RewriteOptions:
     file's lines, ``app.edit.search_guard``, with ``verbatim``), ``region`` (each definition
     the instruction names rewritten whole as a region, blocks when it names none) or ``plan``
     (the model first says in a sentence or two what must change, ``app.edit.plan_note``;
-    its note goes into every prompt of the rewrite beside the instruction, then blocks)."""
+    its note goes into every prompt of the rewrite beside the instruction, then blocks) or
+    ``numbered`` (blocks, the definitions the instruction names shown again after it with
+    their line numbers, ``app.edit.rewrite.shown_definitions``)."""
     review: str = "auto"
     """The model reviews a finished, unflagged change (``app.edit.review``; ``REVIEWS``):
     ``auto`` when the model has a review threshold (none has one yet: ``docs/notes.md``),

@@ -24,6 +24,7 @@ from ..runtime.prompt import (
     FULL_MARK,
     OUTLINE_MARK,
     PREV_MARK,
+    SHOWN_MARK,
     WINDOW_MARK,
     Prompt,
     chat_of,
@@ -65,13 +66,15 @@ def rewrite_prompt(
     region: tuple[int, int] | None = None,
     feedback: tuple[str, str] | None = None,
     edit: str = "whole",
+    shown: Sequence[tuple[str, int, int]] = (),
 ) -> Prompt:
     """The prompt of a rewrite of ``text`` (or of its lines ``region``); ``lines`` are
     ``text``'s lines when the caller has them (``app.code.diff.split_lines``); ``feedback`` is
     (the previous output, the user's note on it). ``edit="blocks"`` asks for
     search/replace blocks instead (``app.edit.edits.FORMAT`` after the instruction, the
     assistant turn opened with ``edits.PREFILL``): the prefix up to the end of the file is
-    the same either way."""
+    the same either way. ``shown``: ``(name, start, end)`` of definitions shown again after
+    the instruction, their 0-based lines ``[start, end)`` numbered (``numbered``)."""
     if region is not None:
         if lines is None:
             from ..code.diff import split_lines
@@ -83,10 +86,17 @@ def rewrite_prompt(
         part, full = "".join(lines[a:b]), text
     else:
         part, full = text, None
+    names = [name for name, _, _ in shown]
     messages, prefix = rewrite_messages(
-        part, instruction, path, list(context_files), full, feedback_note(feedback), edit
+        part, instruction, path, list(context_files), full, feedback_note(feedback), edit, names
     )
     pieces = {FILE_MARK: with_nl(part)}
+    if shown:
+        if lines is None:
+            from ..code.diff import split_lines
+
+            lines = split_lines(text)
+        pieces[SHOWN_MARK] = "".join(numbered(lines, a, b) for _, a, b in shown)
     if feedback is not None:
         pieces[PREV_MARK] = with_nl(feedback[0])
     if full is not None:
@@ -94,7 +104,7 @@ def rewrite_prompt(
     pieces.update(context_pieces(context_files))
     ids, spans = splice(target, messages, prefix, pieces)
     whole = [end for _, end, lab in spans if lab == "whole"]
-    part_end = max((end for _, end, lab in spans if lab != "previous"), default=0)
+    part_end = max((end for _, end, lab in spans if lab not in ("previous", "shown")), default=0)
     prefix_end = whole[0] if whole else part_end  # the previous output comes after it
     fence = rewrite_fence(text)
     chat = chat_of(messages, prefix, pieces)
@@ -167,6 +177,12 @@ def outline_prompt(
     region = region if ask == "whole" else None
     chat = chat_of(messages, opening, pieces)
     return Prompt(tuple(ids), tuple(spans), fence, prefix_end, part, region, edit, chat)
+
+
+def numbered(lines: Sequence[str], start: int, end: int) -> str:
+    """Lines ``[start, end)`` (0-based) of a file, each after its 1-based number and ": "
+    (the way a file viewer shows them), for a prompt that shows a definition again."""
+    return "".join(f"{n + 1}: {with_nl(lines[n])}" for n in range(start, end))
 
 
 def feedback_note(feedback: tuple[str, str] | None) -> str | None:
@@ -248,6 +264,7 @@ def rewrite_messages(
     full_text: str | None = None,
     feedback: str | None = None,
     edit: str = "whole",
+    named: Sequence[str] = (),
 ) -> tuple[list[dict[str, str]], str]:
     """Messages for a rewrite of ``text`` and the assistant prefix (the opening fence, and
     with ``edit="blocks"`` the opening of the first search/replace block).
@@ -258,7 +275,9 @@ def rewrite_messages(
     rewrite, as ``FULL_MARK``, for the caller to splice as pieces that end in a newline
     (the user's text is tokenized on its own and never parsed for special tokens).
     With ``feedback`` (the user's note on the previous output) the previous output follows
-    the file as ``PREV_MARK`` and the note follows the instruction.
+    the file as ``PREV_MARK`` and the note follows the instruction. With ``named`` (the names
+    of definitions), the instruction is followed by those definitions' lines with their
+    numbers, ``SHOWN_MARK`` (``numbered``).
     """
     fence = rewrite_fence(full_text if full_text is not None else text)
     lang = language_name(path)
@@ -280,6 +299,12 @@ def rewrite_messages(
     if feedback is not None:
         parts.append(f"Your previous rewrite of it:\n{fence}{lang}\n{PREV_MARK}{fence}\n")
     parts.append(f"Instruction: {instruction}")
+    if named:
+        what = ", ".join(f"`{n}`" for n in named)
+        parts.append(
+            f"The lines of {what} in {name}, each after its line number (the numbers are "
+            f"not part of the file):\n{fence}{lang}\n{SHOWN_MARK}{fence}"
+        )
     if feedback is not None:
         parts.append(
             f"Feedback on your previous rewrite: {feedback}\n"

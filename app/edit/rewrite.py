@@ -91,7 +91,10 @@ def edit_mode(opts: RewriteOptions, request: Request) -> tuple[Start, str]:
 
 
 def _whole_prompt(
-    run: RewriteRun, edit: str = "whole", feedback: tuple[str, str] | None = None
+    run: RewriteRun,
+    edit: str = "whole",
+    feedback: tuple[str, str] | None = None,
+    shown: tuple[tuple[str, int, int], ...] = (),
 ) -> Prompt:
     o = run.opts
     return rewrite_prompt(
@@ -104,7 +107,30 @@ def _whole_prompt(
         region=o.region,
         feedback=feedback or o.feedback,
         edit=edit,
+        shown=shown,
     )
+
+
+SHOWN_TOKENS = 384
+"""``first`` ``numbered`` shows the named definitions again only when they are at most this
+many tokens together (each token after the file is prefilled after Enter)."""
+
+
+def shown_definitions(run: RewriteRun) -> tuple[tuple[str, int, int], ...]:
+    """``RewriteOptions.first`` ``numbered``: the definitions the instruction names (the
+    innermost; else the one its opening names), as ``(name, start, end)`` for the blocks
+    prompt to show again with their line numbers; none when one of them holds definitions of
+    its own (a class: the model copies it whole) or they are together longer than
+    ``SHOWN_TOKENS``."""
+    defs = innermost(list(run.intent.named or run.intent.place))
+    every = run.source.definitions
+    if not defs or any(e is not d and d.start <= e.start < d.end for d in defs for e in every):
+        return ()
+    tok = run.loaded.target.tokenize
+    size = sum(len(tok("".join(run.lines[d.start : d.end]), special=False)) for d in defs)
+    if size > SHOWN_TOKENS:
+        return ()
+    return tuple((d.name, d.start, d.end) for d in defs)
 
 
 @dataclass(frozen=True)
@@ -158,7 +184,9 @@ def plan_rewrite(run: RewriteRun) -> Plan:
     whole = _whole_prompt(run)
     if whole.fits(n_ctx):
         if mode is Start.BLOCKS:
-            return Plan(Start.BLOCKS, _whole_prompt(run, "blocks"), "", whole, **policy)
+            shown = shown_definitions(run) if auto and opts.first == "numbered" else ()
+            first = _whole_prompt(run, "blocks", shown=shown)
+            return Plan(Start.BLOCKS, first, "", whole, **policy)
         return Plan(Start.WHOLE, whole, why, whole, **policy)
     # a broad change too: the whole file cannot be written, its changes can
     out = _outline(run)

@@ -1,7 +1,7 @@
 """Prompts: token ids, the spans the drafter copies from, the fence; built once per request.
 
 Contract: a frozen ``Prompt`` holds the token ids, the spans the lookup drafter copies from
-(``file``, ``whole``, ``context``, ``outline``, ``previous``), the closing ``fence``,
+(``file``, ``whole``, ``context``, ``outline``, ``previous``, ``shown``), the closing ``fence``,
 ``prefix_end`` (the end of the prefix every prompt about the file shares: system text, context
 files, the whole file), the ``part`` rewritten, ``edit`` and ``chat`` (the messages, for a
 chat-only engine). ``splice(target, messages, prefix, pieces)`` renders chat messages with the
@@ -27,8 +27,15 @@ CTX_MARK = "\x00SPECEDIT_CTX{}\x00"
 PREV_MARK = "\x00SPECEDIT_PREV\x00"
 OUTLINE_MARK = "\x00SPECEDIT_OUTLINE\x00"
 WINDOW_MARK = "\x00SPECEDIT_WINDOW{}\x00"
+SHOWN_MARK = "\x00SPECEDIT_SHOWN\x00"
 _WINDOW = WINDOW_MARK.split("{")[0]
-_LABELS = {FILE_MARK: "file", FULL_MARK: "whole", PREV_MARK: "previous", OUTLINE_MARK: "outline"}
+_LABELS = {
+    FILE_MARK: "file",
+    FULL_MARK: "whole",
+    PREV_MARK: "previous",
+    OUTLINE_MARK: "outline",
+    SHOWN_MARK: "shown",
+}
 
 
 Span = tuple[int, int, str]
