@@ -31,7 +31,7 @@ spells ``model`` as ``model:NAME|PATH``."""
 EDIT_MODES = ("auto", "blocks", "whole")
 REVIEWS = ("auto", "on", "off")
 """When the model reviews a finished change (``RewriteOptions.review``)."""
-FIRST_ANSWERS = ("blocks", "guarded", "region", "plan", "numbered")
+FIRST_ANSWERS = ("blocks", "guarded", "region", "plan", "numbered", "early")
 """The ways ``auto`` may ask for a few-line change first (``RewriteOptions.first``)."""
 """``RewriteOptions.edit``: how the model writes its answer (``app.edit.rewrite.edit_mode``)."""
 ANSWER_STYLES = ("quote", "free")
@@ -113,7 +113,8 @@ class RewriteOptions:
     (the model first says in a sentence or two what must change, ``app.edit.plan_note``;
     its note goes into every prompt of the rewrite beside the instruction, then blocks) or
     ``numbered`` (blocks, the definitions the instruction names shown again after it with
-    their line numbers, ``app.edit.rewrite.shown_definitions``)."""
+    their line numbers, ``app.edit.rewrite.shown_definitions``) or ``early`` (blocks, the
+    format's text before the instruction, so the file's warm-up takes it in)."""
     review: str = "auto"
     """The model reviews a finished, unflagged change (``app.edit.review``; ``REVIEWS``):
     ``auto`` when the model has a review threshold (none has one yet: ``docs/notes.md``),

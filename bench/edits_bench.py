@@ -60,7 +60,7 @@ def run_task(
 
     text = task.source()
     loaded.target.rollback(0)  # the cache held another file
-    w = warm(loaded, text, path=task.file)
+    w = warm(loaded, text, path=task.file, first=plan[0][2])  # as the first arm asks
     rows = []
     for phrasing, mode, first_ask in plan:
         instruction = task.instructions[phrasing]

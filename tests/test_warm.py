@@ -12,8 +12,9 @@ from pathlib import Path
 import pytest
 from toy_server import CachingToy, toy_loaded
 
+from specedit.app.edit.edits import FORMAT
 from specedit.app.edit.prompts import rewrite_prompt
-from specedit.app.edit.rewrite import rewrite, warm
+from specedit.app.edit.rewrite import first_prompt, rewrite, warm
 from specedit.app.options import RewriteOptions
 from specedit.engine.prefill import CHUNK as PREFILL_CHUNK
 
@@ -74,6 +75,48 @@ def test_a_warm_rewrite_writes_what_a_cold_one_does(qwen05):
     assert hot.metrics.cached_tokens == w.prefix_tokens
     assert hot.metrics.prompt_tokens < 40  # the instruction and the chat tail
     assert hot.raw == cold.raw
+
+
+def test_the_format_before_the_instruction_is_warm_too():
+    """``RewriteOptions.first`` ``early``: the blocks prompt's format text comes before the
+    instruction, so the warm-up takes it in and a rewrite reads only the instruction; a
+    whole rewrite of the file still shares the prefix through the file."""
+    loaded = toy_loaded(CachingToy())
+    text = _text()
+    plain = warm(loaded, text, path="c.py")
+    w = warm(loaded, text, path="c.py", first="early")
+    assert w.status == "done" and w.cached_tokens >= plain.prefix_tokens
+    assert w.prefix_tokens > plain.prefix_tokens + 60  # the format's text
+    early = RewriteOptions("Rename rgb_to_yiq to rgb2yiq.", first="early")
+    first, keep = first_prompt(loaded, text, early, "c.py")  # what the rewrite asks first
+    assert keep == w.prefix_tokens and len(first) - keep < 80  # the instruction is left
+    assert loaded.target.cache_tokens[:keep] == list(first.ids[:keep])
+    p = rewrite_prompt(loaded.target, text, "Do it.", path="c.py", edit="blocks", format_first=True)
+    user = p.chat.messages[-1][1]
+    assert user.index(FORMAT) < user.index("Instruction: Do it.") and user.count(FORMAT) == 1
+    assert p.prefix_end == plain.prefix_tokens < p.warm_end == w.prefix_tokens
+    assert p.warm_end in p.marks
+    whole = rewrite(loaded, text, _opts("Rename rgb_to_yiq to rgb2yiq."), path="c.py")
+    assert whole.metrics.cached_tokens >= plain.prefix_tokens
+
+
+@pytest.mark.model
+def test_an_early_format_warm_rewrite_writes_what_a_cold_one_does(qwen05):
+    """On llama.cpp, ``first`` ``early`` warmed through the format's text: the blocks answer
+    is the cold one, and only the instruction is read after Enter."""
+    t = qwen05.target
+    text = _text()
+    early = RewriteOptions(
+        "Rename rgb_to_yiq to rgb2yiq.", max_tokens=48, first="early", exact=True
+    )
+    t.rollback(0)
+    cold = rewrite(qwen05, text, early, path="c.py")
+    t.rollback(0)
+    w = warm(qwen05, text, path="c.py", first="early")
+    first, keep = first_prompt(qwen05, text, early, "c.py")
+    assert w.status == "done" and w.prefix_tokens == keep and len(first) - keep < 40
+    hot = rewrite(qwen05, text, early, path="c.py")
+    assert hot.metrics.cached_tokens >= keep and hot.raw == cold.raw
 
 
 def test_an_interrupted_warm_keeps_what_it_did():

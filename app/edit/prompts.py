@@ -21,6 +21,7 @@ from ..code.syntax import language_name
 from ..runtime.prompt import (
     CTX_MARK,
     FILE_MARK,
+    FORMAT_MARK,
     FULL_MARK,
     OUTLINE_MARK,
     PREV_MARK,
@@ -67,6 +68,7 @@ def rewrite_prompt(
     feedback: tuple[str, str] | None = None,
     edit: str = "whole",
     shown: Sequence[tuple[str, int, int]] = (),
+    format_first: bool = False,
 ) -> Prompt:
     """The prompt of a rewrite of ``text`` (or of its lines ``region``); ``lines`` are
     ``text``'s lines when the caller has them (``app.code.diff.split_lines``); ``feedback`` is
@@ -88,9 +90,19 @@ def rewrite_prompt(
         part, full = text, None
     names = [name for name, _, _ in shown]
     messages, prefix = rewrite_messages(
-        part, instruction, path, list(context_files), full, feedback_note(feedback), edit, names
+        part,
+        instruction,
+        path,
+        list(context_files),
+        full,
+        feedback_note(feedback),
+        edit,
+        names,
+        format_first,
     )
     pieces = {FILE_MARK: with_nl(part)}
+    if format_first and edit == "blocks":
+        pieces[FORMAT_MARK] = edits.FORMAT
     if shown:
         if lines is None:
             from ..code.diff import split_lines
@@ -104,7 +116,9 @@ def rewrite_prompt(
     pieces.update(context_pieces(context_files))
     ids, spans = splice(target, messages, prefix, pieces)
     whole = [end for _, end, lab in spans if lab == "whole"]
-    part_end = max((end for _, end, lab in spans if lab not in ("previous", "shown")), default=0)
+    part_end = max(
+        (end for _, end, lab in spans if lab not in ("previous", "shown", "format")), default=0
+    )
     prefix_end = whole[0] if whole else part_end  # the previous output comes after it
     fence = rewrite_fence(text)
     chat = chat_of(messages, prefix, pieces)
@@ -265,6 +279,7 @@ def rewrite_messages(
     feedback: str | None = None,
     edit: str = "whole",
     named: Sequence[str] = (),
+    format_first: bool = False,
 ) -> tuple[list[dict[str, str]], str]:
     """Messages for a rewrite of ``text`` and the assistant prefix (the opening fence, and
     with ``edit="blocks"`` the opening of the first search/replace block).
@@ -277,7 +292,9 @@ def rewrite_messages(
     With ``feedback`` (the user's note on the previous output) the previous output follows
     the file as ``PREV_MARK`` and the note follows the instruction. With ``named`` (the names
     of definitions), the instruction is followed by those definitions' lines with their
-    numbers, ``SHOWN_MARK`` (``numbered``).
+    numbers, ``SHOWN_MARK`` (``numbered``). With ``format_first`` a blocks prompt has the
+    format's text (``FORMAT_MARK``, for the caller to splice as ``edits.FORMAT``) before the
+    instruction, not after it.
     """
     fence = rewrite_fence(full_text if full_text is not None else text)
     lang = language_name(path)
@@ -298,6 +315,9 @@ def rewrite_messages(
         )
     if feedback is not None:
         parts.append(f"Your previous rewrite of it:\n{fence}{lang}\n{PREV_MARK}{fence}\n")
+    early = format_first and edit == "blocks"
+    if early:
+        parts.append(FORMAT_MARK)
     parts.append(f"Instruction: {instruction}")
     if named:
         what = ", ".join(f"`{n}`" for n in named)
@@ -312,7 +332,8 @@ def rewrite_messages(
         )
     opening = f"{fence}{lang}\n"
     if edit == "blocks":
-        parts.append(edits.FORMAT)
+        if not early:
+            parts.append(edits.FORMAT)
         opening += edits.PREFILL
     elif edit != "whole":
         raise ValueError(f"unknown edit format {edit!r}")

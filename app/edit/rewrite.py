@@ -95,6 +95,7 @@ def _whole_prompt(
     edit: str = "whole",
     feedback: tuple[str, str] | None = None,
     shown: tuple[tuple[str, int, int], ...] = (),
+    format_first: bool = False,
 ) -> Prompt:
     o = run.opts
     return rewrite_prompt(
@@ -108,6 +109,7 @@ def _whole_prompt(
         feedback=feedback or o.feedback,
         edit=edit,
         shown=shown,
+        format_first=format_first,
     )
 
 
@@ -185,7 +187,8 @@ def plan_rewrite(run: RewriteRun) -> Plan:
     if whole.fits(n_ctx):
         if mode is Start.BLOCKS:
             shown = shown_definitions(run) if auto and opts.first == "numbered" else ()
-            first = _whole_prompt(run, "blocks", shown=shown)
+            early = auto and opts.first == "early"
+            first = _whole_prompt(run, "blocks", shown=shown, format_first=early)
             return Plan(Start.BLOCKS, first, "", whole, **policy)
         return Plan(Start.WHOLE, whole, why, whole, **policy)
     # a broad change too: the whole file cannot be written, its changes can
@@ -425,7 +428,7 @@ def first_prompt(
     prefills."""
     run = RewriteRun(loaded, read_request(opts, text, path), opts, None, None, Metrics())
     prompt = plan_rewrite(run).prompt
-    return prompt, prompt.part_end if opts.region is not None else prompt.prefix_end
+    return prompt, prompt.part_end if opts.region is not None else prompt.warm_end
 
 
 @dataclass
@@ -456,17 +459,21 @@ def warm(
     context_files: tuple[tuple[str, str], ...] = (),
     region: tuple[int, int] | None = None,
     interrupt: threading.Event | None = None,
+    first: str = "blocks",
 ) -> WarmResult:
     """Prefill the prompt prefix every rewrite of ``text`` shares (system text, context
     files, the whole file or a big file's outline), so that the next rewrite of it, whole
-    or a region, prefills only its instruction. With ``region`` the prefix goes on through that region's lines,
-    for a rewrite of that region. Runs in the prefill's batches (``engine.prefill``: a
+    or a region, prefills only its instruction. With ``region`` the prefix goes on through that
+    region's lines, for a rewrite of that region; with ``first`` ``early``, through the blocks
+    prompt's format text (``Prompt.warm_end``). Runs in the prefill's batches (``engine.prefill``: a
     rewrite that arrives meanwhile waits for one at most) and stops between two when
     ``interrupt`` is set (what was done stays cached). On a remote engine
     (``--engine``) nothing is read here: the status is ``remote`` (the server's own
     prefix cache, if it has one, keeps what the rewrite sends)."""
     t = time.perf_counter()
-    opts = RewriteOptions(instruction="-", context_files=tuple(context_files), region=region)
+    opts = RewriteOptions(
+        instruction="-", context_files=tuple(context_files), region=region, first=first
+    )
     # with a region, its lines come right after the file: warm through them too
     prompt, keep = first_prompt(loaded, text, opts, path)
     if not loaded.runner.local:

@@ -1,9 +1,9 @@
 """Prompts: token ids, the spans the drafter copies from, the fence; built once per request.
 
 Contract: a frozen ``Prompt`` holds the token ids, the spans the lookup drafter copies from
-(``file``, ``whole``, ``context``, ``outline``, ``previous``, ``shown``), the closing ``fence``,
-``prefix_end`` (the end of the prefix every prompt about the file shares: system text, context
-files, the whole file), the ``part`` rewritten, ``edit`` and ``chat`` (the messages, for a
+(``file``, ``whole``, ``context``, ``outline``, ``previous``, ``shown``, ``format``), the closing
+``fence``, ``prefix_end`` (the end of the prefix every prompt about the file shares: system text,
+context files, the whole file; ``warm_end``: a blocks prompt's, through its format text), the ``part`` rewritten, ``edit`` and ``chat`` (the messages, for a
 chat-only engine). ``splice(target, messages, prefix, pieces)`` renders chat messages with the
 model's template and tokenizes each piece (a file's text) on its own at its mark, never parsed
 for special tokens. ``shown_paths(paths)``: the names files go by in a prompt (relative to the
@@ -28,6 +28,7 @@ PREV_MARK = "\x00SPECEDIT_PREV\x00"
 OUTLINE_MARK = "\x00SPECEDIT_OUTLINE\x00"
 WINDOW_MARK = "\x00SPECEDIT_WINDOW{}\x00"
 SHOWN_MARK = "\x00SPECEDIT_SHOWN\x00"
+FORMAT_MARK = "\x00SPECEDIT_FORMAT\x00"
 _WINDOW = WINDOW_MARK.split("{")[0]
 _LABELS = {
     FILE_MARK: "file",
@@ -35,6 +36,7 @@ _LABELS = {
     PREV_MARK: "previous",
     OUTLINE_MARK: "outline",
     SHOWN_MARK: "shown",
+    FORMAT_MARK: "format",
 }
 
 
@@ -113,12 +115,20 @@ class Prompt:
         return max((e for _, e, lab in self.spans if lab == "file"), default=0)
 
     @property
+    def warm_end(self) -> int:
+        """Where a warm-up of this prompt stops: ``prefix_end``, or past the format's text when
+        it comes before the instruction (``RewriteOptions.first`` ``early``): every blocks
+        prompt of the file shares it."""
+        return max([self.prefix_end, *(e for _, e, lab in self.spans if lab == "format")])
+
+    @property
     def marks(self) -> tuple[int, ...]:
         """Where prompts of one file part ways (``engine.prefill`` evaluates the prompt in
-        batches counted from each): after the prefix every rewrite of the file shares and,
-        in a region rewrite, after the region's lines (where a warm-up of the region stops).
-        Every front end derives them from the prompt alone."""
-        return tuple(sorted({self.prefix_end, self.part_end} - {0}))
+        batches counted from each): after the prefix every rewrite of the file shares, after
+        a blocks prompt's format text when it comes first (``warm_end``) and, in a region
+        rewrite, after the region's lines (where a warm-up of the region stops). Every front
+        end derives them from the prompt alone."""
+        return tuple(sorted({self.prefix_end, self.warm_end, self.part_end} - {0}))
 
 
 def splice(
