@@ -98,7 +98,8 @@ def test_triton_verifier_writes_the_numpy_text(kind, sampling):
     assert got.tokens == ref.tokens
     assert got.metrics.verifier == "triton" and ref.metrics.verifier == "numpy"
     assert ref.metrics.drafted_tokens > 0 and ref.metrics.accepted_tokens > 0
-    assert got.metrics.accepted_tokens == ref.metrics.accepted_tokens
+    if kind != "combined":  # the combined drafter chooses by measured costs: by the clock
+        assert got.metrics.accepted_tokens == ref.metrics.accepted_tokens
 
 
 @pytest.mark.parametrize("sampling", [GREEDY, SAMPLED], ids=["greedy", "sampled"])
