@@ -465,9 +465,9 @@ def warm(
     files, the whole file or a big file's outline), so that the next rewrite of it, whole
     or a region, prefills only its instruction. With ``region`` the prefix goes on through that
     region's lines, for a rewrite of that region; with ``first`` ``early``, through the blocks
-    prompt's format text (``Prompt.warm_end``). Runs in the prefill's batches (``engine.prefill``: a
-    rewrite that arrives meanwhile waits for one at most) and stops between two when
-    ``interrupt`` is set (what was done stays cached). On a remote engine
+    prompt's format text (``Prompt.warm_end``). Runs in the prefill's batches
+    (``engine.prefill``: a rewrite that arrives meanwhile waits for one at most) and stops
+    between two when ``interrupt`` is set (what was done stays cached). On a remote engine
     (``--engine``) nothing is read here: the status is ``remote`` (the server's own
     prefix cache, if it has one, keeps what the rewrite sends)."""
     t = time.perf_counter()
