@@ -40,6 +40,7 @@ from .result import EditMode, RewriteResult, Status
 from .rounds import (
     WHOLE_VERDICTS,
     again_whole,
+    definition_tokens,
     innermost,
     redo_definitions,
     retry_blocks,
@@ -128,9 +129,7 @@ def shown_definitions(run: RewriteRun) -> tuple[tuple[str, int, int], ...]:
     every = run.source.definitions
     if not defs or any(e is not d and d.start <= e.start < d.end for d in defs for e in every):
         return ()
-    tok = run.loaded.target.tokenize
-    size = sum(len(tok("".join(run.lines[d.start : d.end]), special=False)) for d in defs)
-    if size > SHOWN_TOKENS:
+    if sum(definition_tokens(run, d) for d in defs) > SHOWN_TOKENS:
         return ()
     return tuple((d.name, d.start, d.end) for d in defs)
 

@@ -149,13 +149,15 @@ def round_targets(
     return chosen if chosen and short_enough(run, chosen) else []
 
 
+def definition_tokens(run: RewriteRun, d: Definition) -> int:
+    """How many tokens definition ``d``'s lines are."""
+    return len(run.loaded.target.tokenize("".join(run.lines[d.start : d.end]), special=False))
+
+
 def short_enough(run: RewriteRun, defs: list[Definition]) -> bool:
     """True when each of ``defs`` is at most ``WIDEN_TOKENS`` long: short enough for a
     round to rewrite it whole."""
-    tok = run.loaded.target.tokenize
-    return all(
-        len(tok("".join(run.lines[d.start : d.end]), special=False)) <= WIDEN_TOKENS for d in defs
-    )
+    return all(definition_tokens(run, d) <= WIDEN_TOKENS for d in defs)
 
 
 def redo_definitions(
