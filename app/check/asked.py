@@ -1,12 +1,15 @@
 """Checks of what the instruction spells out: the place it opens with, the names it writes as code.
 
-Contract: ``place_missed(change, intent)`` and ``name_missing(change, intent)`` each return a
-``Suspect`` or None, and read only the instruction (``app.check.intent``: ``Intent.place``,
-``Intent.spelled``) and the two texts; ``app.check.checks`` runs them with the other checks.
+Contract: ``place_missed``, ``name_missing`` and ``section_other`` (each ``(change, intent)``)
+return a ``Suspect`` or None, and read only the instruction (``app.check.intent``:
+``Intent.place``, ``Intent.spelled``, its words) and the two texts; ``app.check.checks`` runs
+them with the other checks.
 ``place_missed``: the instruction opens with where the change goes ("In `fetch`, …",
 "write_many: …") and no hunk changes that definition (``place_missed``). ``name_missing``: a
 name it writes as code (`` `getopts` ``, ``Money.__repr__``, ``precision=2``) is in neither
-the original nor the result (``name_missing``). Both say what they saw, not a guess at intent.
+the original nor the result (``name_missing``). ``section_other``: a config value set under a
+section the instruction does not say, where the same key stands under one it does
+(``app.check.config_keys.other_section``). Each says what it saw, not a guess at intent.
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ from __future__ import annotations
 import re
 
 from ..code.source import Change
+from .config_keys import other_section
 from .intent import Intent
 from .verdict import Suspect, Verdict, lines_said
 
@@ -73,4 +77,22 @@ def name_missing(c: Change, intent: Intent) -> Suspect | None:
         0,
         f"the instruction writes {names}, and neither the file nor the result has "
         f"{'it' if len(missing) == 1 else 'them'}",
+    )
+
+
+def section_other(c: Change, intent: Intent) -> Suspect | None:
+    """The verdict when a config value is set under a section the instruction does not say
+    and its twin key under a section it says is left (``other_section``)."""
+    if intent.removal or not c.hunks:
+        return None
+    found = other_section(c.old.text, c.new.text, c.path, intent.instruction)
+    if found is None:
+        return None
+    at = f" (line {found.line + 1})" if found.line is not None else ""
+    said = ", ".join(found.named)
+    return Suspect(
+        Verdict.OTHER_SECTION,
+        0,
+        f"the result sets {'.'.join(found.changed)}{at}; the instruction says {said}, and "
+        f"{'.'.join(found.twin)} is left as it was",
     )

@@ -2,14 +2,15 @@
 
 A check reads only the instruction, without a model (``app.check.intent``), the file's own
 structure (``app.code.syntax``) and what the language's tools say of it without running it
-(``app.check.compilers``). ``vouch(change, intent)`` runs them all on one ``Change``
-(``app.code.source``) and returns their verdicts, each a ``Suspect`` (``app.check.verdict``),
-in this order: ``suspect_deletion`` (lines dropped that nothing asked to remove), then
+(``app.check.compilers``). ``vouch(change, intent)`` returns every verdict on one ``Change``,
+each a ``Suspect`` (``app.check.verdict``), in this order: ``suspect_deletion`` (lines dropped
+that nothing asked to remove), then
 ``CHECKS``: ``no_change``, ``rename_left`` (a rename "A to B" leaves A in its scope),
 ``sites_missed`` (a definition joined by "and" left unchanged), ``value_missed`` ("from a to
 b" not made), ``place_missed`` and ``name_missing`` (``app.check.asked``), ``outside_named``
 (a hunk in no named definition, nor the asked rename), ``names_unbound``, ``param_unused``,
-``code_unchanged`` (only comments or layout changed), ``keys_removed``, ``syntax_worse``,
+``code_unchanged`` (only comments or layout changed), ``keys_removed``, ``section_other``
+(``app.check.asked``), ``entry_gone`` (``app.check.entry``), ``syntax_worse``,
 ``compile_worse``. Each rule in full: ``docs/notes.md``.
 Front ends write or apply a flagged result only when forced; a cut one (``truncated``) never.
 """
@@ -23,10 +24,11 @@ from ..code.diff import Hunk, split_lines
 from ..code.names import code_lines, rename, uses, whole_word
 from ..code.source import Change, Source, touches
 from ..code.syntax import errors_warning
-from .asked import name_missing, place_missed
+from .asked import name_missing, place_missed, section_other
 from .bindings import parameters, unbound, unbound_reads
 from .compilers import new_errors
 from .config_keys import removed_keys
+from .entry import entry_gone
 from .intent import Intent
 from .verdict import Suspect, Verdict, lines_said
 
@@ -465,6 +467,8 @@ CHECKS = (
     name_missing,
     code_unchanged,
     keys_removed,
+    section_other,
+    entry_gone,
     syntax_worse,
     compile_worse,
 )

@@ -1,4 +1,4 @@
-"""The keys a change removes from a JSON, TOML or YAML file.
+"""The keys a change removes from a JSON, TOML or YAML file, and the section it changes.
 
 Contract: ``removed_keys(old, new, path) -> list[RemovedKey] | None`` parses both texts as
 the file's language (``json``, ``tomllib``, PyYAML's loader of plain strings) and lists the key paths
@@ -7,6 +7,8 @@ one per key under it). Lists count as one place: a key is removed only when no i
 has it any more, so items added or reordered remove nothing. A key that comes back beside
 itself under another name with the same value was renamed, not removed. None when the file is
 not one of these languages or either text does not parse (the syntax checks say that).
+``other_section(old, new, path, instruction) -> OtherSection | None``: a value set under a
+section the instruction does not say whose twin key stands under one it says.
 """
 
 from __future__ import annotations
@@ -116,3 +118,59 @@ def removed_keys(old: str, new: str, path: str | None) -> list[RemovedKey] | Non
     outer = [p for p in gone if p[:-1] not in gone and not _renamed(p, has - had, before, after)]
     found = [RemovedKey(p, _line_of(old, p)) for p in outer]
     return sorted(found, key=lambda k: (k.line is None, k.line or 0, k.path))
+
+
+@dataclass(frozen=True)
+class OtherSection:
+    """A key the change set (``changed``) whose twin under another section (``twin``) is the
+    one the instruction names: ``named`` are the twin's keys it says, the change's keys none."""
+
+    changed: Path
+    line: int | None
+    twin: Path
+    named: tuple[str, ...]
+
+
+def _leaves(value, prefix: Path = ()) -> dict[Path, object]:
+    """Every scalar by its key path (list items by index: a list of scalars is one value)."""
+    out: dict[Path, object] = {}
+    if isinstance(value, dict):
+        for k, v in value.items():
+            out |= _leaves(v, (*prefix, str(k)))
+    elif isinstance(value, list) and any(isinstance(v, dict | list) for v in value):
+        for i, v in enumerate(value):
+            out |= _leaves(v, (*prefix, f"[{i}]"))
+    else:
+        out[prefix] = value
+    return out
+
+
+def _says(instruction: str, key: str) -> bool:
+    return re.search(rf"(?<![\w-]){re.escape(key)}(?![\w-])", instruction, re.I) is not None
+
+
+def other_section(old: str, new: str, path: str | None, instruction: str) -> OtherSection | None:
+    """The first value the change sets at a key path none of whose own section keys the
+    instruction says, where the same key stands under a section it does say (``staging``'s
+    ``minReplicas`` set, for an instruction that says ``production``, which has one too).
+    None for files of other languages, texts that do not parse or no such value."""
+    lang = language_name(path)
+    if lang not in {"json", "toml", "yaml"}:
+        return None
+    before, after = _load(old, lang), _load(new, lang)
+    if before is None or after is None:
+        return None
+    was, now = _leaves(before), _leaves(after)
+    for p, v in now.items():
+        if p in was and was[p] == v:
+            continue
+        for q in was:
+            if q == p or len(q) != len(p) or q[-1] != p[-1]:
+                continue
+            mine = [a for a, b in zip(p, q, strict=True) if a != b]
+            theirs = tuple(b for a, b in zip(p, q, strict=True) if a != b)
+            said = tuple(k for k in theirs if _says(instruction, k))
+            if said and not any(_says(instruction, k) for k in mine):
+                found = tuple(k for k in p if not k.startswith("["))
+                return OtherSection(p, _line_of(new, found), q, said)
+    return None

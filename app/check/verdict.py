@@ -30,6 +30,8 @@ class Verdict(StrEnum):
     SYNTAX = "syntax"
     COMPILE = "compile"
     UNCHANGED = "unchanged"
+    ENTRY_GONE = "entry_gone"
+    OTHER_SECTION = "other_section"
     REVIEW = "review"
     """The model's own review leans to no (``app.edit.review``)."""
 
