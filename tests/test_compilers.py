@@ -98,3 +98,19 @@ def test_a_path_that_no_longer_returns_a_value_is_reported():
     (d,) = new_errors(old, new, "importer.py")
     assert (d.tool, d.line, d.kind) == ("pylint", 1, "R1710")
     assert new_errors(new, new.replace("rows", "lines"), "importer.py") == []
+
+
+def test_a_tool_with_no_answer_on_either_side_gives_no_verdict(monkeypatch):
+    """pylint timing out on the original (a big file on a busy machine) must not make the
+    result's errors, which the original had too, look new; nor is the silence cached."""
+    from specedit.app.check import compilers
+
+    old = "class A:\n    pass\n\n\nA().missing()\n"
+    new = old.replace("pass", "x = 1")
+    assert [d.kind for d in compilers.errors(new, "python")] == ["E1101"]  # answered, kept
+    monkeypatch.setattr(compilers, "TIMEOUT_S", 1e-4)
+    assert compilers.errors(old, "python") is None
+    assert new_errors(old, new, "a.py") == []
+    monkeypatch.setattr(compilers, "TIMEOUT_S", 20.0)
+    assert [d.kind for d in compilers.errors(old, "python")] == ["E1101"]
+    assert new_errors(old, new, "a.py") == []

@@ -11,8 +11,10 @@ at hand, never counts), first by line. Only tools that read code without running
   * Rust: ``rustc --emit=metadata --crate-type=lib`` on a private copy (no ``--extern``);
   * shell: ``bash -n``.
 
-A tool that is not installed, fails to start or takes longer than ``TIMEOUT_S`` reports
-nothing (logged); so does a language without one here. Results are cached by text.
+A tool that is not installed reports nothing, as does a language without one here. One that
+fails to start, gives no readable answer or takes longer than ``TIMEOUT_S`` (a big file on a
+busy machine) has no answer (logged), and a pair of texts either side of which has none is
+not compared: a verdict never depends on the machine's load. Answers are cached by text.
 """
 
 from __future__ import annotations
@@ -28,7 +30,6 @@ import sys
 import tempfile
 from collections import Counter
 from dataclasses import dataclass
-from functools import lru_cache
 
 from ..code.syntax import language_name
 
@@ -81,17 +82,19 @@ _PYLINT = (
 )
 
 
-def _pylint(text: str) -> list[Diagnostic]:
+def _pylint(text: str) -> list[Diagnostic] | None:
     if importlib.util.find_spec("pylint") is None:
         return []
     done = _run_on_copy(
         text, "module.py", lambda src, _tmp: [sys.executable, "-m", "pylint", *_PYLINT, src]
     )
+    if done is None:
+        return None
     try:
-        found = json.loads(done.stdout or "[]") if done is not None else []
+        found = json.loads(done.stdout or "[]")
     except ValueError:
-        log.info("pylint gave no JSON: %s", done.stderr[-300:] if done else "")
-        return []
+        log.info("pylint gave no JSON: %s", done.stderr[-300:])
+        return None
     return [
         Diagnostic(
             "pylint",
@@ -123,7 +126,7 @@ def _run_on_copy(text: str, name: str, argv_of) -> subprocess.CompletedProcess |
             return None
 
 
-def _rust(text: str) -> list[Diagnostic]:
+def _rust(text: str) -> list[Diagnostic] | None:
     rustc = shutil.which("rustc")
     if rustc is None:
         return []
@@ -136,7 +139,7 @@ def _rust(text: str) -> list[Diagnostic]:
         ),
     )
     if done is None:
-        return []
+        return None
     out = []
     for line in done.stderr.splitlines():
         try:
@@ -155,12 +158,14 @@ def _rust(text: str) -> list[Diagnostic]:
 _BASH_LINE = re.compile(r"^[^:]*: line (\d+): (.*)$")
 
 
-def _shell(text: str) -> list[Diagnostic]:
+def _shell(text: str) -> list[Diagnostic] | None:
     bash = shutil.which("bash")
     if bash is None:
         return []
     done = _run_on_copy(text, "file.sh", lambda src, _tmp: [bash, "-n", src])
-    if done is None or done.returncode == 0:
+    if done is None:
+        return None
+    if done.returncode == 0:
         return []
     out = []
     for line in done.stderr.splitlines():
@@ -173,30 +178,46 @@ def _shell(text: str) -> list[Diagnostic]:
 _TOOLS = {"python": (_python, _pylint), "rust": (_rust,), "bash": (_shell,)}
 
 
-@lru_cache(maxsize=64)
-def errors(text: str, lang: str) -> tuple[Diagnostic, ...]:
+_ANSWERS: dict[tuple[str, str], tuple[Diagnostic, ...]] = {}
+_KEEP = 64
+
+
+def errors(text: str, lang: str) -> tuple[Diagnostic, ...] | None:
     """The errors ``lang``'s tools report on ``text`` (none without a tool): the first of
-    its tools that reports any, so a later one (pylint) reads only text that compiles."""
+    its tools that reports any, so a later one (pylint) reads only text that compiles;
+    None when a tool it asked had no answer (not cached: asked again next time)."""
+    if (text, lang) in _ANSWERS:
+        return _ANSWERS[(text, lang)]
+    answer: tuple[Diagnostic, ...] = ()
     for tool in _TOOLS.get(lang, ()):
         found = tool(text)
+        if found is None:
+            return None
         if found:
-            return tuple(found)
-    return ()
+            answer = tuple(found)
+            break
+    if len(_ANSWERS) >= _KEEP:
+        _ANSWERS.pop(next(iter(_ANSWERS)))
+    _ANSWERS[(text, lang)] = answer
+    return answer
 
 
 def new_errors(old: str, new: str, path: str | None) -> list[Diagnostic]:
     """The errors on ``new`` that ``old`` does not have, by tool and message (or pylint's
-    message id), first by line; [] for a language without a tool here."""
+    message id), first by line; [] for a language without a tool here, and when a tool had
+    no answer on either text (nothing to compare)."""
     lang = language_name(path)
     if lang not in _TOOLS or old == new:
         return []
-    then = errors(old, lang)
-    surplus = Counter(d.key() for d in errors(new, lang))
+    then, now = errors(old, lang), errors(new, lang)
+    if then is None or now is None:
+        return []
+    surplus = Counter(d.key() for d in now)
     surplus.subtract(d.key() for d in then)
     said = {d.message for d in then}
     out = []
     # of a kind there are more of, the errors whose words the original does not have
-    for d in sorted(errors(new, lang), key=lambda d: d.message in said):
+    for d in sorted(now, key=lambda d: d.message in said):
         if surplus[d.key()] > 0:
             surplus[d.key()] -= 1
             out.append(d)
