@@ -5,15 +5,11 @@ on ``new`` that it does not report on ``old`` (compared by tool and message, or 
 message id, not by line, so an error the original already had, such as a crate that is not
 at hand, never counts), first by line. Only tools that read code without running any of it:
 
-  * Python: ``compile()`` in this process, then pylint's E messages but syntax, undefined
-    names (``app.check.bindings``) and imports (which depend on what is installed), and its
-    R1710 (some of a function's paths return a value, others none);
-  * Rust: ``rustc --emit=metadata --crate-type=lib`` on a private copy (no ``--extern``);
-  * shell: ``bash -n``.
-
-A tool that is not installed reports nothing, as does a language without one here. One that
-fails to start, gives no readable answer or takes longer than ``TIMEOUT_S`` (a big file on a
-busy machine) has no answer (logged), and a pair of texts either side of which has none is
+Python's ``compile()``, then pylint's E messages (but syntax, undefined names and imports)
+and its R1710; Rust's ``rustc --emit=metadata --crate-type=lib`` on a private copy; shell's
+``bash -n``. A tool that is not installed reports nothing, as does a language without one.
+One that fails to start, gives no readable answer or takes longer than ``TIMEOUT_S`` (a big
+file on a busy machine) has no answer (logged), and two texts either of which has none are
 not compared: a verdict never depends on the machine's load. Answers are cached by text.
 """
 
