@@ -105,14 +105,24 @@ def _renamed(p: Path, added: set[Path], before, after) -> bool:
     return any(q[:-1] == p[:-1] and _at(after, q) == value for q in added if len(q) == len(p))
 
 
-def removed_keys(old: str, new: str, path: str | None) -> list[RemovedKey] | None:
-    """The key paths ``old`` has and ``new`` has not (module docstring)."""
+def _both(old: str, new: str, path: str | None) -> tuple[object, object] | None:
+    """Both texts read as ``path``'s config language; None for another language or a text
+    that does not parse."""
     lang = language_name(path)
     if lang not in {"json", "toml", "yaml"}:
         return None
     before, after = _load(old, lang), _load(new, lang)
     if before is None or after is None:
         return None
+    return before, after
+
+
+def removed_keys(old: str, new: str, path: str | None) -> list[RemovedKey] | None:
+    """The key paths ``old`` has and ``new`` has not (module docstring)."""
+    both = _both(old, new, path)
+    if both is None:
+        return None
+    before, after = both
     had, has = _paths(before), _paths(after)
     gone = had - has
     outer = [p for p in gone if p[:-1] not in gone and not _renamed(p, has - had, before, after)]
@@ -154,13 +164,10 @@ def other_section(old: str, new: str, path: str | None, instruction: str) -> Oth
     instruction says, where the same key stands under a section it does say (``staging``'s
     ``minReplicas`` set, for an instruction that says ``production``, which has one too).
     None for files of other languages, texts that do not parse or no such value."""
-    lang = language_name(path)
-    if lang not in {"json", "toml", "yaml"}:
+    both = _both(old, new, path)
+    if both is None:
         return None
-    before, after = _load(old, lang), _load(new, lang)
-    if before is None or after is None:
-        return None
-    was, now = _leaves(before), _leaves(after)
+    was, now = _leaves(both[0]), _leaves(both[1])
     for p, v in now.items():
         if p in was and was[p] == v:
             continue
