@@ -98,8 +98,8 @@ def test_a_scripts_main_call_gone_is_flagged():
     v = _entry(SCRIPT, new, "check.sh")
     assert v.reason == "entry_gone"
     assert v.message == (
-        'line 9, `main "$@"`, which calls main from outside every definition, is gone from '
-        "the result; main is still defined and nothing else outside it names it"
+        'line 9, `main "$@"`, names main from outside every definition; the result still '
+        "defines main and names it nowhere outside it"
     )
     guard = _entry(PY, PY.replace('\n\nif __name__ == "__main__":\n    main()\n', "\n"), "m.py")
     assert guard.reason == "entry_gone" and guard.message.startswith("line 5, `if __name__")

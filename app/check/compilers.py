@@ -24,6 +24,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 from collections import Counter
 from dataclasses import dataclass
 
@@ -176,14 +177,16 @@ _TOOLS = {"python": (_python, _pylint), "rust": (_rust,), "bash": (_shell,)}
 
 _ANSWERS: dict[tuple[str, str], tuple[Diagnostic, ...]] = {}
 _KEEP = 64
+_LOCK = threading.Lock()
 
 
 def errors(text: str, lang: str) -> tuple[Diagnostic, ...] | None:
     """The errors ``lang``'s tools report on ``text`` (none without a tool): the first of
     its tools that reports any, so a later one (pylint) reads only text that compiles;
     None when a tool it asked had no answer (not cached: asked again next time)."""
-    if (text, lang) in _ANSWERS:
-        return _ANSWERS[(text, lang)]
+    with _LOCK:
+        if (text, lang) in _ANSWERS:
+            return _ANSWERS[(text, lang)]
     answer: tuple[Diagnostic, ...] = ()
     for tool in _TOOLS.get(lang, ()):
         found = tool(text)
@@ -192,9 +195,10 @@ def errors(text: str, lang: str) -> tuple[Diagnostic, ...] | None:
         if found:
             answer = tuple(found)
             break
-    if len(_ANSWERS) >= _KEEP:
-        _ANSWERS.pop(next(iter(_ANSWERS)))
-    _ANSWERS[(text, lang)] = answer
+    with _LOCK:
+        if len(_ANSWERS) >= _KEEP:
+            _ANSWERS.pop(next(iter(_ANSWERS)))
+        _ANSWERS[(text, lang)] = answer
     return answer
 
 

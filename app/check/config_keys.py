@@ -168,11 +168,15 @@ def other_section(old: str, new: str, path: str | None, instruction: str) -> Oth
     if both is None:
         return None
     was, now = _leaves(both[0]), _leaves(both[1])
+    twins: dict[tuple[int, str], list[Path]] = {}
+    for q in was:
+        if q:
+            twins.setdefault((len(q), q[-1]), []).append(q)
     for p, v in now.items():
-        if p in was and was[p] == v:
+        if not p or (p in was and was[p] == v):
             continue
-        for q in was:
-            if q == p or len(q) != len(p) or q[-1] != p[-1]:
+        for q in twins.get((len(p), p[-1]), ()):
+            if q == p:
                 continue
             mine = [a for a, b in zip(p, q, strict=True) if a != b]
             theirs = tuple(b for a, b in zip(p, q, strict=True) if a != b)

@@ -1,4 +1,4 @@
-"""The file's own top-level calls: a script's ``main "$@"``, a module's ``__main__`` guard.
+"""The file's own top-level uses: a script's ``main "$@"``, a module's ``__main__`` guard.
 
 Contract: ``entry_gone(change, intent)`` returns a ``Suspect`` or None. It reads the file's
 structure only (``Source.tree``, ``Source.definitions``): a statement at the top of the
@@ -61,8 +61,7 @@ def entry_gone(c: Change, intent: Intent) -> Suspect | None:
             return Suspect(
                 Verdict.ENTRY_GONE,
                 0,
-                f"line {line + 1}, `{shown}`, which calls {gone[0]} from outside every "
-                f"definition, is gone from the result; {gone[0]} is still defined and "
-                "nothing else outside it names it",
+                f"line {line + 1}, `{shown}`, names {gone[0]} from outside every definition; "
+                f"the result still defines {gone[0]} and names it nowhere outside it",
             )
     return None
