@@ -8,9 +8,8 @@ more; ``run.repairs`` gets its name. Each rule in full: ``docs/notes.md``.
   * ``redo_definitions(run, first, defs) -> RewriteResult | None``: each one rewritten whole as a
     region (on the file's warm prefix; a flagged answer's own try and ``checks_note`` as
     feedback), the first answer's other hunks kept; None when none came back (``widen``).
-  * ``again_whole(run, first, prompt_of)``: a flagged whole rewrite asked once more (``again``);
-    so is a flagged blocks answer no definition's round can mend (``whole_again``: a config
-    file, or where a change went), in a file of at most ``AGAIN_TOKENS``.
+  * ``again_whole(run, first, prompt_of)``: a flagged whole rewrite asked once more (``again``),
+    as is a flagged blocks answer no definition's round can mend (``whole_again``).
   * ``retry_blocks(run, first) -> RewriteResult | None``: blocks that did not apply and have no
     definition to widen to, asked once more with ``retry_note``, SEARCH sides guarded
     (``app.edit.search_guard``); its result when they apply and change something (``retry``).
