@@ -46,7 +46,6 @@ from .rounds import (
     retry_blocks,
     round_targets,
     short_enough,
-    whole_again,
 )
 from .stages import (
     Fallback,
@@ -280,8 +279,7 @@ def _named_regions(run: RewriteRun) -> RewriteResult | None:
 
 def _mend(run: RewriteRun, plan: Plan, first: RewriteResult | Fallback) -> RewriteResult | None:
     """With ``plan.rounds``, the repair rounds (``app.edit.rounds``) for a blocks answer that could not
-    be placed or that the checks flag: the definitions it goes to rewritten whole (or, with
-    none, a small file again whole: ``whole_again``), the
+    be placed or that the checks flag: the definitions it goes to rewritten whole, the
     better result of the two (fewer verdicts; the first on a tie); for blocks that did not
     place and no definition that came back, the blocks asked once more. None when no
     round ran or it brought nothing back."""
@@ -292,9 +290,6 @@ def _mend(run: RewriteRun, plan: Plan, first: RewriteResult | Fallback) -> Rewri
     if defs:
         log.info("repair round: rewriting %s whole", ", ".join(d.name for d in defs))
         res = redo_definitions(run, first, defs)
-    elif isinstance(first, RewriteResult) and whole_again(run, first, defs):
-        log.info("repair round: the file again, whole")
-        res = again_whole(run, first, lambda fb: _whole_prompt(run, feedback=fb))
     if res is not None and res.status is Status.CANCELLED:
         return res
     if isinstance(first, RewriteResult):

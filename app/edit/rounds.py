@@ -6,10 +6,10 @@ more; ``run.repairs`` gets its name. Each rule in full: ``docs/notes.md``.
     (the missed sites, those a half-made change touched, the named ones or the opening's place,
     or those the search sides are most like), innermost, each at most ``WIDEN_TOKENS`` long.
   * ``redo_definitions(run, first, defs) -> RewriteResult | None``: each one rewritten whole as a
-    region (on the file's warm prefix; a flagged answer's own try and ``checks_note`` as
-    feedback), the first answer's other hunks kept; None when none came back (``widen``).
-  * ``again_whole(run, first, prompt_of)``: a flagged whole rewrite asked once more (``again``),
-    as is a flagged blocks answer no definition's round can mend (``whole_again``).
+    region (``app.edit.stages.run_whole``, on the file's warm prefix; a flagged answer's own try
+    and ``checks_note`` as feedback), the first answer's other hunks kept, checked as any result
+    (``app.edit.stages.finished``); None when none came back complete (``widen``).
+  * ``again_whole(run, first, prompt_of)``: a flagged whole rewrite asked once more (``again``).
   * ``retry_blocks(run, first) -> RewriteResult | None``: blocks that did not apply and have no
     definition to widen to, asked once more with ``retry_note``, SEARCH sides guarded
     (``app.edit.search_guard``); its result when they apply and change something (``retry``).
@@ -27,7 +27,7 @@ from ..check.intent import Intent
 from ..check.verdict import Suspect, Verdict
 from ..code.diff import Hunk, apply_hunks
 from ..code.source import touches
-from ..code.syntax import Definition, language_name
+from ..code.syntax import Definition
 from . import edits
 from .edits import Miss
 from .prompts import rewrite_fence, rewrite_prompt
@@ -69,15 +69,8 @@ FLAGS = frozenset(
 """Verdicts a repair round may mend."""
 LOST = frozenset((Verdict.DROPS_TAIL, Verdict.DROPS_SHARE, Verdict.DROPS_ON_ADD))
 """Verdicts of lost lines: a whole rewrite that has them is asked again too."""
-WHERE = frozenset((Verdict.OTHER_SECTION, Verdict.ENTRY_GONE))
-"""Verdicts of where a change went that no definition's round mends: the whole file is
-asked again (``whole_again``)."""
-WHOLE_VERDICTS = FLAGS | LOST | WHERE
+WHOLE_VERDICTS = FLAGS | LOST
 """Verdicts on a whole rewrite under ``auto`` that send it back to the model once."""
-AGAIN_TOKENS = 1024
-"""A flagged blocks answer is asked again whole only in a file at most this long."""
-_CONFIG = frozenset(("json", "toml", "yaml"))
-"""Languages whose files have no definition for a round to rewrite."""
 _SCOPED = frozenset(
     (Verdict.RENAME_LEFT, Verdict.VALUE_MISSED, Verdict.OUTSIDE_NAMED, Verdict.PLACE_MISSED)
 )
@@ -154,20 +147,6 @@ def round_targets(
         chosen = list(intent.named) or _like(run, first.raw)
     chosen = innermost(chosen)
     return chosen if chosen and short_enough(run, chosen) else []
-
-
-def whole_again(run: RewriteRun, first: RewriteResult, targets: list[Definition]) -> bool:
-    """True when flagged blocks answer ``first`` is asked again whole (module docstring): a
-    verdict of where the change went (``WHERE``), or one a round mends (``FLAGS``) in a config
-    file, none of whose definitions a round rewrites (``targets`` empty), in a file of at
-    most ``AGAIN_TOKENS``."""
-    if first.status is not Status.OK or first.new_text is None or targets:
-        return False
-    reasons = {v.reason for v in first.verdicts}
-    config = language_name(run.path) in _CONFIG
-    if not (reasons & WHERE or (config and reasons & FLAGS)):
-        return False
-    return len(run.loaded.target.tokenize(run.text, special=False)) <= AGAIN_TOKENS
 
 
 def definition_tokens(run: RewriteRun, d: Definition) -> int:
