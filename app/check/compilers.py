@@ -24,9 +24,9 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import threading
 from collections import Counter
 from dataclasses import dataclass
+from functools import lru_cache
 
 from ..code.syntax import language_name
 
@@ -175,31 +175,30 @@ def _shell(text: str) -> list[Diagnostic] | None:
 _TOOLS = {"python": (_python, _pylint), "rust": (_rust,), "bash": (_shell,)}
 
 
-_ANSWERS: dict[tuple[str, str], tuple[Diagnostic, ...]] = {}
-_KEEP = 64
-_LOCK = threading.Lock()
+class _NoAnswer(Exception):
+    """A tool asked had no answer: raised through ``_cached`` so that ``lru_cache``, which
+    keeps no exception, asks again next time."""
+
+
+@lru_cache(maxsize=64)
+def _cached(text: str, lang: str) -> tuple[Diagnostic, ...]:
+    for tool in _TOOLS.get(lang, ()):
+        found = tool(text)
+        if found is None:
+            raise _NoAnswer
+        if found:
+            return tuple(found)
+    return ()
 
 
 def errors(text: str, lang: str) -> tuple[Diagnostic, ...] | None:
     """The errors ``lang``'s tools report on ``text`` (none without a tool): the first of
     its tools that reports any, so a later one (pylint) reads only text that compiles;
     None when a tool it asked had no answer (not cached: asked again next time)."""
-    with _LOCK:
-        if (text, lang) in _ANSWERS:
-            return _ANSWERS[(text, lang)]
-    answer: tuple[Diagnostic, ...] = ()
-    for tool in _TOOLS.get(lang, ()):
-        found = tool(text)
-        if found is None:
-            return None
-        if found:
-            answer = tuple(found)
-            break
-    with _LOCK:
-        if len(_ANSWERS) >= _KEEP:
-            _ANSWERS.pop(next(iter(_ANSWERS)))
-        _ANSWERS[(text, lang)] = answer
-    return answer
+    try:
+        return _cached(text, lang)
+    except _NoAnswer:
+        return None
 
 
 def new_errors(old: str, new: str, path: str | None) -> list[Diagnostic]:

@@ -178,10 +178,9 @@ def other_section(old: str, new: str, path: str | None, instruction: str) -> Oth
         for q in twins.get((len(p), p[-1]), ()):
             if q == p:
                 continue
-            mine = [a for a, b in zip(p, q, strict=True) if a != b]
-            theirs = tuple(b for a, b in zip(p, q, strict=True) if a != b)
-            said = tuple(k for k in theirs if _says(instruction, k))
-            if said and not any(_says(instruction, k) for k in mine):
+            differ = [(a, b) for a, b in zip(p, q, strict=True) if a != b]
+            said = tuple(b for _, b in differ if _says(instruction, b))
+            if said and not any(_says(instruction, a) for a, _ in differ):
                 found = tuple(k for k in p if not k.startswith("["))
                 return OtherSection(p, _line_of(new, found), q, said)
     return None

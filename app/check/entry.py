@@ -2,9 +2,9 @@
 
 Contract: ``entry_gone(change, intent)`` returns a ``Suspect`` or None. It reads the file's
 structure only (``Source.tree``, ``Source.definitions``): a statement at the top of the
-original, outside every definition, that calls a function the file defines, is gone when the
-result still defines that function and no statement outside its definitions names it any
-more. A removal the instruction asks for (``Intent.removal``) and a renamed or removed
+original, outside every definition, that names a function the file defines (a call, an
+export) is gone when the result still defines that function and no statement outside its
+definitions names it any more. A removal the instruction asks for (``Intent.removal``) and a renamed or removed
 function (the result no longer defines it) are not this verdict.
 """
 
@@ -46,7 +46,7 @@ def _outside(src: Source) -> list[tuple[int, str]]:
 
 
 def entry_gone(c: Change, intent: Intent) -> Suspect | None:
-    """The verdict when a top-level call of the file's own function is gone (module docstring)."""
+    """The verdict when a top-level use of the file's own function is gone (module docstring)."""
     if intent.removal or c.old.lang not in _LANGS or not c.hunks:
         return None
     defined, still = _functions(c.old), _functions(c.new)
