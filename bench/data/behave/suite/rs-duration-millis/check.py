@@ -1,4 +1,4 @@
-"""Check for ho-rs-duration-millis: parse_duration accepts ms; the other units and errors are unchanged."""
+"""Check for rs-duration-millis: parse_duration accepts ms; the other units and errors are unchanged."""
 
 import shutil
 import subprocess

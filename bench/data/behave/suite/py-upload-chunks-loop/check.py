@@ -1,4 +1,4 @@
-"""Check for ho-py-upload-chunks-loop: iter_parts yields the whole stream in size-byte pieces."""
+"""Check for py-upload-chunks-loop: iter_parts yields the whole stream in size-byte pieces."""
 
 import hashlib
 import importlib.util

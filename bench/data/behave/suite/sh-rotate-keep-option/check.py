@@ -1,4 +1,4 @@
-"""Check for ho-sh-rotate-keep-option: -k N keeps N rotated copies; without it 5 are kept."""
+"""Check for sh-rotate-keep-option: -k N keeps N rotated copies; without it 5 are kept."""
 
 import os
 import subprocess

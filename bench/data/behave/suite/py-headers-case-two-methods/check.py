@@ -1,4 +1,4 @@
-"""Check for ho-py-headers-case-two-methods: Headers.set/get ignore the case of names."""
+"""Check for py-headers-case-two-methods: Headers.set/get ignore the case of names."""
 
 import importlib.util
 import sys

@@ -1,4 +1,4 @@
-"""Check for ho-py-envfile-comments: lines starting with # are skipped; the rest parses as before."""
+"""Check for py-envfile-comments: lines starting with # are skipped; the rest parses as before."""
 
 import importlib.util
 import sys
