@@ -30,6 +30,7 @@ from .compilers import new_errors
 from .config_keys import removed_keys
 from .entry import entry_gone
 from .intent import Intent
+from .nearby import called, comments_only
 from .verdict import Suspect, Verdict, lines_said
 
 TAIL_LINES = 3
@@ -259,7 +260,9 @@ def unasked_hunks(c: Change, intent: Intent) -> list[Hunk]:
     nothing outside the named definitions but the rename it names, if any. A hunk outside
     them that names a name the change inside them brought in or took out of their code (the
     constant it uses, the import it needs, a caller of the parameter it added, the renamed
-    name in ``__all__`` or a usage note) goes with that change and is not stray."""
+    name in ``__all__`` or a usage note) goes with that change and is not stray; so does one
+    that changes only comments, or one in a definition a named one calls
+    (``app.check.nearby``)."""
     if not intent.named or (intent.everywhere and intent.rename is None):
         return []
     old, path, hunks = c.old.text, c.path, c.hunks
@@ -280,10 +283,15 @@ def unasked_hunks(c: Change, intent: Intent) -> list[Hunk]:
         both = h.old_text + h.new_text
         return bool(said & _code_names(both) or moved & _code_names(both, strings=True))
 
+    near = called(c.old, intent.named)
     return [
         h
         for h in hunks
-        if h not in inside and not goes_with(h) and not _is_rename(h, intent, scope, path, made)
+        if h not in inside
+        and not goes_with(h)
+        and not _is_rename(h, intent, scope, path, made)
+        and not comments_only(h)
+        and not any(c.within(h, d) for d in near)
     ]
 
 

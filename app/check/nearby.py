@@ -1,0 +1,77 @@
+"""Hunks outside the named definitions that still belong to the change: what ``outside_named`` lets by.
+
+Contract: ``comments_only(hunk)`` is True when a hunk changes or adds only comments (``#``,
+``//``, ``/* */``, a JSDoc ``*`` line) and white space, and keeps at least as many non-blank
+lines: a usage note or a doc comment brought up to date. A hunk that deletes comment lines
+(a module's doc comment dropped) is not comments-only: that is a loss. ``called(source,
+named)`` lists the file's definitions whose name (its last part) a named definition's code
+says outside strings and comments and no other definition's code says (top-level statements
+and export lists do not count): what only the named ones use, where the change they need may
+go (the unit table only ``parse_duration`` reads). A helper that other functions call too is
+not in it: a change there reaches them as well. A rough reading of the text for any language, as
+``app.check.checks`` reads a hunk's names; it never reads the instruction.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from ..code.diff import Hunk, split_lines
+from ..code.source import Source
+from ..code.syntax import Definition
+
+_COMMENT = re.compile(r"(?:^|(?<=\s))(?:#(?![\[!])|//)[^\n]*|/\*[\s\S]*?\*/")
+"""A comment that runs to the end of its line (``#`` after white space, not Rust's ``#[``),
+or a block comment."""
+_STRING = re.compile(r'"(?:\\.|[^"\\\n])*"|\'(?:\\.|[^\'\\\n])*\'|`(?:\\.|[^`\\])*`')
+_STAR_LINE = re.compile(r"\s*\*")
+"""A line inside a block comment (`` * @param``)."""
+_WORD = re.compile(r"[A-Za-z_$][\w$]*")
+
+
+def _bare(text: str) -> str:
+    """``text`` less its comments, its white space collapsed."""
+    lines = [ln for ln in split_lines(text) if not _STAR_LINE.match(ln)]
+    return " ".join(_COMMENT.sub(" ", "".join(lines)).split())
+
+
+def _nonblank(text: str) -> int:
+    return sum(1 for ln in split_lines(text) if ln.strip())
+
+
+def comments_only(h: Hunk) -> bool:
+    """True when ``h`` changes only comments and white space and deletes no line (module
+    docstring)."""
+    if _nonblank(h.new_text) < _nonblank(h.old_text):
+        return False
+    return _bare(h.old_text) == _bare(h.new_text)
+
+
+def _names(src: Source, d: Definition) -> set[str]:
+    """The words of ``d``'s code outside its strings and comments."""
+    text = "".join(src.lines[d.line : d.end])
+    return set(_WORD.findall(_STRING.sub(" ", _COMMENT.sub(" ", text))))
+
+
+def _nested(a: Definition, b: Definition) -> bool:
+    """True when one of the two holds the other (or they are the same)."""
+    return (a.start <= b.start and b.end <= a.end) or (b.start <= a.start and a.end <= b.end)
+
+
+def called(src: Source, named: Sequence[Definition]) -> list[Definition]:
+    """The definitions only the named ones name in their code (module docstring)."""
+    words: set[str] = set()
+    for d in named:
+        words |= _names(src, d)
+    near = [
+        d
+        for d in src.definitions
+        if d.name.rsplit(".", 1)[-1] in words and not any(_nested(d, n) for n in named)
+    ]
+    others = [e for e in src.definitions if not any(_nested(e, n) for n in named)]
+    return [
+        d
+        for d in near
+        if not any(d.name.rsplit(".", 1)[-1] in _names(src, e) for e in others if not _nested(e, d))
+    ]
