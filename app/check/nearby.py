@@ -69,9 +69,16 @@ def called(src: Source, named: Sequence[Definition]) -> list[Definition]:
         for d in src.definitions
         if d.name.rsplit(".", 1)[-1] in words and not any(_nested(d, n) for n in named)
     ]
+    if not near:
+        return []
     others = [e for e in src.definitions if not any(_nested(e, n) for n in named)]
+    said = [_names(src, e) for e in others]
     return [
         d
         for d in near
-        if not any(d.name.rsplit(".", 1)[-1] in _names(src, e) for e in others if not _nested(e, d))
+        if not any(
+            d.name.rsplit(".", 1)[-1] in w
+            for e, w in zip(others, said, strict=True)
+            if not _nested(e, d)
+        )
     ]
