@@ -17,7 +17,6 @@ Front ends write or apply a flagged result only when forced; a cut one (``trunca
 
 from __future__ import annotations
 
-import keyword
 import re
 
 from ..code.diff import Hunk, split_lines
@@ -30,7 +29,7 @@ from .compilers import new_errors
 from .config_keys import removed_keys
 from .entry import entry_gone
 from .intent import Intent
-from .nearby import called, comments_only
+from .nearby import NAME, called, code_names, comments_only
 from .verdict import Suspect, Verdict, lines_said
 
 TAIL_LINES = 3
@@ -274,14 +273,14 @@ def unasked_hunks(c: Change, intent: Intent) -> list[Hunk]:
     inside = [h for h in hunks if any(c.within(h, d) for d in intent.named)]
     # names of the file's code the instruction says (MAX_ATTEMPTS, port), and those the
     # change inside brought in or took out
-    said = set(_NAME.findall(intent.instruction)) & _code_names(old)
+    said = set(NAME.findall(intent.instruction)) & code_names(old)
     moved = set()
     for h in inside:
-        moved |= _code_names(h.old_text) ^ _code_names(h.new_text)
+        moved |= code_names(h.old_text) ^ code_names(h.new_text)
 
     def goes_with(h: Hunk) -> bool:
         both = h.old_text + h.new_text
-        return bool(said & _code_names(both) or moved & _code_names(both, strings=True))
+        return bool(said & code_names(both) or moved & code_names(both, strings=True))
 
     near = called(c.old, intent.named)
     return [
@@ -293,28 +292,6 @@ def unasked_hunks(c: Change, intent: Intent) -> list[Hunk]:
         and not comments_only(h)
         and not any(c.within(h, d) for d in near)
     ]
-
-
-_STRING_OR_COMMENT = re.compile(
-    r'"""[\s\S]*?"""|\'\'\'[\s\S]*?\'\'\'|"(?:\\.|[^"\\\n])*"|\'(?:\\.|[^\'\\\n])*\''
-    r"|`(?:\\.|[^`\\])*`|(?<![:\w$])//[^\n]*|#[^\n]*"
-)
-_NAME = re.compile(r"[A-Za-z_]\w{2,}")
-_KEYWORDS = frozenset(
-    keyword.kwlist
-    + "self this function const let var new typeof null undefined true false then done else "
-    "elif echo local export readonly fn pub impl mut struct enum use mod match crate where "
-    "string int str float bool list dict none".split()
-)
-"""Words of code that name nothing of the file (keywords and common types)."""
-
-
-def _code_names(text: str, strings: bool = False) -> set[str]:
-    """The names of three letters or more in ``text`` outside its strings and comments
-    (inside them too with ``strings``; a rough reading for any language, of the hunks'
-    own lines)."""
-    names = set(_NAME.findall(text if strings else _STRING_OR_COMMENT.sub(" ", text)))
-    return names - _KEYWORDS
 
 
 _COMMENT_LINE = re.compile(r"\s*(?:#|//|/\*|\*)")

@@ -8,12 +8,14 @@ named)`` lists the file's definitions whose name (its last part) a named definit
 says outside strings and comments and no other definition's code says (top-level statements
 and export lists do not count): what only the named ones use, where the change they need may
 go (the unit table only ``parse_duration`` reads). A helper that other functions call too is
-not in it: a change there reaches them as well. A rough reading of the text for any language, as
-``app.check.checks`` reads a hunk's names; it never reads the instruction.
+not in it: a change there reaches them as well. A rough reading of the text for any language
+(``LITERAL``), also the one home of ``code_names``, the names ``app.check.checks`` reads in
+a hunk; it never reads the instruction.
 """
 
 from __future__ import annotations
 
+import keyword
 import re
 from collections.abc import Sequence
 
@@ -21,19 +23,41 @@ from ..code.diff import Hunk, split_lines
 from ..code.source import Source
 from ..code.syntax import Definition
 
-_COMMENT = re.compile(r"(?:^|(?<=\s))(?:#(?![\[!])|//)[^\n]*|/\*[\s\S]*?\*/")
-"""A comment that runs to the end of its line (``#`` after white space, not Rust's ``#[``),
-or a block comment."""
-_STRING = re.compile(r'"(?:\\.|[^"\\\n])*"|\'(?:\\.|[^\'\\\n])*\'|`(?:\\.|[^`\\])*`')
+LITERAL = re.compile(
+    r'"""[\s\S]*?"""|\'\'\'[\s\S]*?\'\'\'|"(?:\\.|[^"\\\n])*"|\'(?:\\.|[^\'\\\n])*\''
+    r"|`(?:\\.|[^`\\])*`|(?<![:\w$])//[^\n]*|/\*[\s\S]*?\*/|(?<!\S)#(?![\[!])[^\n]*"
+)
+"""A string, or a comment: ``//`` (not in ``http://``), ``/* */``, or ``#`` at a word's start
+(not Rust's ``#[``, nor the ``#`` of a shell ``${0##*/}``)."""
+NAME = re.compile(r"[A-Za-z_]\w{2,}")
+_KEYWORDS = frozenset(
+    keyword.kwlist
+    + "self this function const let var new typeof null undefined true false then done else "
+    "elif echo local export readonly fn pub impl mut struct enum use mod match crate where "
+    "string int str float bool list dict none".split()
+)
+"""Words of code that name nothing of the file (keywords and common types)."""
 _STAR_LINE = re.compile(r"\s*\*")
 """A line inside a block comment (`` * @param``)."""
 _WORD = re.compile(r"[A-Za-z_$][\w$]*")
 
 
+def code_names(text: str, strings: bool = False) -> set[str]:
+    """The names of three letters or more in ``text`` outside its strings and comments
+    (inside them too with ``strings``; a rough reading for any language, of the hunks'
+    own lines)."""
+    names = set(NAME.findall(text if strings else LITERAL.sub(" ", text)))
+    return names - _KEYWORDS
+
+
+def _uncommented(m: re.Match) -> str:
+    return m.group(0) if m.group(0)[0] in "\"'`" else " "
+
+
 def _bare(text: str) -> str:
     """``text`` less its comments, its white space collapsed."""
     lines = [ln for ln in split_lines(text) if not _STAR_LINE.match(ln)]
-    return " ".join(_COMMENT.sub(" ", "".join(lines)).split())
+    return " ".join(LITERAL.sub(_uncommented, "".join(lines)).split())
 
 
 def _nonblank(text: str) -> int:
@@ -51,7 +75,7 @@ def comments_only(h: Hunk) -> bool:
 def _names(src: Source, d: Definition) -> set[str]:
     """The words of ``d``'s code outside its strings and comments."""
     text = "".join(src.lines[d.line : d.end])
-    return set(_WORD.findall(_STRING.sub(" ", _COMMENT.sub(" ", text))))
+    return set(_WORD.findall(LITERAL.sub(" ", text)))
 
 
 def _nested(a: Definition, b: Definition) -> bool:
