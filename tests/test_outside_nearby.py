@@ -59,7 +59,9 @@ def test_a_deleted_doc_comment_is_still_flagged():
 
 def test_comments_only():
     assert comments_only(Hunk(0, 3, 4, "# usage: a FILE\n", "# usage: a [-k N] FILE\n"))
-    assert comments_only(Hunk(0, 3, 4, " * @param a\n", " * @param a\n * @param b\n"))
+    assert comments_only(Hunk(0, 3, 4, " * @param a\n", " * @param a\n * @param b\n"), "javascript")
+    assert not comments_only(Hunk(0, 3, 4, "    *count += 1;\n", "    *count += 2;\n"), "rust")
+    assert not comments_only(Hunk(0, 3, 4, "    *args,\n", "    *argv,\n"), "python")
     assert not comments_only(Hunk(0, 3, 4, "KEEP=5  # copies\n", "KEEP=7  # copies\n"))
     assert not comments_only(Hunk(0, 0, 2, "# one\n# two\n", "# one\n"))
     assert not comments_only(Hunk(0, 3, 4, 'echo "usage: a"\n', 'echo "usage: a [-k N]"\n'))

@@ -289,7 +289,7 @@ def unasked_hunks(c: Change, intent: Intent) -> list[Hunk]:
         if h not in inside
         and not goes_with(h)
         and not _is_rename(h, intent, scope, path, made)
-        and not comments_only(h)
+        and not comments_only(h, c.old.lang)
         and not any(c.within(h, d) for d in near)
     ]
 

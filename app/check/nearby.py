@@ -1,16 +1,15 @@
-"""Hunks outside the named definitions that still belong to the change: what ``outside_named`` lets by.
+"""Hunks outside the named definitions that still go with the change (``outside_named``).
 
-Contract: ``comments_only(hunk)`` is True when a hunk changes or adds only comments (``#``,
-``//``, ``/* */``, a JSDoc ``*`` line) and white space, and keeps at least as many non-blank
-lines: a usage note or a doc comment brought up to date. A hunk that deletes comment lines
-(a module's doc comment dropped) is not comments-only: that is a loss. ``called(source,
-named)`` lists the file's definitions whose name (its last part) a named definition's code
-says outside strings and comments and no other definition's code says (top-level statements
-and export lists do not count): what only the named ones use, where the change they need may
-go (the unit table only ``parse_duration`` reads). A helper that other functions call too is
-not in it: a change there reaches them as well. A rough reading of the text for any language
-(``LITERAL``), also the one home of ``code_names``, the names ``app.check.checks`` reads in
-a hunk; it never reads the instruction.
+Contract: ``comments_only(hunk, lang)`` is True when a hunk changes or adds only comments
+(``#``, ``//``, ``/* */``, a JSDoc `` * `` line but in Python and shell) and white space, and
+keeps at least as many non-blank lines: a usage note or a doc comment brought up to date (a
+module's doc comment dropped is a loss, not this). ``called(source, named)`` lists the file's
+definitions whose name (its last part) a named definition's code says outside strings and
+comments and no other definition's code says (top-level statements and export lists do not
+count): what only the named ones use, where their change may go (the unit table only
+``parse_duration`` reads); a helper others call too is not in it, a change there reaches them.
+A rough reading of any language (``LITERAL``), also the one home of ``code_names``, the names
+``app.check.checks`` reads in a hunk; it never reads the instruction.
 """
 
 from __future__ import annotations
@@ -37,8 +36,9 @@ _KEYWORDS = frozenset(
     "string int str float bool list dict none".split()
 )
 """Words of code that name nothing of the file (keywords and common types)."""
-_STAR_LINE = re.compile(r"\s*\*")
-"""A line inside a block comment (`` * @param``)."""
+_STAR_LINE = re.compile(r"\s*\*(?:[ \t]|/|$)", re.MULTILINE)
+"""A line inside a block comment (`` * @param``, `` */``), in a language that has them."""
+_NO_BLOCK_COMMENTS = frozenset(("python", "bash"))
 _WORD = re.compile(r"[A-Za-z_$][\w$]*")
 
 
@@ -54,9 +54,11 @@ def _uncommented(m: re.Match) -> str:
     return m.group(0) if m.group(0)[0] in "\"'`" else " "
 
 
-def _bare(text: str) -> str:
+def _bare(text: str, lang: str | None) -> str:
     """``text`` less its comments, its white space collapsed."""
-    lines = [ln for ln in split_lines(text) if not _STAR_LINE.match(ln)]
+    lines = split_lines(text)
+    if lang not in _NO_BLOCK_COMMENTS:
+        lines = [ln for ln in lines if not _STAR_LINE.match(ln)]
     return " ".join(LITERAL.sub(_uncommented, "".join(lines)).split())
 
 
@@ -64,12 +66,12 @@ def _nonblank(text: str) -> int:
     return sum(1 for ln in split_lines(text) if ln.strip())
 
 
-def comments_only(h: Hunk) -> bool:
+def comments_only(h: Hunk, lang: str | None = None) -> bool:
     """True when ``h`` changes only comments and white space and deletes no line (module
     docstring)."""
     if _nonblank(h.new_text) < _nonblank(h.old_text):
         return False
-    return _bare(h.old_text) == _bare(h.new_text)
+    return _bare(h.old_text, lang) == _bare(h.new_text, lang)
 
 
 def _names(src: Source, d: Definition) -> set[str]:
