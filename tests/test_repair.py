@@ -85,7 +85,7 @@ def test_a_dropped_tail_is_flagged_not_put_back():
     cut = new[: new.index("def flush_log")]
     fixed, labels, verdicts = _both(CALL, cut, 'In open_log, change mode from "a" to "w".')
     assert fixed == cut and labels == []
-    assert [v.reason for v in verdicts] == ["drops_tail", "outside_named"]
+    assert [v.reason for v in verdicts] == ["drops_tail", "outside_named", "definition_gone"]
     assert verdicts[0].message.startswith("lines 12-13, the end of the file, are deleted")
     # asked to remove: nothing flagged
     removed = CALL[: CALL.index("def flush_log")].rstrip() + "\n"

