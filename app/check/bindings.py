@@ -11,7 +11,7 @@ Contract (a language not named, or code that does not parse, gives None):
     names with the 0-based line of each one's first unbound read.
   * ``parameters(text, path) -> dict[str, Params] | None``: (Python) for each function, by
     its qualified name, its first line, its parameter names, the names its body reads and
-    whether it is a stub.
+    whether it is a stub; ``kept_functions(old, new, path)`` pairs those of two texts.
 """
 
 from __future__ import annotations
@@ -145,6 +145,15 @@ def parameters(text: str, path: str | None) -> dict[str, Params] | None:
 
     visit(tree, "")
     return out
+
+
+def kept_functions(old: str, new: str, path: str | None) -> list[tuple[str, Params, Params]]:
+    """(Python) ``(name, before, after)`` for each function of ``new`` that ``old`` has too, by
+    qualified name, and that ``new`` does not make a stub; [] when either does not parse."""
+    before, after = parameters(old, path), parameters(new, path)
+    if not before or not after:
+        return []
+    return [(q, before[q], p) for q, p in after.items() if q in before and not p.stub]
 
 
 # ---- JavaScript: scopes and declarations by node type ---------------------------------------

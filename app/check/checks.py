@@ -24,7 +24,7 @@ from ..code.names import code_lines, rename, uses, whole_word
 from ..code.source import Change, Source, touches
 from ..code.syntax import errors_warning
 from .asked import name_missing, place_missed, section_other
-from .bindings import parameters, unbound, unbound_reads
+from .bindings import kept_functions, unbound, unbound_reads
 from .compilers import new_errors
 from .config_keys import removed_keys
 from .entry import entry_gone
@@ -342,13 +342,7 @@ def param_unused(c: Change, intent: Intent) -> Suspect | None:
     instruction asks for just that parameter there: it says the parameter's name and the
     function's and nothing of how the parameter is used ("Add a parameter strict=False to
     do_shorts")."""
-    before, after = parameters(c.old.text, c.path), parameters(c.new.text, c.path)
-    if not before or not after:
-        return None
-    for qual, p in after.items():
-        was = before.get(qual)
-        if was is None or p.stub:
-            continue
+    for qual, was, p in kept_functions(c.old.text, c.new.text, c.path):
         for name in p.names:
             if name in was.names or name in p.reads:
                 continue

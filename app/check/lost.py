@@ -16,7 +16,7 @@ from __future__ import annotations
 from ..code.names import whole_word
 from ..code.source import Change
 from ..code.syntax import definitions
-from .bindings import parameters
+from .bindings import kept_functions
 from .intent import Intent
 from .verdict import Suspect, Verdict
 
@@ -61,13 +61,7 @@ def param_dropped(c: Change, intent: Intent) -> Suspect | None:
     """The verdict when a function of the result no longer reads a parameter it read."""
     if intent.removal:
         return None
-    before, after = parameters(c.old.text, c.path), parameters(c.new.text, c.path)
-    if not before or not after:
-        return None
-    for qual, p in after.items():
-        was = before.get(qual)
-        if was is None or p.stub:
-            continue
+    for qual, was, p in kept_functions(c.old.text, c.new.text, c.path):
         for name in p.names:
             if name in ("self", "cls") or name in p.reads or _said(name, intent):
                 continue
