@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import re
 
-from ..code.diff import Hunk, split_lines
+from ..code.diff import Hunk, nonblank, split_lines
 from ..code.names import code_lines, rename, uses, whole_word
 from ..code.source import Change, Source, touches
 from ..code.syntax import errors_warning
@@ -39,10 +39,6 @@ SHARE = 0.3
 MIN_SHARE_LINES = 5
 
 
-def _nonblank(text: str) -> int:
-    return sum(1 for line in split_lines(text) if line.strip())
-
-
 def suspect_deletion(c: Change, intent: Intent) -> Suspect | None:
     """The ``Suspect`` for a result that drops lines the instruction did not ask to remove."""
     if intent.removal:
@@ -50,9 +46,9 @@ def suspect_deletion(c: Change, intent: Intent) -> Suspect | None:
     hunks = c.hunks
     if not hunks:
         return None
-    n_old, total = len(c.old.lines), _nonblank(c.old.text)
+    n_old, total = len(c.old.lines), nonblank(c.old.text)
     last = hunks[-1]
-    tail = _nonblank(last.old_text) - _nonblank(last.new_text)
+    tail = nonblank(last.old_text) - nonblank(last.new_text)
     if last.end_line == n_old and tail > 0 and (tail >= TAIL_LINES or tail >= TAIL_SHARE * total):
         return Suspect(
             Verdict.DROPS_TAIL,
@@ -60,7 +56,7 @@ def suspect_deletion(c: Change, intent: Intent) -> Suspect | None:
             f"lines {last.start_line + 1}-{n_old}, the end of the file, are deleted ({tail} "
             "non-blank lines); the instruction asks to remove nothing",
         )
-    lost = sum(_nonblank(h.old_text) - _nonblank(h.new_text) for h in hunks)
+    lost = sum(nonblank(h.old_text) - nonblank(h.new_text) for h in hunks)
     if lost >= MIN_SHARE_LINES and total and lost >= SHARE * total:
         return Suspect(
             Verdict.DROPS_SHARE,
@@ -69,7 +65,7 @@ def suspect_deletion(c: Change, intent: Intent) -> Suspect | None:
             "the instruction asks to remove nothing",
         )
     if lost > 0 and intent.only_adds:
-        at = next(h for h in hunks if _nonblank(h.old_text) > _nonblank(h.new_text))
+        at = next(h for h in hunks if nonblank(h.old_text) > nonblank(h.new_text))
         return Suspect(
             Verdict.DROPS_ON_ADD,
             lost,

@@ -18,7 +18,7 @@ import keyword
 import re
 from collections.abc import Sequence
 
-from ..code.diff import Hunk, split_lines
+from ..code.diff import Hunk, nonblank, split_lines
 from ..code.source import Source
 from ..code.syntax import Definition
 
@@ -62,14 +62,10 @@ def _bare(text: str, lang: str | None) -> str:
     return " ".join(LITERAL.sub(_uncommented, "".join(lines)).split())
 
 
-def _nonblank(text: str) -> int:
-    return sum(1 for ln in split_lines(text) if ln.strip())
-
-
 def comments_only(h: Hunk, lang: str | None = None) -> bool:
     """True when ``h`` changes only comments and white space and deletes no line (module
     docstring)."""
-    if _nonblank(h.new_text) < _nonblank(h.old_text):
+    if nonblank(h.new_text) < nonblank(h.old_text):
         return False
     return _bare(h.old_text, lang) == _bare(h.new_text, lang)
 

@@ -1,7 +1,7 @@
 """Line-based hunks between an old and a new text, shared by the CLI, the TUI and the server.
 
 Contract: texts use ``"\\n"`` line endings; lines split on ``"\\n"`` only, each keeping its
-``"\\n"`` (the last may lack one).
+``"\\n"`` (the last may lack one); :func:`nonblank` counts the lines that are not blank.
   * :func:`compute_hunks` returns the changed regions in order, without context. A :class:`Hunk`
     replaces old lines ``[start_line, end_line)`` (0-based; equal bounds: an insertion before
     ``start_line``), whose text is ``old_text``, with ``new_text``.
@@ -27,6 +27,7 @@ __all__ = [
     "apply_hunks",
     "complete_lines",
     "compute_hunks",
+    "nonblank",
     "preview_hunks",
     "preview_in_file",
     "split_lines",
@@ -65,6 +66,11 @@ def split_lines(text: str) -> list[str]:
     if parts[-1]:
         lines.append(parts[-1])
     return lines
+
+
+def nonblank(text: str) -> int:
+    """How many lines of ``text`` hold more than white space."""
+    return sum(1 for line in split_lines(text) if line.strip())
 
 
 def _hunks_from_lines(a: list[str], b: list[str]) -> list[Hunk]:
