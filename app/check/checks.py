@@ -279,16 +279,16 @@ def unasked_hunks(c: Change, intent: Intent) -> list[Hunk]:
         both = h.old_text + h.new_text
         return bool(said & code_names(both) or moved & code_names(both, strings=True))
 
-    near = called(c.old, intent.named)
-    return [
+    stray = [
         h
         for h in hunks
         if h not in inside
         and not goes_with(h)
         and not _is_rename(h, intent, scope, path, made)
         and not comments_only(h, c.old.lang)
-        and not any(c.within(h, d) for d in near)
     ]
+    near = called(c.old, intent.named) if stray else []  # read the file only when needed
+    return [h for h in stray if not any(c.within(h, d) for d in near)]
 
 
 _COMMENT_LINE = re.compile(r"\s*(?:#|//|/\*|\*)")
