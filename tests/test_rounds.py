@@ -193,16 +193,18 @@ def test_a_parameter_to_pass_on_is_redone_where_it_was_added_not_where_it_goes()
     """code-interact-filename's shape: "add k to f4 and pass it to f5" names both; the
     first answer added k to f4 only, so the round rewrites f4, not f5 as well (the 1.5B's
     round over both definitions took 55 s, mostly copying the one it did not need)."""
-    want = TEXT.replace("def f4(x):\n    return x + 4\n", "def f4(x, k=1):\n    return f5(k)\n")
+    want = TEXT.replace("def f4(x):\n    return x + 4\n", "def f4(x, k=1):\n    return f5(x * k)\n")
     res, prompts = run(
         [
             (BLOCKS, blocks_answer(block("def f4(x):\n", "def f4(x, k=1):\n"))),
-            (REGION + "def f4(x):", whole_answer("def f4(x, k=1):\n    return f5(k)\n")),
+            (REGION + "def f4(x):", whole_answer("def f4(x, k=1):\n    return f5(x * k)\n")),
             # a round on f5 (not asked of it) would bring back a copy that drifted
             (REGION + "def f5(x):", whole_answer("def f5(x):\n    return 5 + x\n")),
         ],
-        "Add a parameter k=1 to f4, and pass it to f5 in place of its body.",
+        "Add a parameter k=1 to f4, and pass x times it to f5 in place of its body.",
     )
+    # (``f5(k)`` alone would leave x unread: ``param_dropped`` flags that, and the round's
+    # result would lose the tie with the first answer's one verdict)
     assert res.new_text == want and res.suspect is None, res.suspect
     assert res.stats.snapshot()["edit_repairs"] == ["widen"]
     assert not any(p.split(REGION)[1].startswith("def f5(x):") for p in prompts if REGION in p)
