@@ -15,7 +15,6 @@ from __future__ import annotations
 
 from ..code.names import whole_word
 from ..code.source import Change
-from ..code.syntax import definitions
 from .bindings import kept_functions
 from .intent import Intent
 from .verdict import Suspect, Verdict
@@ -32,10 +31,10 @@ def definition_gone(c: Change, intent: Intent) -> Suspect | None:
     """The verdict when a definition of the original is gone from the result unasked."""
     if intent.removal or c.old.lang is None:
         return None
-    old = definitions(c.old.text, c.old.lang, c.old.tree)
+    old = c.old.definitions
     if not old:
         return None
-    left = {d.name.rsplit(".", 1)[-1] for d in definitions(c.new.text, c.new.lang, c.new.tree)}
+    left = {d.name.rsplit(".", 1)[-1] for d in c.new.definitions}
     gone = []
     for d in old:
         parts = d.name.split(".")
