@@ -22,7 +22,7 @@ import json
 import re
 import symtable
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, lru_cache
 from importlib.resources import files
 
 from ..code.syntax import language_for_path, parse
@@ -147,13 +147,15 @@ def parameters(text: str, path: str | None) -> dict[str, Params] | None:
     return out
 
 
-def kept_functions(old: str, new: str, path: str | None) -> list[tuple[str, Params, Params]]:
+@lru_cache(maxsize=4)
+def kept_functions(old: str, new: str, path: str | None) -> tuple[tuple[str, Params, Params], ...]:
     """(Python) ``(name, before, after)`` for each function of ``new`` that ``old`` has too, by
-    qualified name, and that ``new`` does not make a stub; [] when either does not parse."""
+    qualified name, and that ``new`` does not make a stub; () when either does not parse.
+    Cached: ``param_unused`` and ``param_dropped`` ask it of the same change."""
     before, after = parameters(old, path), parameters(new, path)
     if not before or not after:
-        return []
-    return [(q, before[q], p) for q, p in after.items() if q in before and not p.stub]
+        return ()
+    return tuple((q, before[q], p) for q, p in after.items() if q in before and not p.stub)
 
 
 # ---- JavaScript: scopes and declarations by node type ---------------------------------------

@@ -6,8 +6,9 @@ message id, not by line, so an error the original already had, such as a crate t
 at hand, never counts), first by line. Only tools that read code without running any of it:
 
 Python's ``compile()``, then pylint's E messages (but syntax, undefined names and imports)
-and its R1710; Rust's ``rustc --emit=metadata --crate-type=lib`` on a private copy; shell's ``bash -n``,
-then ShellCheck's warnings and errors (by code: SC2214, a ``case`` getopts does not give). A tool that is not installed reports nothing, as does a language without one.
+and its R1710; Rust's ``rustc --emit=metadata --crate-type=lib`` on a private copy; shell's
+``bash -n``, then ShellCheck's warnings and errors (by code: SC2214, a ``case`` getopts does
+not give). A tool that is not installed reports nothing, as does a language without one.
 One that fails to start, gives no readable answer or takes longer than ``TIMEOUT_S`` (a big
 file on a busy machine) has no answer (logged), and two texts either of which has none are
 not compared: a verdict never depends on the machine's load. Answers are cached by text.
