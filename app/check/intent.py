@@ -70,9 +70,11 @@ _LAYOUT = re.compile(
 """Words that ask about layout: blank lines, white space, indentation, formatting."""
 _DOTTED = re.compile(r"[A-Za-z_](?:[\w.]|::)*\w|[A-Za-z_]")
 _AND = re.compile(
-    r"[\s,]*(?:and|&)\s+(?:(?:of|in|to|for)\s+)?(?:the\s+)?(?:(?:function|method|class)\s+)?",
+    r"(?:\(\))?[`'\"]?[\s,]*(?:and|&)\s+(?:(?:of|in|to|for)\s+)?(?:the\s+)?"
+    r"(?:(?:function|method|class)\s+)?[`'\"]?",
     re.I,
 )
+"""What joins two names the change goes to both of: "f and g", "`f()` and `g()`"."""
 
 
 @dataclass(frozen=True)
