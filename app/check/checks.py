@@ -9,9 +9,10 @@ that nothing asked to remove), then
 ``sites_missed`` (a definition joined by "and" left unchanged), ``value_missed`` ("from a to
 b" not made), ``place_missed`` and ``name_missing`` (``app.check.asked``), ``outside_named``
 (a hunk in no named definition, nor the asked rename), ``names_unbound``, ``param_unused``,
-``param_dropped`` and ``definition_gone`` (``app.check.lost``), ``code_unchanged`` (only comments or layout changed), ``keys_removed``, ``section_other``
-(``app.check.asked``), ``entry_gone`` (``app.check.entry``), ``syntax_worse``,
-``compile_worse``. Each rule in full: ``docs/notes.md``.
+``param_dropped`` and ``definition_gone`` (``app.check.lost``), ``set_unread``
+(``app.check.unread``), ``code_unchanged`` (only comments or layout changed),
+``keys_removed``, ``section_other`` (``app.check.asked``), ``entry_gone``
+(``app.check.entry``), ``syntax_worse``, ``compile_worse``. Each rule in full: ``docs/notes.md``.
 Front ends write or apply a flagged result only when forced; a cut one (``truncated``) never.
 """
 
@@ -31,6 +32,7 @@ from .entry import entry_gone
 from .intent import Intent
 from .lost import definition_gone, param_dropped
 from .nearby import NAME, called, code_names, comments_only
+from .unread import set_unread
 from .verdict import Suspect, Verdict, lines_said
 
 TAIL_LINES = 3
@@ -442,6 +444,7 @@ CHECKS = (
     param_unused,
     param_dropped,
     definition_gone,
+    set_unread,
     name_missing,
     code_unchanged,
     keys_removed,

@@ -28,6 +28,7 @@ class Verdict(StrEnum):
     PARAM_UNUSED = "param_unused"
     PARAM_DROPPED = "param_dropped"
     DEFINITION_GONE = "definition_gone"
+    UNREAD = "unread"
     REMOVED = "removed"
     SYNTAX = "syntax"
     COMPILE = "compile"
