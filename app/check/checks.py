@@ -4,15 +4,14 @@ A check reads only the instruction, without a model (``app.check.intent``), the 
 structure (``app.code.syntax``) and what the language's tools say of it without running it
 (``app.check.compilers``). ``vouch(change, intent)`` returns every verdict on one ``Change``,
 each a ``Suspect`` (``app.check.verdict``), in this order: ``suspect_deletion`` (lines dropped
-that nothing asked to remove), then
-``CHECKS``: ``no_change``, ``rename_left`` (a rename "A to B" leaves A in its scope),
-``sites_missed`` (a definition joined by "and" left unchanged), ``value_missed`` ("from a to
-b" not made), ``place_missed`` and ``name_missing`` (``app.check.asked``), ``outside_named``
-(a hunk in no named definition, nor the asked rename), ``names_unbound``, ``param_unused``,
-``param_dropped`` and ``definition_gone`` (``app.check.lost``), ``set_unread``
-(``app.check.unread``), ``code_unchanged`` (only comments or layout changed),
-``keys_removed``, ``section_other`` (``app.check.asked``), ``entry_gone``
-(``app.check.entry``), ``syntax_worse``, ``compile_worse``. Each rule in full: ``docs/notes.md``.
+that nothing asked to remove), then ``CHECKS``: ``no_change``, ``rename_left`` (a rename "A to
+B" leaves A in its scope), ``sites_missed`` (a definition joined by "and" left unchanged),
+``value_missed`` ("from a to b" not made), ``place_missed`` and ``name_missing``
+(``app.check.asked``), ``outside_named`` (a hunk in no named definition, nor the asked rename),
+``names_unbound``, ``param_unused``, ``param_dropped`` and ``definition_gone``
+(``app.check.lost``), ``set_unread`` (``app.check.unread``), ``code_unchanged`` (only comments
+or layout changed), ``keys_removed``, ``section_other`` (``app.check.asked``), ``entry_gone``
+(``app.check.entry``), ``syntax_worse``, ``compile_worse``. Rules: ``docs/notes.md``.
 Front ends write or apply a flagged result only when forced; a cut one (``truncated``) never.
 """
 
