@@ -12,6 +12,7 @@ Contract (a language not named, or code that does not parse, gives None):
   * ``parameters(text, path) -> dict[str, Params] | None``: (Python) for each function, by
     its qualified name, its first line, its parameter names, the names its body reads and
     whether it is a stub; ``kept_functions(old, new, path)`` pairs those of two texts.
+  * ``python_tree(text)`` (cached), ``python_functions(tree)``: the one parse and function walk.
 """
 
 from __future__ import annotations
@@ -116,31 +117,48 @@ def parameters(text: str, path: str | None) -> dict[str, Params] | None:
     keeps its last): its 1-based first line, its parameter names, the names its body reads
     (nested definitions included), and ``stub``: a body that is only a docstring, ``pass``,
     ``...`` or ``raise``. None for other languages or code that does not parse."""
-    if not _python(text, path):
-        return None
-    try:
-        tree = ast.parse(text)
-    except (SyntaxError, ValueError):
+    tree = python_tree(text) if _python(text, path) else None
+    if tree is None:
         return None
     out: dict[str, Params] = {}
+    for qual, fn in python_functions(tree).items():
+        a = fn.args
+        every = [*a.posonlyargs, *a.args, *a.kwonlyargs]
+        every += [x for x in (a.vararg, a.kwarg) if x is not None]
+        reads = frozenset(
+            n.id
+            for st in fn.body
+            for n in ast.walk(st)
+            if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)
+        )
+        out[qual] = Params(fn.lineno, tuple(x.arg for x in every), reads, _is_stub(fn.body))
+    return out
+
+
+Function = ast.FunctionDef | ast.AsyncFunctionDef
+
+
+@lru_cache(maxsize=4)
+def python_tree(text: str) -> ast.Module | None:
+    """``text`` parsed as Python (None when it does not parse). Cached: several checks read the
+    same change's two texts; nobody may change the tree."""
+    try:
+        return ast.parse(text)
+    except (SyntaxError, ValueError):
+        return None
+
+
+def python_functions(tree: ast.Module) -> dict[str, Function]:
+    """Every function of ``tree`` by qualified name (``Queue.put``; a nested one ``f.g``; a
+    name defined twice keeps its last)."""
+    out: dict[str, Function] = {}
 
     def visit(node: ast.AST, prefix: str) -> None:
         for child in ast.iter_child_nodes(node):
             if isinstance(child, ast.ClassDef):
                 visit(child, f"{prefix}{child.name}.")
             elif isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                a = child.args
-                every = [*a.posonlyargs, *a.args, *a.kwonlyargs]
-                every += [x for x in (a.vararg, a.kwarg) if x is not None]
-                reads = frozenset(
-                    n.id
-                    for st in child.body
-                    for n in ast.walk(st)
-                    if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)
-                )
-                out[prefix + child.name] = Params(
-                    child.lineno, tuple(x.arg for x in every), reads, _is_stub(child.body)
-                )
+                out[prefix + child.name] = child
                 visit(child, f"{prefix}{child.name}.")
 
     visit(tree, "")

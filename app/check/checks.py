@@ -344,9 +344,7 @@ def param_unused(c: Change, intent: Intent) -> Suspect | None:
             if name in was.names or name in p.reads:
                 continue
             said = _use_said(name, intent.instruction)
-            asked = all(
-                whole_word(word).search(intent.instruction) for word in (name, qual.split(".")[-1])
-            )
+            asked = all(intent.says(word) for word in (name, qual.split(".")[-1]))
             if asked and not said:
                 continue  # "add a parameter x to f": nothing says how it is used
             why = (

@@ -18,6 +18,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from ..code.names import whole_word
 from ..code.source import Source
 from ..code.syntax import Definition
 
@@ -116,6 +117,10 @@ class Intent:
     X, …", "X: …" (``_PLACE``); () when it opens otherwise."""
     spelled: tuple[str, ...] = ()
     """Names it writes as code (``spelled_names``), in order, each once."""
+
+    def says(self, word: str) -> bool:
+        """The instruction has ``word`` as a whole word (``app.code.names.whole_word``)."""
+        return whole_word(word).search(self.instruction) is not None
 
 
 _PLACE = re.compile(

@@ -13,7 +13,6 @@ Both say what they saw, with the original's line, not a guess about what was mea
 
 from __future__ import annotations
 
-from ..code.names import whole_word
 from ..code.source import Change
 from .bindings import kept_functions
 from .intent import Intent
@@ -24,7 +23,7 @@ _SHOWN = 3
 
 def _said(name: str, intent: Intent) -> bool:
     renamed = intent.rename[0] if intent.rename else None
-    return name == renamed or whole_word(name).search(intent.instruction) is not None
+    return name == renamed or intent.says(name)
 
 
 def definition_gone(c: Change, intent: Intent) -> Suspect | None:

@@ -18,34 +18,12 @@ import ast
 
 from ..code.names import whole_word
 from ..code.source import Change
+from .bindings import Function, python_functions, python_tree
 from .intent import Intent
 from .verdict import Suspect, Verdict
 
 
-def _tree(text: str) -> ast.Module | None:
-    try:
-        return ast.parse(text)
-    except (SyntaxError, ValueError):
-        return None
-
-
-def _functions(tree: ast.Module) -> dict[str, ast.FunctionDef | ast.AsyncFunctionDef]:
-    """Every function by qualified name (``Cache.get``; nested ones as ``f.g``)."""
-    out: dict[str, ast.FunctionDef | ast.AsyncFunctionDef] = {}
-
-    def visit(node: ast.AST, prefix: str) -> None:
-        for child in ast.iter_child_nodes(node):
-            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                out[prefix + child.name] = child
-                visit(child, f"{prefix}{child.name}.")
-            elif isinstance(child, ast.ClassDef):
-                visit(child, f"{prefix}{child.name}.")
-
-    visit(tree, "")
-    return out
-
-
-def _unread_locals(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[str, int]:
+def _unread_locals(fn: Function) -> dict[str, int]:
     """The plain ``name = ...`` targets of ``fn``'s own body that nothing in it reads (nested
     functions included), with the 1-based line of the first."""
     declared: set[str] = set()
@@ -87,27 +65,23 @@ def set_unread(c: Change, intent: Intent) -> Suspect | None:
     """The verdict when the change writes a private attribute or a local nothing reads."""
     if c.old.lang != "python" or c.new.lang != "python":
         return None
-    old, new = _tree(c.old.text), _tree(c.new.text)
+    old, new = python_tree(c.old.text), python_tree(c.new.text)
     if old is None or new is None:
         return None
-
-    def said(name: str) -> bool:
-        return whole_word(name).search(intent.instruction) is not None
-
     private, read = _private_attributes(new)
     for name, line in private.items():
-        if name not in read and not whole_word(name).search(c.old.text) and not said(name):
+        if name not in read and not whole_word(name).search(c.old.text) and not intent.says(name):
             return Suspect(
                 Verdict.UNREAD,
                 0,
                 f"the result sets the attribute {name} (line {line}) and nothing in the file "
                 "reads it",
             )
-    before = _functions(old)
-    for qual, fn in _functions(new).items():
+    before = python_functions(old)
+    for qual, fn in python_functions(new).items():
         was = _unread_locals(before[qual]) if qual in before else {}
         for name, line in _unread_locals(fn).items():
-            if name not in was and not said(name):
+            if name not in was and not intent.says(name):
                 return Suspect(
                     Verdict.UNREAD,
                     0,
